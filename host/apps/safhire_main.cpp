@@ -1,0 +1,130 @@
+// The `safhire` command-line program: version, a description of the rings and primes this build
+// uses and of the CUDA device, and (until the inference demo exists) an NTT round trip.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "safhire/core/error.hpp"
+#include "safhire/core/primes.hpp"
+#include "safhire/core/version.hpp"
+#include "safhire/ring/cyclotomic.hpp"
+#include "safhire/ring/ntt.hpp"
+#include "safhire/ring/product.hpp"
+#include "safhire/ring/simd.hpp"
+#if SAFHIRE_HAVE_CUDA
+#include "safhire/cuda/device.hpp"
+#endif
+
+namespace {
+
+using safhire::ring::RingParams;
+
+const RingParams kPaperRings[] = {RingParams(3, 7), RingParams(7, 4), RingParams(5, 5)};
+
+void print_usage() {
+  std::puts(
+      "usage: safhire <command>\n"
+      "  --version            print the version\n"
+      "  info                 rings, NTT primes, CPU kernels and CUDA devices\n"
+      "  ntt-demo [t a]       NTT round trip and an exact product checked against the\n"
+      "                       schoolbook oracle (default: every ring of the paper)");
+}
+
+std::string cuda_status() {
+#if SAFHIRE_HAVE_CUDA
+  return safhire::cuda::describe_devices();
+#else
+  return "CUDA: not built (no nvcc at configure time); CPU path only";
+#endif
+}
+
+int run_info() {
+  std::printf("Safhire %s\n\n", safhire::kVersion);
+  std::printf("CPU kernels: %s (available:",
+              std::string(to_string(safhire::ring::default_simd())).c_str());
+  for (auto isa : safhire::ring::available_simd()) {
+    std::printf(" %s", std::string(to_string(isa)).c_str());
+  }
+  std::printf(")\n\nRings (R = Z[X]/Phi_M, M = t^a) and their NTT primes q = 1 mod M:\n");
+  for (const RingParams& ring : kPaperRings) {
+    std::printf("  %s\n", ring.name().c_str());
+    for (std::uint64_t q : safhire::core::primes_below(62, ring.M(), 2)) {
+      std::printf("    q = %llu (%d bits), omega = %llu\n", static_cast<unsigned long long>(q),
+                  64 - __builtin_clzll(q),
+                  static_cast<unsigned long long>(safhire::core::root_of_unity(q, ring.M())));
+    }
+  }
+  std::printf("\n%s\n", cuda_status().c_str());
+  return 0;
+}
+
+int run_ntt_demo(const std::vector<RingParams>& rings) {
+  std::mt19937_64 rng(20261130);
+  bool all_ok = true;
+  for (const RingParams& ring : rings) {
+    safhire::ring::ExactProduct product(ring);
+    const auto& plan = product.plan(0);
+    const std::uint64_t q = plan.modulus();
+    std::vector<std::uint64_t> f(ring.N()), g(ring.N());
+    for (auto& x : f)
+      x = rng() % q;
+    g = f;
+    const auto t0 = std::chrono::steady_clock::now();
+    plan.forward(g);
+    plan.inverse(g);
+    const auto t1 = std::chrono::steady_clock::now();
+    const bool round_trip = f == g;
+
+    // A torus polynomial times a binary one, exact mod 2^64, against the schoolbook oracle.
+    safhire::ring::TorusPoly a(ring), s(ring), c(ring), oracle(ring);
+    for (auto& x : a.coeffs())
+      x = rng();
+    for (auto& x : s.coeffs())
+      x = rng() & 1U;
+    const auto t2 = std::chrono::steady_clock::now();
+    product.multiply(a.coeffs(), s.coeffs(), c.coeffs());
+    const auto t3 = std::chrono::steady_clock::now();
+    safhire::ring::schoolbook_mul(ring, a.coeffs(), s.coeffs(), oracle.coeffs(),
+                                  safhire::ring::TorusArith{});
+    const bool exact = std::equal(c.coeffs().begin(), c.coeffs().end(), oracle.coeffs().begin());
+    all_ok = all_ok && round_trip && exact;
+    std::printf("%-28s NTT round trip %-4s (%.1f us)   exact product mod 2^64 %-4s (%.1f us)\n",
+                ring.name().c_str(), round_trip ? "ok" : "FAIL",
+                std::chrono::duration<double, std::micro>(t1 - t0).count(), exact ? "ok" : "FAIL",
+                std::chrono::duration<double, std::micro>(t3 - t2).count());
+  }
+  std::printf("%s\n", all_ok ? "all checks passed" : "CHECKS FAILED");
+  return all_ok ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    const std::string_view command = argc > 1 ? argv[1] : "";
+    if (command == "--version" || command == "version") {
+      std::printf("safhire %s\n", safhire::kVersion);
+      return 0;
+    }
+    if (command == "info") return run_info();
+    if (command == "ntt-demo") {
+      if (argc == 4) {
+        return run_ntt_demo({RingParams(static_cast<std::uint32_t>(std::stoul(argv[2])),
+                                        static_cast<std::uint32_t>(std::stoul(argv[3])))});
+      }
+      return run_ntt_demo({std::begin(kPaperRings), std::end(kPaperRings)});
+    }
+    print_usage();
+    return command.empty() || command == "--help" || command == "help" ? 0 : 2;
+  } catch (const safhire::Error& e) {
+    std::fprintf(stderr, "safhire: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "safhire: %s\n", e.what());
+    return 1;
+  }
+}

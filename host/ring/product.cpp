@@ -1,0 +1,165 @@
+#include "safhire/ring/product.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "safhire/core/error.hpp"
+#include "safhire/core/modarith.hpp"
+#include "safhire/core/primes.hpp"
+#include "safhire/ring/cyclotomic.hpp"
+#include "simd/dispatch.hpp"
+
+namespace safhire::ring {
+
+using core::u128;
+
+std::uint64_t centred_abs(std::uint64_t word) {
+  return (word >> 63) != 0 ? u64{0} - word : word;
+}
+
+std::uint64_t norm_inf(std::span<const std::uint64_t> torus_poly) {
+  u64 norm = 0;
+  for (u64 w : torus_poly)
+    norm = std::max(norm, centred_abs(w));
+  return norm;
+}
+
+namespace {
+
+std::vector<u64> largest_primes(const RingParams& ring) {
+  return core::primes_below(62, ring.M(), 2);
+}
+
+// max |a|_inf |b|_inf such that (2t-3) m |a| |b| <= (Q-1)/2.
+u128 exactness_bound(const RingParams& ring, u64 q1, u64 q2) {
+  const u128 half_q = (static_cast<u128>(q1) * q2 - 1) / 2;
+  return half_q / (static_cast<u128>(2 * ring.t() - 3) * ring.m());
+}
+
+}  // namespace
+
+// ---- ExactProduct ------------------------------------------------------------------------------
+
+ExactProduct::ExactProduct(const RingParams& ring, SimdIsa isa)
+    : ExactProduct(ring, largest_primes(ring)[0], largest_primes(ring)[1], isa) {}
+
+ExactProduct::ExactProduct(const RingParams& ring, u64 q1, u64 q2, SimdIsa isa)
+    : plans_{NttPlan::for_prime(ring, q1, isa), NttPlan::for_prime(ring, q2, isa)},
+      crt_(core::Crt2::make(q1, q2)),
+      bound_(exactness_bound(ring, q1, q2)),
+      kernels_(&simd::checked_kernels(isa)),
+      scratch_(4 * std::size_t{ring.N()}) {}
+
+bool ExactProduct::bound_holds(std::span<const u64> a, std::span<const u64> b) const {
+  return static_cast<u128>(norm_inf(a)) * norm_inf(b) <= bound_;
+}
+
+void ExactProduct::multiply(std::span<const u64> a, std::span<const u64> b, std::span<u64> out) {
+  const RingParams& r = ring();
+  require_degree(r, a.size(), "ExactProduct::multiply a");
+  require_degree(r, b.size(), "ExactProduct::multiply b");
+  require_degree(r, out.size(), "ExactProduct::multiply out");
+  SAFHIRE_DEBUG_ASSERT(bound_holds(a, b),
+                       "ExactProduct::multiply: |a|_inf |b|_inf exceeds the exactness bound of "
+                       "reference 2.4 (torus x torus needs a third prime)");
+  const std::size_t n = r.N();
+  u64* residues[2] = {scratch_.data(), scratch_.data() + 2 * n};
+  for (int i = 0; i < 2; ++i) {
+    const NttTables& tb = plans_[i].tables();
+    u64* ra = residues[i];
+    u64* rb = residues[i] + n;
+    kernels_->lift_torus(tb.q, tb.word_ratio, tb.two64_mod_q, a.data(), ra, n);
+    kernels_->lift_torus(tb.q, tb.word_ratio, tb.two64_mod_q, b.data(), rb, n);
+    plans_[i].forward({ra, 2 * n});
+    kernels_->pointwise_montgomery(tb.q, tb.montgomery_q_inv, ra, rb, ra, n);
+    plans_[i].inverse({ra, n}, InverseScale::montgomery);
+  }
+  kernels_->crt_lift(crt_, residues[0], residues[1], out.data(), n);
+}
+
+// ---- PaddedProduct -----------------------------------------------------------------------------
+
+namespace {
+
+std::uint32_t log2_padded_length(const RingParams& ring) {
+  std::uint32_t log_length = 0;
+  while ((1U << log_length) < 2 * ring.N() - 1)
+    ++log_length;
+  return log_length;
+}
+
+}  // namespace
+
+PaddedProduct::PaddedProduct(const RingParams& ring, SimdIsa isa)
+    : ring_(ring),
+      log_length_(log2_padded_length(ring)),
+      kernels_(&simd::checked_kernels(isa)),
+      scratch_(4 * (std::size_t{1} << log2_padded_length(ring)) + 2 * ring.N()) {
+  const u64 length = u64{1} << log_length_;
+  const std::vector<u64> qs = core::primes_below(62, length, 2);
+  for (int i = 0; i < 2; ++i) {
+    PrimeTables& p = primes_[i];
+    const u64 q = qs[i];
+    p.q = q;
+    p.q_inv = core::inverse_mod_word(q);
+    p.word_ratio = core::shoup_quotient<u64>(1, q);
+    p.two64_mod_q = static_cast<u64>((static_cast<u128>(1) << 64) % q);
+    const u64 omega = core::root_of_unity(q, length);
+    // The radix-2 tree of X^L - 1: block e (mod `mod`) of size n splits with c' = omega^(n/2 e),
+    // children e and e + mod (the t = 2 case of the radix-t tree).
+    std::vector<u64> exps = {0};
+    u64 mod = 1, n = length;
+    for (std::uint32_t level = 0; level < log_length_; ++level) {
+      std::vector<u64> children;
+      for (u64 e : exps) {
+        const u64 c = core::pow_mod(omega, (n / 2) * e % length, q);
+        const u64 c_inv = core::inv_mod(c, q);
+        p.forward.push_back(c);
+        p.forward_quotient.push_back(core::shoup_quotient(c, q));
+        p.inverse.push_back(c_inv);
+        p.inverse_quotient.push_back(core::shoup_quotient(c_inv, q));
+        children.push_back(e);
+        children.push_back(e + mod);
+      }
+      exps = std::move(children);
+      mod *= 2;
+      n /= 2;
+    }
+    p.scale = core::mul_mod(core::inv_mod(length % q, q), p.two64_mod_q, q);
+    p.scale_quotient = core::shoup_quotient(p.scale, q);
+  }
+  crt_ = core::Crt2::make(qs[0], qs[1]);
+}
+
+void PaddedProduct::multiply(std::span<const u64> a, std::span<const u64> b, std::span<u64> out) {
+  require_degree(ring_, a.size(), "PaddedProduct::multiply a");
+  require_degree(ring_, b.size(), "PaddedProduct::multiply b");
+  require_degree(ring_, out.size(), "PaddedProduct::multiply out");
+  const std::size_t n = ring_.N(), length = std::size_t{1} << log_length_;
+  u64* residues[2] = {scratch_.data(), scratch_.data() + 2 * length};
+  for (int i = 0; i < 2; ++i) {
+    const PrimeTables& p = primes_[i];
+    u64* ra = residues[i];
+    u64* rb = residues[i] + length;
+    std::fill(ra, ra + 2 * length, u64{0});
+    kernels_->lift_torus(p.q, p.word_ratio, p.two64_mod_q, a.data(), ra, n);
+    kernels_->lift_torus(p.q, p.word_ratio, p.two64_mod_q, b.data(), rb, n);
+    const simd::Radix2View view{p.q,
+                                log_length_,
+                                p.forward.data(),
+                                p.forward_quotient.data(),
+                                p.inverse.data(),
+                                p.inverse_quotient.data(),
+                                p.scale,
+                                p.scale_quotient};
+    kernels_->radix2_forward(view, ra, 2);
+    kernels_->pointwise_montgomery(p.q, p.q_inv, ra, rb, ra, length);
+    kernels_->radix2_inverse(view, ra, 1);
+  }
+  // The integer product has 2N-1 coefficients; lift them and reduce mod Phi_M (§1.2).
+  u64* full = scratch_.data() + 4 * length;
+  kernels_->crt_lift(crt_, residues[0], residues[1], full, 2 * n - 1);
+  reduce_mod_phi(ring_, std::span<const u64>(full, 2 * n - 1), out, TorusArith{});
+}
+
+}  // namespace safhire::ring

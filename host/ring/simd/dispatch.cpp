@@ -1,0 +1,92 @@
+#include <cstdlib>
+#include <string>
+
+#include "safhire/core/error.hpp"
+#include "safhire/ring/simd.hpp"
+#include "simd/dispatch.hpp"
+#include "simd/kernels.hpp"
+
+namespace safhire::ring {
+
+std::string_view to_string(SimdIsa isa) {
+  switch (isa) {
+    case SimdIsa::scalar:
+      return "scalar";
+    case SimdIsa::avx2:
+      return "avx2";
+    case SimdIsa::avx512:
+      return "avx512";
+  }
+  return "unknown";
+}
+
+namespace {
+
+bool cpu_supports(SimdIsa isa) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  switch (isa) {
+    case SimdIsa::scalar:
+      return true;
+    case SimdIsa::avx2:
+      return __builtin_cpu_supports("avx2");
+    case SimdIsa::avx512:
+      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+  }
+  return false;
+#else
+  return isa == SimdIsa::scalar;
+#endif
+}
+
+}  // namespace
+
+bool simd_available(SimdIsa isa) {
+  return cpu_supports(isa) && (isa == SimdIsa::scalar || simd::kernels_for(isa) != nullptr);
+}
+
+std::vector<SimdIsa> available_simd() {
+  std::vector<SimdIsa> out;
+  for (SimdIsa isa : {SimdIsa::scalar, SimdIsa::avx2, SimdIsa::avx512}) {
+    if (simd_available(isa)) out.push_back(isa);
+  }
+  return out;
+}
+
+SimdIsa default_simd() {
+  if (const char* env = std::getenv("SAFHIRE_SIMD"); env != nullptr && *env != '\0') {
+    const std::string_view name(env);
+    for (SimdIsa isa : {SimdIsa::scalar, SimdIsa::avx2, SimdIsa::avx512}) {
+      if (name == to_string(isa)) {
+        require(simd_available(isa), ErrorCode::unsupported,
+                "SAFHIRE_SIMD=" + std::string(name) + " is not available on this processor/build");
+        return isa;
+      }
+    }
+    throw Error(ErrorCode::unsupported,
+                "SAFHIRE_SIMD must be scalar, avx2 or avx512, got '" + std::string(name) + "'");
+  }
+  return available_simd().back();
+}
+
+namespace simd {
+
+const KernelTable* kernels_for(SimdIsa isa) {
+  switch (isa) {
+    case SimdIsa::scalar:
+      return &scalar_kernels();
+    case SimdIsa::avx2:
+      return avx2_kernels();
+    case SimdIsa::avx512:
+      return avx512_kernels();
+  }
+  return nullptr;
+}
+
+const KernelTable& checked_kernels(SimdIsa isa) {
+  require(simd_available(isa), ErrorCode::unsupported,
+          "SIMD kernels '" + std::string(to_string(isa)) + "' are not available here");
+  return *kernels_for(isa);
+}
+
+}  // namespace simd
+}  // namespace safhire::ring

@@ -1,0 +1,51 @@
+// The CPU kernels behind NttPlan, ExactProduct and PaddedProduct, compiled once per instruction
+// set (scalar always; AVX2 and AVX-512 on x86-64) and chosen at run time through a table of
+// function pointers. Only plain data crosses this boundary.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "safhire/core/crt.hpp"
+#include "safhire/ring/ntt_view.hpp"
+
+namespace safhire::ring::simd {
+
+// Tables of the cyclic power-of-two NTT of length 2^log_n used by the zero-padded product: a
+// radix-2 tree X^n - c = (X^(n/2) - c')(X^(n/2) + c'), one twiddle c' per block, blocks of
+// level l at [2^l - 1, 2^(l+1) - 1).
+struct Radix2View {
+  std::uint64_t q;
+  std::uint32_t log_n;
+  const std::uint64_t* twiddle_forward;
+  const std::uint64_t* twiddle_forward_quotient;
+  const std::uint64_t* twiddle_inverse;  // c'^-1
+  const std::uint64_t* twiddle_inverse_quotient;
+  std::uint64_t scale, scale_quotient;  // 2^-log_n * 2^64 mod q (cancels a Montgomery product)
+};
+
+struct KernelTable {
+  const char* name;
+  // count polynomials of N words in [0, q), in place; outputs in [0, q).
+  void (*ntt_forward)(const NttView& view, std::uint64_t* data, std::size_t count);
+  void (*ntt_inverse)(const NttView& view, std::uint64_t* data, std::size_t count,
+                      InverseScale scale);
+  void (*radix2_forward)(const Radix2View& view, std::uint64_t* data, std::size_t count);
+  void (*radix2_inverse)(const Radix2View& view, std::uint64_t* data, std::size_t count);
+  // out[i] = a[i] b[i] 2^-64 mod q; a any word, b in [0, q); out may alias a or b.
+  void (*pointwise_montgomery)(std::uint64_t q, std::uint64_t q_inv, const std::uint64_t* a,
+                               const std::uint64_t* b, std::uint64_t* out, std::size_t len);
+  // Torus words read as signed integers -> their residues in [0, q).
+  void (*lift_torus)(std::uint64_t q, std::uint64_t word_ratio, std::uint64_t two64_mod_q,
+                     const std::uint64_t* in, std::uint64_t* out, std::size_t len);
+  // Residues mod q1, q2 -> centred CRT lift mod 2^64.
+  void (*crt_lift)(const core::Crt2& crt, const std::uint64_t* x1, const std::uint64_t* x2,
+                   std::uint64_t* out, std::size_t len);
+};
+
+const KernelTable& scalar_kernels();
+// nullptr when the build has no such kernels (not an x86-64 target).
+const KernelTable* avx2_kernels();
+const KernelTable* avx512_kernels();
+
+}  // namespace safhire::ring::simd

@@ -1,0 +1,87 @@
+// Exact products in Z_{2^64}[X]/Phi_M(X) (reference §2.4). There is no M-th root of unity mod
+// 2^64, so the product is computed exactly over the integers, modulo Q = q1 q2 for two ~62-bit
+// NTT primes, and brought back by the centred CRT. Exact when the true coefficients lie in
+// (-Q/2, Q/2], which holds when (2t-3) m |a|_inf |b|_inf <= (Q-1)/2 (the worst-case expansion
+// delta N = (2t-3) m of §1.2): torus times small (a secret, a gadget digit), never torus times
+// torus.
+//
+// ExactProduct runs the direct radix-t NTT; PaddedProduct is an independent second path, a cyclic
+// power-of-two NTT of length >= 2N-1 followed by the reduction mod Phi_M, kept as a cross-check
+// and as the comparison the radix-t design has to beat.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "safhire/core/crt.hpp"
+#include "safhire/ring/ntt.hpp"
+#include "safhire/ring/poly.hpp"
+#include "safhire/ring/simd.hpp"
+
+namespace safhire::ring {
+
+namespace simd {
+struct KernelTable;
+}
+
+// Largest |c| of a centred torus word c, as an unsigned value (|-2^63| = 2^63).
+std::uint64_t centred_abs(std::uint64_t word);
+std::uint64_t norm_inf(std::span<const std::uint64_t> torus_poly);
+
+class ExactProduct {
+ public:
+  // The two largest primes q = 1 (mod M) below 2^62.
+  explicit ExactProduct(const RingParams& ring, SimdIsa isa = default_simd());
+  ExactProduct(const RingParams& ring, std::uint64_t q1, std::uint64_t q2,
+               SimdIsa isa = default_simd());
+
+  const RingParams& ring() const { return plans_[0].ring(); }
+  const NttPlan& plan(int i) const { return plans_[i]; }
+  const core::Crt2& crt() const { return crt_; }
+
+  // True when |a|_inf |b|_inf is within the exactness bound above.
+  bool bound_holds(std::span<const std::uint64_t> a, std::span<const std::uint64_t> b) const;
+
+  // out = a * b mod Phi_M in Z_{2^64}; a, b, out hold N torus words (out may alias a or b).
+  // The bound is checked in debug builds (ErrorCode::internal when it fails); a caller that
+  // breaks it in a release build gets a wrong product. Not safe for concurrent calls on one
+  // object (it owns its scratch); use one object per thread.
+  void multiply(std::span<const std::uint64_t> a, std::span<const std::uint64_t> b,
+                std::span<std::uint64_t> out);
+
+ private:
+  NttPlan plans_[2];
+  core::Crt2 crt_;
+  core::u128 bound_;  // max |a|_inf |b|_inf
+  const simd::KernelTable* kernels_;
+  AlignedWords scratch_;  // [prime][a, b][N]
+};
+
+class PaddedProduct {
+ public:
+  // Transform length L = the least power of two >= 2N - 1; primes q = 1 (mod L) below 2^62.
+  explicit PaddedProduct(const RingParams& ring, SimdIsa isa = default_simd());
+
+  std::uint32_t transform_length() const { return 1U << log_length_; }
+  const core::Crt2& crt() const { return crt_; }
+
+  // Same contract as ExactProduct::multiply.
+  void multiply(std::span<const std::uint64_t> a, std::span<const std::uint64_t> b,
+                std::span<std::uint64_t> out);
+
+ private:
+  struct PrimeTables {
+    std::uint64_t q = 0, q_inv = 0, word_ratio = 0, two64_mod_q = 0;
+    std::vector<std::uint64_t> forward, forward_quotient, inverse, inverse_quotient;
+    std::uint64_t scale = 0, scale_quotient = 0;
+  };
+  RingParams ring_;
+  std::uint32_t log_length_;
+  PrimeTables primes_[2];
+  core::Crt2 crt_;
+  const simd::KernelTable* kernels_;
+  AlignedWords scratch_;  // [prime][a, b][L], then the 2N-1 words of the integer product
+};
+
+}  // namespace safhire::ring

@@ -1,0 +1,26 @@
+// Which CPU vector kernels the ring layer runs. Chosen at run time from what the processor
+// supports (never by -march=native); the environment variable SAFHIRE_SIMD=scalar|avx2|avx512
+// narrows the default, and objects can be built for an explicit instruction set (tests compare
+// every available set against the scalar one, bit for bit).
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+namespace safhire::ring {
+
+enum class SimdIsa { scalar, avx2, avx512 };
+
+std::string_view to_string(SimdIsa isa);
+
+// True when this build has kernels for `isa` and this processor can run them.
+bool simd_available(SimdIsa isa);
+
+// Every available instruction set, scalar first.
+std::vector<SimdIsa> available_simd();
+
+// The best available set, or the one SAFHIRE_SIMD names (an unavailable or unknown name throws
+// Error(ErrorCode::unsupported)).
+SimdIsa default_simd();
+
+}  // namespace safhire::ring

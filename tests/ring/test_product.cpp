@@ -1,0 +1,160 @@
+// Exact products in Z_{2^64}[X]/Phi_M: the radix-t path and the zero-padded power-of-two path,
+// each against the schoolbook oracle mod 2^64, on every ring and instruction set, for the operand
+// shapes RLWE uses (binary and ternary secrets, balanced gadget digits, the largest operands the
+// bound allows); then the element-wise kernels against scalar arithmetic.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "safhire/core/error.hpp"
+#include "safhire/core/primes.hpp"
+#include "safhire/ring/cyclotomic.hpp"
+#include "safhire/ring/product.hpp"
+#include "simd/dispatch.hpp"
+#include "test_util.hpp"
+
+namespace {
+
+using namespace safhire::ring;
+using safhire::testing::all_rings;
+using safhire::testing::random_signed;
+using safhire::testing::random_words;
+using safhire::testing::u128;
+using safhire::testing::u64;
+using Vec = std::vector<u64>;
+
+Vec schoolbook(const RingParams& r, const Vec& a, const Vec& b) {
+  Vec out(r.N());
+  schoolbook_mul(r, a, b, out, TorusArith{});
+  return out;
+}
+
+// Second operands of the shapes key switching and encryption multiply by.
+std::vector<Vec> small_operands(const RingParams& r, std::mt19937_64& rng) {
+  return {random_signed(rng, r.N(), 0, 1),        // binary secret
+          random_signed(rng, r.N(), -1, 1),       // ternary secret
+          random_signed(rng, r.N(), -256, 255),   // balanced digits, base 2^9
+          random_signed(rng, r.N(), -155, 155)};  // balanced digits, base 310
+}
+
+class ProductOnRing : public ::testing::TestWithParam<RingParams> {};
+
+TEST_P(ProductOnRing, RadixTMatchesSchoolbookOnEveryInstructionSet) {
+  const RingParams& r = GetParam();
+  std::mt19937_64 rng(20);
+  for (SimdIsa isa : available_simd()) {
+    SCOPED_TRACE(std::string(to_string(isa)));
+    ExactProduct product(r, isa);
+    for (const Vec& b : small_operands(r, rng)) {
+      const Vec a = random_words(rng, r.N());  // uniform torus
+      ASSERT_TRUE(product.bound_holds(a, b));
+      Vec out(r.N());
+      product.multiply(a, b, out);
+      EXPECT_EQ(out, schoolbook(r, a, b));
+    }
+  }
+}
+
+TEST_P(ProductOnRing, PaddedMatchesSchoolbookOnEveryInstructionSet) {
+  const RingParams& r = GetParam();
+  std::mt19937_64 rng(21);
+  for (SimdIsa isa : available_simd()) {
+    SCOPED_TRACE(std::string(to_string(isa)));
+    PaddedProduct product(r, isa);
+    EXPECT_GE(product.transform_length(), 2 * r.N() - 1);
+    EXPECT_LT(product.transform_length(), 4 * r.N() - 2);
+    for (const Vec& b : small_operands(r, rng)) {
+      const Vec a = random_words(rng, r.N());
+      Vec out(r.N());
+      product.multiply(a, b, out);
+      EXPECT_EQ(out, schoolbook(r, a, b));
+    }
+  }
+}
+
+TEST_P(ProductOnRing, ExactAtTheEdgeOfTheBound) {
+  // |a| = 2^63 everywhere and |b| as large as the bound allows: the largest coefficient the
+  // product can reach, still exact.
+  const RingParams& r = GetParam();
+  ExactProduct product(r);
+  const u128 Q = static_cast<u128>(product.crt().q1) * product.crt().q2;
+  const u64 b_max =
+      static_cast<u64>((Q - 1) / 2 / (static_cast<u128>(2 * r.t() - 3) * r.m()) >> 63);
+  Vec a(r.N(), u64{1} << 63), b(r.N());
+  for (std::size_t i = 0; i < b.size(); ++i)
+    b[i] = (i % 3 == 0) ? u64{0} - b_max : b_max;
+  ASSERT_TRUE(product.bound_holds(a, b));
+  Vec out(r.N());
+  product.multiply(a, b, out);
+  EXPECT_EQ(out, schoolbook(r, a, b));
+  // Torus times torus is outside the bound.
+  std::mt19937_64 rng(22);
+  EXPECT_FALSE(product.bound_holds(random_words(rng, r.N()), random_words(rng, r.N())));
+}
+
+TEST_P(ProductOnRing, TwoPathsAgree) {
+  const RingParams& r = GetParam();
+  std::mt19937_64 rng(23);
+  ExactProduct radix(r);
+  PaddedProduct padded(r);
+  for (int trial = 0; trial < 3; ++trial) {
+    const Vec a = random_words(rng, r.N());
+    const Vec b = random_signed(rng, r.N(), -1000, 1000);
+    Vec x(r.N()), y(r.N());
+    radix.multiply(a, b, x);
+    padded.multiply(a, b, y);
+    EXPECT_EQ(x, y);
+  }
+  // out may alias an input.
+  Vec a = random_words(rng, r.N());
+  const Vec b = random_signed(rng, r.N(), -3, 3);
+  const Vec expected = schoolbook(r, a, b);
+  radix.multiply(a, b, a);
+  EXPECT_EQ(a, expected);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllRings, ProductOnRing, ::testing::ValuesIn(all_rings()),
+                         [](const auto& param_info) {
+                           return safhire::testing::ring_label(param_info.param);
+                         });
+
+TEST(Product, ElementwiseKernelsMatchScalarArithmetic) {
+  std::mt19937_64 rng(24);
+  const u64 q1 = 4611686018427230833ULL, q2 = 4611686018427191467ULL;
+  const auto crt = safhire::core::Crt2::make(q1, q2);
+  const std::size_t len = 1001;  // not a multiple of any register width
+  const Vec a = random_words(rng, len), b = random_words(rng, len, q1);
+  Vec x2 = random_words(rng, len, q2), x1 = random_words(rng, len, q1);
+  const u64 q_inv = safhire::core::inverse_mod_word(q1);
+  const u64 two64 = static_cast<u64>((static_cast<u128>(1) << 64) % q1);
+  for (SimdIsa isa : available_simd()) {
+    SCOPED_TRACE(std::string(to_string(isa)));
+    const auto& k = simd::checked_kernels(isa);
+    Vec mont(len), lifted(len), crt_out(len);
+    k.pointwise_montgomery(q1, q_inv, a.data(), b.data(), mont.data(), len);
+    k.lift_torus(q1, safhire::core::shoup_quotient<u64>(1, q1), two64, a.data(), lifted.data(),
+                 len);
+    k.crt_lift(crt, x1.data(), x2.data(), crt_out.data(), len);
+    for (std::size_t i = 0; i < len; ++i) {
+      ASSERT_EQ(mont[i], safhire::core::mont_mul(a[i], b[i], q1, q_inv));
+      const auto v = static_cast<safhire::testing::i128>(static_cast<std::int64_t>(a[i]));
+      const u64 expected = static_cast<u64>((v % q1 + q1) % q1);
+      ASSERT_EQ(lifted[i], expected);
+      ASSERT_EQ(crt_out[i], crt.lift(x1[i], x2[i]));
+    }
+  }
+}
+
+TEST(Product, SizeMismatchIsATypedError) {
+  const RingParams r(3, 3);
+  ExactProduct product(r);
+  Vec a(18), b(17), out(18);
+  try {
+    product.multiply(a, b, out);
+    FAIL();
+  } catch (const safhire::Error& e) {
+    EXPECT_EQ(e.code(), safhire::ErrorCode::size_mismatch);
+  }
+}
+
+}  // namespace

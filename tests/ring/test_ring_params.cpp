@@ -1,0 +1,54 @@
+// RingParams: derived sizes of valid rings, typed errors for everything else.
+#include <gtest/gtest.h>
+
+#include "safhire/core/error.hpp"
+#include "safhire/ring/ring_params.hpp"
+
+namespace {
+
+using safhire::ErrorCode;
+using safhire::ring::RingParams;
+
+TEST(RingParams, PaperRings) {
+  const RingParams r37(3, 7), r74(7, 4), r55(5, 5);
+  EXPECT_EQ(r37.M(), 2187U);
+  EXPECT_EQ(r37.m(), 729U);
+  EXPECT_EQ(r37.N(), 1458U);
+  EXPECT_EQ(r74.M(), 2401U);
+  EXPECT_EQ(r74.N(), 2058U);
+  EXPECT_EQ(r55.M(), 3125U);
+  EXPECT_EQ(r55.N(), 2500U);
+  EXPECT_EQ(r55.power(3), 125U);
+  EXPECT_EQ(RingParams(3, 1).N(), 2U);
+  EXPECT_EQ(RingParams(3, 1).m(), 1U);
+  EXPECT_EQ(r37.name(), "3^7 (M = 2187, N = 1458)");
+}
+
+ErrorCode code_of(std::uint32_t t, std::uint32_t a) {
+  try {
+    RingParams r(t, a);
+  } catch (const safhire::Error& e) {
+    return e.code();
+  }
+  return ErrorCode::internal;
+}
+
+TEST(RingParams, InvalidParametersAreTypedErrors) {
+  for (auto [t, a] : {std::pair{2U, 5U},
+                      {9U, 2U},
+                      {1U, 3U},
+                      {0U, 1U},
+                      {4U, 2U},
+                      {15U, 2U},
+                      {3U, 0U},
+                      {3U, 12U},
+                      {5U, 9U},
+                      {7U, 40U},
+                      {65537U, 3U},
+                      {4294967291U, 1U}}) {
+    EXPECT_EQ(code_of(t, a), ErrorCode::invalid_parameters) << t << "^" << a;
+  }
+  EXPECT_THROW(RingParams(3, 7).power(8), safhire::Error);
+}
+
+}  // namespace

@@ -1,0 +1,60 @@
+// Shared helpers of the test suites: the rings every property is checked on, seeded random
+// polynomials, and a scalar "lanes" type for testing the shared kernels directly.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "safhire/core/modarith.hpp"
+#include "safhire/ring/ring_params.hpp"
+
+namespace safhire::testing {
+
+using u64 = std::uint64_t;
+using u128 = core::u128;
+using i128 = core::i128;
+
+// The small rings of the reference's test vectors and the three rings of the paper.
+inline std::vector<ring::RingParams> all_rings() {
+  return {ring::RingParams(3, 2), ring::RingParams(5, 2), ring::RingParams(3, 3),
+          ring::RingParams(7, 2), ring::RingParams(3, 7), ring::RingParams(7, 4),
+          ring::RingParams(5, 5)};
+}
+
+inline std::string ring_label(const ring::RingParams& r) {
+  return std::to_string(r.t()) + "_" + std::to_string(r.a());
+}
+
+inline std::vector<u64> random_words(std::mt19937_64& rng, std::size_t n, u64 bound = 0) {
+  std::vector<u64> v(n);
+  for (auto& x : v)
+    x = bound == 0 ? rng() : rng() % bound;
+  return v;
+}
+
+// Uniform signed integers in [lo, hi], stored as torus words.
+inline std::vector<u64> random_signed(std::mt19937_64& rng, std::size_t n, std::int64_t lo,
+                                      std::int64_t hi) {
+  std::uniform_int_distribution<std::int64_t> dist(lo, hi);
+  std::vector<u64> v(n);
+  for (auto& x : v)
+    x = static_cast<u64>(dist(rng));
+  return v;
+}
+
+// Plain scalar lanes, as the CPU scalar kernels use, for driving detail/ templates in tests.
+struct TestLanes {
+  using Reg = u64;
+  static Reg set1(u64 x) { return x; }
+  static Reg zero() { return 0; }
+  static Reg add(Reg a, Reg b) { return a + b; }
+  static Reg sub(Reg a, Reg b) { return a - b; }
+  static Reg min(Reg a, Reg b) { return a < b ? a : b; }
+  static Reg mullo(Reg a, Reg b) { return a * b; }
+  static Reg mulhi(Reg a, Reg b) { return static_cast<Reg>((static_cast<u128>(a) * b) >> 64); }
+};
+
+}  // namespace safhire::testing
