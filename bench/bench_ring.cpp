@@ -1,2 +1,150 @@
+// CPU benchmarks of the ring layer, one thread. Names are `<operation>/<M>` (and a suffix for an
+// explicit instruction set or batch), so that results compare across versions:
+//   ntt_forward/2187, ntt_inverse/2187             one polynomial, one 62-bit prime
+//   ntt_forward_batch1024/2187, ...                1024 polynomials
+//   ntt_forward/2187/scalar, .../avx2, .../avx512  the same on each available kernel set
+//   product_radix/2187, product_padded/2187        exact product mod 2^64 (torus x binary)
+//   automorphism/2187, automorphism_ntt/2187       sigma_2 on the torus, and as a slot permutation
 #include <benchmark/benchmark.h>
-BENCHMARK_MAIN();
+
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "safhire/core/primes.hpp"
+#include "safhire/ring/cyclotomic.hpp"
+#include "safhire/ring/ntt.hpp"
+#include "safhire/ring/product.hpp"
+
+namespace {
+
+using namespace safhire::ring;
+using u64 = std::uint64_t;
+
+const RingParams kRings[] = {RingParams(3, 7), RingParams(7, 4), RingParams(5, 5)};
+
+std::vector<u64> random_mod(std::size_t n, u64 q, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<u64> v(n);
+  for (auto& x : v)
+    x = rng() % q;
+  return v;
+}
+
+// Built by appending: GCC 12 warns falsely (-Wrestrict, GCC bug 105329) on some string sums.
+std::string name(const char* op, const RingParams& r, std::string_view suffix = {}) {
+  std::string out(op);
+  out.append("/").append(std::to_string(r.M())).append(suffix);
+  return out;
+}
+
+void register_ntt(const RingParams& r, SimdIsa isa, std::string_view suffix, bool batches) {
+  const u64 q = safhire::core::primes_below(62, r.M(), 1)[0];
+  benchmark::RegisterBenchmark(name("ntt_forward", r, suffix).c_str(),
+                               [r, q, isa](benchmark::State& state) {
+                                 const NttPlan plan = NttPlan::for_prime(r, q, isa);
+                                 auto f = random_mod(r.N(), q, 1);
+                                 for (auto _ : state) {
+                                   plan.forward(f);
+                                   benchmark::DoNotOptimize(f.data());
+                                 }
+                                 state.SetItemsProcessed(state.iterations() * r.N());
+                               });
+  benchmark::RegisterBenchmark(name("ntt_inverse", r, suffix).c_str(),
+                               [r, q, isa](benchmark::State& state) {
+                                 const NttPlan plan = NttPlan::for_prime(r, q, isa);
+                                 auto f = random_mod(r.N(), q, 2);
+                                 for (auto _ : state) {
+                                   plan.inverse(f);
+                                   benchmark::DoNotOptimize(f.data());
+                                 }
+                                 state.SetItemsProcessed(state.iterations() * r.N());
+                               });
+  if (!batches) return;
+  constexpr std::size_t kBatch = 1024;
+  benchmark::RegisterBenchmark(name("ntt_forward_batch1024", r, suffix).c_str(),
+                               [r, q, isa](benchmark::State& state) {
+                                 const NttPlan plan = NttPlan::for_prime(r, q, isa);
+                                 auto f = random_mod(kBatch * r.N(), q, 3);
+                                 for (auto _ : state) {
+                                   plan.forward(f);
+                                   benchmark::DoNotOptimize(f.data());
+                                 }
+                                 state.SetItemsProcessed(state.iterations() * kBatch * r.N());
+                               })
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark(name("ntt_inverse_batch1024", r, suffix).c_str(),
+                               [r, q, isa](benchmark::State& state) {
+                                 const NttPlan plan = NttPlan::for_prime(r, q, isa);
+                                 auto f = random_mod(kBatch * r.N(), q, 4);
+                                 for (auto _ : state) {
+                                   plan.inverse(f);
+                                   benchmark::DoNotOptimize(f.data());
+                                 }
+                                 state.SetItemsProcessed(state.iterations() * kBatch * r.N());
+                               })
+      ->Unit(benchmark::kMillisecond);
+}
+
+// Torus polynomial times a binary one: the shape of a * s in encryption and key switching.
+template <class Product>
+void product_benchmark(benchmark::State& state, const RingParams& r) {
+  Product product(r);
+  std::mt19937_64 rng(5);
+  TorusPoly a(r), s(r), out(r);
+  for (auto& x : a.coeffs())
+    x = rng();
+  for (auto& x : s.coeffs())
+    x = rng() & 1U;
+  for (auto _ : state) {
+    product.multiply(a.coeffs(), s.coeffs(), out.coeffs());
+    benchmark::DoNotOptimize(out.data());
+  }
+}
+
+void register_ring(const RingParams& r) {
+  register_ntt(r, default_simd(), "", true);
+  for (SimdIsa isa : available_simd())
+    register_ntt(r, isa, std::string("/").append(to_string(isa)), false);
+  benchmark::RegisterBenchmark(name("product_radix", r).c_str(), [r](benchmark::State& state) {
+    product_benchmark<ExactProduct>(state, r);
+  });
+  benchmark::RegisterBenchmark(name("product_padded", r).c_str(), [r](benchmark::State& state) {
+    product_benchmark<PaddedProduct>(state, r);
+  });
+  benchmark::RegisterBenchmark(name("automorphism", r).c_str(), [r](benchmark::State& state) {
+    std::mt19937_64 rng(6);
+    TorusPoly a(r), out(r);
+    for (auto& x : a.coeffs())
+      x = rng();
+    for (auto _ : state) {
+      automorphism(r, a.coeffs(), 2, out.coeffs(), TorusArith{});
+      benchmark::DoNotOptimize(out.data());
+    }
+  });
+  benchmark::RegisterBenchmark(name("automorphism_ntt", r).c_str(), [r](benchmark::State& state) {
+    const u64 q = safhire::core::primes_below(62, r.M(), 1)[0];
+    const NttPlan plan = NttPlan::for_prime(r, q);
+    const auto perm = plan.automorphism_permutation(2);
+    const auto in = random_mod(r.N(), q, 7);
+    std::vector<u64> out(r.N());
+    for (auto _ : state) {
+      apply_permutation(in, perm, out);
+      benchmark::DoNotOptimize(out.data());
+    }
+  });
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (const RingParams& r : kRings)
+    register_ring(r);
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::AddCustomContext("simd", std::string(to_string(default_simd())));
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

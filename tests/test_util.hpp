@@ -55,6 +55,13 @@ struct TestLanes {
   static Reg min(Reg a, Reg b) { return a < b ? a : b; }
   static Reg mullo(Reg a, Reg b) { return a * b; }
   static Reg mulhi(Reg a, Reg b) { return static_cast<Reg>((static_cast<u128>(a) * b) >> 64); }
+  // The loosest estimate the kernels allow: 2 below the true high word when possible.
+  static Reg mulhi_approx(Reg a, Reg b) {
+    const Reg hi = mulhi(a, b);
+    return hi >= 2 ? hi - 2 : 0;
+  }
+  static Reg bit_and(Reg a, Reg b) { return a & b; }
+  static Reg shr1(Reg a) { return a >> 1; }
 };
 
 }  // namespace safhire::testing

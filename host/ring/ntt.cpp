@@ -6,6 +6,7 @@
 #include "safhire/core/modarith.hpp"
 #include "safhire/core/primes.hpp"
 #include "simd/dispatch.hpp"
+#include "twiddle_tree.hpp"
 
 namespace safhire::ring {
 
@@ -124,48 +125,26 @@ NttPlan::NttPlan(const RingParams& ring, u64 q, u64 omega, SimdIsa isa)
   tb.dft_inverse_last[0] = make_dft_constants(t, w_t_inv, scale, q);
   tb.dft_inverse_last[1] = make_dft_constants(t, w_t_inv, mul_mod(scale, tb.two64_mod_q, q), q);
 
-  // Walk the factorisation tree of reference §2.2: a block modulo X^n - omega^(n e), with e known
-  // mod `mod` (n * mod = M), splits into children e + l * mod, l < t, with twist c' = omega^(nn e).
-  std::vector<u64> exps;
+  // The factorisation tree of reference §2.2: level 0 leaves blocks j = 1..t-1 modulo
+  // X^m - w_t^j (e = j known mod t), each of m words; levels 1..a-1 split them t ways.
+  std::vector<u64> level0_exponents;
   for (u64 j = 1; j < t; ++j)
-    exps.push_back(j);
-  u64 mod = t, n = m;
-  tb.level_block_offset.assign(a, 0);
-  std::uint32_t offset = 0;
-  for (std::uint32_t level = 1; level < a; ++level) {
-    tb.level_block_offset[level] = offset;
-    const u64 nn = n / t;
-    std::vector<u64> children;
-    children.reserve(exps.size() * t);
-    for (u64 e : exps) {
-      const u64 c = pow_mod(omega, nn * e % M, q);
-      const u64 c_inv = inv_mod(c, q);
-      u64 cr = 1, cr_inv = 1;
-      for (u64 r = 1; r < t; ++r) {
-        cr = mul_mod(cr, c, q);
-        cr_inv = mul_mod(cr_inv, c_inv, q);
-        tb.twiddle_forward.push_back(cr);
-        tb.twiddle_forward_quotient.push_back(core::shoup_quotient(cr, q));
-        tb.twiddle_inverse.push_back(cr_inv);
-        tb.twiddle_inverse_quotient.push_back(core::shoup_quotient(cr_inv, q));
-      }
-      for (u64 l = 0; l < t; ++l)
-        children.push_back(e + l * mod);
+    level0_exponents.push_back(j);
+  TwiddleTree tree = build_twiddle_tree(q, omega, M, t, level0_exponents, t, m, 1, a);
+  tb.twiddles = std::move(tree.tables);
+  // Slot order (ntt_view.hpp): natural slot b*n + k of the B blocks entering the column level is
+  // output slot k*B + b.
+  const std::vector<u64>& leaves = tree.leaf_exponents;
+  const std::uint32_t B = a > 1 ? tb.twiddles.columns : 1;
+  const std::uint32_t n = ring.N() / B;
+  tb.slot_exponent.resize(leaves.size());
+  for (std::uint32_t b = 0; b < B; ++b) {
+    for (std::uint32_t k = 0; k < n; ++k) {
+      tb.slot_exponent[k * B + b] = static_cast<std::uint32_t>(leaves[b * n + k]);
     }
-    offset += static_cast<std::uint32_t>(exps.size());
-    exps = std::move(children);
-    mod *= t;
-    n = nn;
   }
-  // Keep the tables non-empty so that data() is a valid pointer for a = 1 as well.
-  if (tb.twiddle_forward.empty()) {
-    tb.twiddle_forward = tb.twiddle_forward_quotient = {0};
-    tb.twiddle_inverse = tb.twiddle_inverse_quotient = {0};
-  }
-  tb.slot_exponent.resize(exps.size());
   slot_of_exponent_.assign(M, ~std::uint32_t{0});
-  for (std::size_t k = 0; k < exps.size(); ++k) {
-    tb.slot_exponent[k] = static_cast<std::uint32_t>(exps[k] % M);
+  for (std::size_t k = 0; k < tb.slot_exponent.size(); ++k) {
     slot_of_exponent_[tb.slot_exponent[k]] = static_cast<std::uint32_t>(k);
   }
 }

@@ -8,6 +8,7 @@
 #include "safhire/core/primes.hpp"
 #include "safhire/ring/cyclotomic.hpp"
 #include "simd/dispatch.hpp"
+#include "twiddle_tree.hpp"
 
 namespace safhire::ring {
 
@@ -105,28 +106,14 @@ PaddedProduct::PaddedProduct(const RingParams& ring, SimdIsa isa)
     p.word_ratio = core::shoup_quotient<u64>(1, q);
     p.two64_mod_q = static_cast<u64>((static_cast<u128>(1) << 64) % q);
     const u64 omega = core::root_of_unity(q, length);
-    // The radix-2 tree of X^L - 1: block e (mod `mod`) of size n splits with c' = omega^(n/2 e),
-    // children e and e + mod (the t = 2 case of the radix-t tree).
-    std::vector<u64> exps = {0};
-    u64 mod = 1, n = length;
-    for (std::uint32_t level = 0; level < log_length_; ++level) {
-      std::vector<u64> children;
-      for (u64 e : exps) {
-        const u64 c = core::pow_mod(omega, (n / 2) * e % length, q);
-        const u64 c_inv = core::inv_mod(c, q);
-        p.forward.push_back(c);
-        p.forward_quotient.push_back(core::shoup_quotient(c, q));
-        p.inverse.push_back(c_inv);
-        p.inverse_quotient.push_back(core::shoup_quotient(c_inv, q));
-        children.push_back(e);
-        children.push_back(e + mod);
-      }
-      exps = std::move(children);
-      mod *= 2;
-      n /= 2;
-    }
+    // The t = 2 tree of X^L - 1 (one block, e = 0, of L words, levels 0..log L - 1).
+    p.twiddles = build_twiddle_tree(q, omega, length, 2, {0}, 1, length, 0, log_length_).tables;
+    // Fold the final scale L^-1 2^64 (which also cancels the Montgomery product) into level 0's
+    // inverse twiddle, c'^-1 = 1; the kernel multiplies the other output by it too.
     p.scale = core::mul_mod(core::inv_mod(length % q, q), p.two64_mod_q, q);
     p.scale_quotient = core::shoup_quotient(p.scale, q);
+    p.twiddles.inverse[0] = p.scale;
+    p.twiddles.inverse_quotient[0] = p.scale_quotient;
   }
   crt_ = core::Crt2::make(qs[0], qs[1]);
 }
@@ -144,14 +131,8 @@ void PaddedProduct::multiply(std::span<const u64> a, std::span<const u64> b, std
     std::fill(ra, ra + 2 * length, u64{0});
     kernels_->lift_torus(p.q, p.word_ratio, p.two64_mod_q, a.data(), ra, n);
     kernels_->lift_torus(p.q, p.word_ratio, p.two64_mod_q, b.data(), rb, n);
-    const simd::Radix2View view{p.q,
-                                log_length_,
-                                p.forward.data(),
-                                p.forward_quotient.data(),
-                                p.inverse.data(),
-                                p.inverse_quotient.data(),
-                                p.scale,
-                                p.scale_quotient};
+    const simd::Radix2View view{
+        p.q, log_length_, p.twiddles.column_level, p.twiddles.view(), p.scale, p.scale_quotient};
     kernels_->radix2_forward(view, ra, 2);
     kernels_->pointwise_montgomery(p.q, p.q_inv, ra, rb, ra, length);
     kernels_->radix2_inverse(view, ra, 1);

@@ -2,6 +2,7 @@
 #include <string>
 
 #include "safhire/core/error.hpp"
+#include "safhire/ring/poly.hpp"
 #include "safhire/ring/simd.hpp"
 #include "simd/dispatch.hpp"
 #include "simd/kernels.hpp"
@@ -69,6 +70,12 @@ SimdIsa default_simd() {
 }
 
 namespace simd {
+
+std::uint64_t* kernel_scratch(std::size_t words) {
+  thread_local AlignedWords scratch;
+  if (scratch.size() < words) scratch = AlignedWords(words);
+  return scratch.data();
+}
 
 const KernelTable* kernels_for(SimdIsa isa) {
   switch (isa) {

@@ -2,15 +2,12 @@
 // translation unit defines SAFHIRE_SIMD_NS (and SAFHIRE_SIMD_AVX2 or SAFHIRE_SIMD_AVX512), then
 // includes this file, which has no include guard on purpose.
 //
-// Radix-t transform (reference §2.2), in place on the natural layout. Level 0 splits
-// Phi_M = prod_j (X^m - w_t^j): the (t-1) residues of f are a length-t DFT across the blocks
-// f_r = f[r m .. (r+1) m) with f_(t-1) = 0, output 0 dropped. Level l = 1..a-1 splits every block
-// of size n = t nn modulo X^n - c into t blocks modulo X^nn - c' w_t^j: twist part r by c'^r, then
-// a length-t DFT across the parts. The inverse runs the levels backwards with w_t^-1 and c'^-r;
-// the factors 1/t of all levels (and, for products, the Montgomery 2^64) are folded into the
-// constants of the last step. Loops run along the contiguous index inside a block, so the wide
-// lanes serve every level whose blocks are at least half a register long; narrower levels use
-// one-word lanes.
+// A transform is a sequence of levels (ntt_view.hpp). A natural level runs, for every block, a
+// loop along the contiguous words of the block: twist part r by c'^r, then a length-t DFT across
+// the parts. A column level runs the same butterflies with the loop along the columns of the
+// transposed layout, where consecutive words belong to consecutive blocks. Either way every
+// load and store is a whole register (or a masked tail). Values stay lazy in [0, 2q) between
+// levels; the last level of each direction reduces to [0, q).
 
 #include <cstddef>
 #include <cstdint>
@@ -27,146 +24,283 @@ using detail::DftRegs;
 using detail::ModLanes;
 using u32 = std::uint32_t;
 using u64 = std::uint64_t;
+using V = LanesWide;
+using R = V::Reg;
+using Mod = ModLanes<V>;
 
-// A level with blocks of nn contiguous words runs on the wide lanes if nn fills at least half of
-// a register; otherwise one word at a time.
-template <class V>
-bool use_wide(u32 nn) {
-  return 2 * nn >= V::kLanes;
+// Store, reducing [0, 2q) -> [0, q) on the last level.
+template <bool kFinal>
+void store_level(u64* p, R v, u32 len, const DftRegs<V>& c) {
+  V::store_n(p, kFinal ? Mod::reduce_once(v, c.q) : v, len);
 }
 
-template <int T, class V>
-void forward_level0(const NttView& p, u64* f) {
-  using R = typename V::Reg;
-  const DftRegs<V> c(*p.dft_forward);
-  const R q = V::set1(p.q);
+u32 chunk(u32 total, u32 at) {
+  return total - at < V::kLanes ? total - at : V::kLanes;
+}
+
+// ---- Natural levels: blocks of n = T nn contiguous words, loop along the block ----------------
+
+template <int T, bool kFinal>
+void natural_forward(u64* f, u32 blocks, u32 nn, const u64* tw, const u64* twq,
+                     const DftRegs<V>& c) {
+  for (u32 b = 0; b < blocks; ++b) {
+    R w[T], wq[T];
+    for (int r = 1; r < T; ++r) {
+      w[r] = V::set1(tw[b * (T - 1) + r - 1]);
+      wq[r] = V::set1(twq[b * (T - 1) + r - 1]);
+    }
+    u64* base = f + std::size_t{b} * nn * T;
+    for (u32 i = 0; i < nn; i += V::kLanes) {
+      const u32 len = chunk(nn, i);
+      R x[T];
+      x[0] = V::load_n(base + i, len);
+      for (int r = 1; r < T; ++r)
+        x[r] = Mod::mul4(V::load_n(base + r * nn + i, len), w[r], wq[r], c.q);
+      detail::dft_small<T, DftMode::plain, V>(x, c);
+      for (int l = 0; l < T; ++l)
+        store_level<kFinal>(base + l * nn + i, x[l], len, c);
+    }
+  }
+}
+
+// With kScaleX0 the untwisted part is multiplied by `scale` too (the top level of the radix-2
+// inverse, whose twiddles already carry the scale).
+template <int T, bool kScaleX0>
+void natural_inverse(u64* f, u32 blocks, u32 nn, const u64* tw, const u64* twq, const DftRegs<V>& c,
+                     u64 scale, u64 scale_q) {
+  const R s = V::set1(scale), sq = V::set1(scale_q);
+  for (u32 b = 0; b < blocks; ++b) {
+    R w[T], wq[T];
+    for (int r = 1; r < T; ++r) {
+      w[r] = V::set1(tw[b * (T - 1) + r - 1]);
+      wq[r] = V::set1(twq[b * (T - 1) + r - 1]);
+    }
+    u64* base = f + std::size_t{b} * nn * T;
+    for (u32 i = 0; i < nn; i += V::kLanes) {
+      const u32 len = chunk(nn, i);
+      R x[T];
+      for (int l = 0; l < T; ++l)
+        x[l] = V::load_n(base + l * nn + i, len);
+      detail::dft_small<T, DftMode::plain, V>(x, c);
+      if constexpr (kScaleX0) {
+        V::store_n(base + i, Mod::reduce_once(Mod::mul2(x[0], s, sq, c.q, c.two_q), c.q), len);
+        for (int r = 1; r < T; ++r) {
+          V::store_n(base + r * nn + i,
+                     Mod::reduce_once(Mod::mul2(x[r], w[r], wq[r], c.q, c.two_q), c.q), len);
+        }
+      } else {
+        V::store_n(base + i, x[0], len);
+        for (int r = 1; r < T; ++r) {
+          V::store_n(base + r * nn + i, Mod::mul2(x[r], w[r], wq[r], c.q, c.two_q), len);
+        }
+      }
+    }
+  }
+}
+
+// ---- Column levels: word k of block b at k*B + b; S sub-blocks of T nn words per column -------
+
+template <int T, bool kFinal>
+void column_forward(const u64* src, u64* dst, u32 columns, u32 sub_blocks, u32 nn, const u64* tw,
+                    const u64* twq, const DftRegs<V>& c) {
+  const std::size_t B = columns;
+  for (u32 s = 0; s < sub_blocks; ++s) {
+    const u64* w_s = tw + std::size_t{s} * (T - 1) * B;
+    const u64* wq_s = twq + std::size_t{s} * (T - 1) * B;
+    for (u32 i = 0; i < nn; ++i) {
+      const std::size_t row = std::size_t{s} * T * nn + i;  // row of part 0
+      for (u32 b = 0; b < columns; b += V::kLanes) {
+        const u32 len = chunk(columns, b);
+        R x[T];
+        x[0] = V::load_n(src + row * B + b, len);
+        for (int r = 1; r < T; ++r) {
+          x[r] = Mod::mul4(V::load_n(src + (row + r * nn) * B + b, len),
+                           V::load_n(w_s + (r - 1) * B + b, len),
+                           V::load_n(wq_s + (r - 1) * B + b, len), c.q);
+        }
+        detail::dft_small<T, DftMode::plain, V>(x, c);
+        for (int l = 0; l < T; ++l)
+          store_level<kFinal>(dst + (row + l * nn) * B + b, x[l], len, c);
+      }
+    }
+  }
+}
+
+template <int T, bool kScaleX0>
+void column_inverse(const u64* src, u64* dst, u32 columns, u32 sub_blocks, u32 nn, const u64* tw,
+                    const u64* twq, const DftRegs<V>& c, u64 scale, u64 scale_q) {
+  const std::size_t B = columns;
+  const R sc = V::set1(scale), scq = V::set1(scale_q);
+  for (u32 s = 0; s < sub_blocks; ++s) {
+    const u64* w_s = tw + std::size_t{s} * (T - 1) * B;
+    const u64* wq_s = twq + std::size_t{s} * (T - 1) * B;
+    for (u32 i = 0; i < nn; ++i) {
+      const std::size_t row = std::size_t{s} * T * nn + i;
+      for (u32 b = 0; b < columns; b += V::kLanes) {
+        const u32 len = chunk(columns, b);
+        R x[T];
+        for (int l = 0; l < T; ++l)
+          x[l] = V::load_n(src + (row + l * nn) * B + b, len);
+        detail::dft_small<T, DftMode::plain, V>(x, c);
+        R y[T];
+        y[0] = kScaleX0 ? Mod::mul2(x[0], sc, scq, c.q, c.two_q) : x[0];
+        for (int r = 1; r < T; ++r) {
+          const R w = V::load_n(w_s + (r - 1) * B + b, len);
+          const R wq = V::load_n(wq_s + (r - 1) * B + b, len);
+          y[r] = Mod::mul2(x[r], w, wq, c.q, c.two_q);
+        }
+        for (int r = 0; r < T; ++r) {
+          V::store_n(dst + (row + r * nn) * B + b, kScaleX0 ? Mod::reduce_once(y[r], c.q) : y[r],
+                     len);
+        }
+      }
+    }
+  }
+}
+
+// rows x cols matrix `in` (row-major) -> its transpose `out` (cols x rows).
+void transpose(const u64* in, u64* out, u32 rows, u32 cols) {
+  constexpr u32 kTile = 8;
+  for (u32 r0 = 0; r0 < rows; r0 += kTile) {
+    const u32 r1 = r0 + kTile < rows ? r0 + kTile : rows;
+    for (u32 c = 0; c < cols; ++c) {
+      for (u32 r = r0; r < r1; ++r)
+        out[std::size_t{c} * rows + r] = in[std::size_t{r} * cols + c];
+    }
+  }
+}
+
+// ---- One tree of levels: natural levels in place, then the column levels ----------------------
+// `first` is the first level of the tree; the twiddles of level l start at
+// level_block_offset[l] * (T - 1); level l has blocks0 * T^(l - first) blocks of block0 / T^...
+
+struct TreeShape {
+  u32 first, levels, column_level, columns;
+  u32 blocks0;      // blocks entering level `first`
+  u32 block_size0;  // their size
+};
+
+template <int T>
+void tree_forward(const TreeShape& shape, const TwiddleView& tw, const DftRegs<V>& c, u64* f,
+                  bool final_natural) {
+  u32 blocks = shape.blocks0, n = shape.block_size0;
+  for (u32 level = shape.first; level < shape.column_level; ++level, blocks *= T, n /= T) {
+    const std::size_t at = std::size_t{tw.level_block_offset[level]} * (T - 1);
+    if (final_natural && level + 1 == shape.levels) {
+      natural_forward<T, true>(f, blocks, n / T, tw.forward + at, tw.forward_quotient + at, c);
+    } else {
+      natural_forward<T, false>(f, blocks, n / T, tw.forward + at, tw.forward_quotient + at, c);
+    }
+  }
+  if (shape.column_level >= shape.levels) return;
+  // Transpose B blocks of n words to n rows of B columns, run the column levels on the scratch
+  // copy, and let the last one write back into f.
+  u64* scratch = kernel_scratch(std::size_t{blocks} * n);
+  transpose(f, scratch, blocks, n);
+  const u32 columns = blocks;
+  for (u32 level = shape.column_level; level < shape.levels; ++level, blocks *= T, n /= T) {
+    const std::size_t at = std::size_t{tw.level_block_offset[level]} * (T - 1);
+    const bool last = level + 1 == shape.levels;
+    const u32 sub_blocks = blocks / columns;
+    if (last) {
+      column_forward<T, true>(scratch, f, columns, sub_blocks, n / T, tw.forward + at,
+                              tw.forward_quotient + at, c);
+    } else {
+      column_forward<T, false>(scratch, scratch, columns, sub_blocks, n / T, tw.forward + at,
+                               tw.forward_quotient + at, c);
+    }
+  }
+}
+
+template <int T, bool kScaleFirst = false>
+void tree_inverse(const TreeShape& shape, const TwiddleView& tw, const DftRegs<V>& c, u64* f,
+                  u64 scale = 0, u64 scale_q = 0) {
+  // Blocks entering level l, and their size, are blocks0 T^(l - first) and block_size0 / T^(...).
+  auto blocks_at = [&](u32 level) {
+    u32 b = shape.blocks0;
+    for (u32 l = shape.first; l < level; ++l)
+      b *= T;
+    return b;
+  };
+  auto size_at = [&](u32 level) { return shape.blocks0 * shape.block_size0 / blocks_at(level); };
+  auto twiddles = [&](u32 level, const u64*& w, const u64*& wq) {
+    const std::size_t at = std::size_t{tw.level_block_offset[level]} * (T - 1);
+    w = tw.inverse + at;
+    wq = tw.inverse_quotient + at;
+  };
+  const u64* w = nullptr;
+  const u64* wq = nullptr;
+  if (shape.column_level < shape.levels) {
+    const u32 columns = blocks_at(shape.column_level);
+    u64* scratch = kernel_scratch(std::size_t{columns} * size_at(shape.column_level));
+    for (u32 level = shape.levels; level-- > shape.column_level;) {
+      twiddles(level, w, wq);
+      const u64* src = level + 1 == shape.levels ? f : scratch;
+      const u32 sub_blocks = blocks_at(level) / columns, nn = size_at(level) / T;
+      if (kScaleFirst && level == shape.first) {
+        column_inverse<T, true>(src, scratch, columns, sub_blocks, nn, w, wq, c, scale, scale_q);
+      } else {
+        column_inverse<T, false>(src, scratch, columns, sub_blocks, nn, w, wq, c, 0, 0);
+      }
+    }
+    transpose(scratch, f, size_at(shape.column_level), columns);
+  }
+  for (u32 level = shape.column_level; level-- > shape.first;) {
+    twiddles(level, w, wq);
+    if (kScaleFirst && level == shape.first) {
+      natural_inverse<T, true>(f, blocks_at(level), size_at(level) / T, w, wq, c, scale, scale_q);
+    } else {
+      natural_inverse<T, false>(f, blocks_at(level), size_at(level) / T, w, wq, c, 0, 0);
+    }
+  }
+}
+
+// ---- Radix-t NTT of Z_q[X]/Phi_M ---------------------------------------------------------------
+
+TreeShape radix_t_shape(const NttView& p) {
+  return {1, p.a, p.column_level, 0, p.t - 1, p.m};
+}
+
+// Level 0: the residues of f mod X^m - w_t^j, j = 1..t-1, are a length-t DFT across the blocks
+// f_r = f[r m, (r+1) m) with f_(t-1) = 0, output 0 dropped.
+template <int T>
+void forward_one(const NttView& p, u64* f) {
+  const DftRegs<V> c(*p.dft_forward, p.q);
   const u32 m = p.m;
   for (u32 i = 0; i < m; i += V::kLanes) {
-    const u32 len = m - i < V::kLanes ? m - i : V::kLanes;
+    const u32 len = chunk(m, i);
     R x[T];
     for (int r = 0; r + 1 < T; ++r)
       x[r] = V::load_n(f + r * m + i, len);
     x[T - 1] = V::zero();
-    detail::dft_small<T, DftMode::plain, V>(x, c, q);
-    for (int j = 1; j < T; ++j)
-      V::store_n(f + (j - 1) * m + i, x[j], len);
-  }
-}
-
-template <int T, class V>
-void forward_level(const NttView& p, u32 level, u32 blocks, u32 nn, u64* f) {
-  using R = typename V::Reg;
-  using Mod = ModLanes<V>;
-  const DftRegs<V> c(*p.dft_forward);
-  const R q = V::set1(p.q);
-  const u64* tw = p.twiddle_forward + std::size_t{p.level_block_offset[level]} * (T - 1);
-  const u64* twq = p.twiddle_forward_quotient + std::size_t{p.level_block_offset[level]} * (T - 1);
-  for (u32 b = 0; b < blocks; ++b) {
-    R w[T - 1], wq[T - 1];
-    for (int r = 0; r + 1 < T; ++r) {
-      w[r] = V::set1(tw[b * (T - 1) + r]);
-      wq[r] = V::set1(twq[b * (T - 1) + r]);
-    }
-    u64* base = f + std::size_t{b} * nn * T;
-    for (u32 i = 0; i < nn; i += V::kLanes) {
-      const u32 len = nn - i < V::kLanes ? nn - i : V::kLanes;
-      R x[T];
-      x[0] = V::load_n(base + i, len);
-      for (int r = 1; r < T; ++r) {
-        x[r] = Mod::mul_shoup(V::load_n(base + r * nn + i, len), w[r - 1], wq[r - 1], q);
-      }
-      detail::dft_small<T, DftMode::plain, V>(x, c, q);
-      for (int l = 0; l < T; ++l)
-        V::store_n(base + l * nn + i, x[l], len);
-    }
-  }
-}
-
-template <int T, class V>
-void inverse_level(const NttView& p, u32 level, u32 blocks, u32 nn, u64* f) {
-  using R = typename V::Reg;
-  using Mod = ModLanes<V>;
-  const DftRegs<V> c(*p.dft_inverse);
-  const R q = V::set1(p.q);
-  const u64* tw = p.twiddle_inverse + std::size_t{p.level_block_offset[level]} * (T - 1);
-  const u64* twq = p.twiddle_inverse_quotient + std::size_t{p.level_block_offset[level]} * (T - 1);
-  for (u32 b = 0; b < blocks; ++b) {
-    R w[T - 1], wq[T - 1];
-    for (int r = 0; r + 1 < T; ++r) {
-      w[r] = V::set1(tw[b * (T - 1) + r]);
-      wq[r] = V::set1(twq[b * (T - 1) + r]);
-    }
-    u64* base = f + std::size_t{b} * nn * T;
-    for (u32 i = 0; i < nn; i += V::kLanes) {
-      const u32 len = nn - i < V::kLanes ? nn - i : V::kLanes;
-      R x[T];
-      for (int l = 0; l < T; ++l)
-        x[l] = V::load_n(base + l * nn + i, len);
-      detail::dft_small<T, DftMode::plain, V>(x, c, q);
-      V::store_n(base + i, x[0], len);
-      for (int r = 1; r < T; ++r) {
-        V::store_n(base + r * nn + i, Mod::mul_shoup(x[r], w[r - 1], wq[r - 1], q), len);
+    detail::dft_small<T, DftMode::plain, V>(x, c);
+    for (int j = 1; j < T; ++j) {
+      if (p.a == 1) {
+        store_level<true>(f + (j - 1) * m + i, x[j], len, c);
+      } else {
+        store_level<false>(f + (j - 1) * m + i, x[j], len, c);
       }
     }
   }
+  tree_forward<T>(radix_t_shape(p), p.twiddles, c, f, true);
 }
 
 // Undo level 0: residues g_1..g_(t-1) (g_0 = 0) -> f_r = s*DFT^-1(g)_r - s*DFT^-1(g)_(t-1).
-template <int T, class V>
-void inverse_level0(const NttView& p, u64* f, InverseScale scale) {
-  using R = typename V::Reg;
-  using Mod = ModLanes<V>;
-  const DftRegs<V> c(p.dft_inverse_last[static_cast<int>(scale)]);
-  const R q = V::set1(p.q);
+template <int T>
+void inverse_one(const NttView& p, u64* f, InverseScale scale) {
+  tree_inverse<T>(radix_t_shape(p), p.twiddles, DftRegs<V>(*p.dft_inverse, p.q), f);
+  const DftRegs<V> c(p.dft_inverse_last[static_cast<int>(scale)], p.q);
   const u32 m = p.m;
   for (u32 i = 0; i < m; i += V::kLanes) {
-    const u32 len = m - i < V::kLanes ? m - i : V::kLanes;
+    const u32 len = chunk(m, i);
     R x[T];
     x[0] = V::zero();
     for (int j = 1; j < T; ++j)
       x[j] = V::load_n(f + (j - 1) * m + i, len);
-    detail::dft_small<T, DftMode::scaled_zero_x0, V>(x, c, q);
+    detail::dft_small<T, DftMode::scaled_zero_x0, V>(x, c);
     for (int r = 0; r + 1 < T; ++r) {
-      V::store_n(f + r * m + i, Mod::sub(x[r], x[T - 1], q), len);
+      V::store_n(f + r * m + i, Mod::reduce_once(Mod::sub2(x[r], x[T - 1], c.two_q), c.q), len);
     }
-  }
-}
-
-template <int T>
-void forward_one(const NttView& p, u64* f) {
-  if (use_wide<LanesWide>(p.m)) {
-    forward_level0<T, LanesWide>(p, f);
-  } else {
-    forward_level0<T, Lanes1>(p, f);
-  }
-  u32 blocks = T - 1, nn = p.m;
-  for (u32 level = 1; level < p.a; ++level) {
-    nn /= T;
-    if (use_wide<LanesWide>(nn)) {
-      forward_level<T, LanesWide>(p, level, blocks, nn, f);
-    } else {
-      forward_level<T, Lanes1>(p, level, blocks, nn, f);
-    }
-    blocks *= T;
-  }
-}
-
-template <int T>
-void inverse_one(const NttView& p, u64* f, InverseScale scale) {
-  u32 blocks = p.N / T, nn = 1;  // level a-1 has (t-1) t^(a-2) blocks of t words
-  for (u32 level = p.a - 1; level >= 1; --level) {
-    if (use_wide<LanesWide>(nn)) {
-      inverse_level<T, LanesWide>(p, level, blocks, nn, f);
-    } else {
-      inverse_level<T, Lanes1>(p, level, blocks, nn, f);
-    }
-    blocks /= T;
-    nn *= T;
-  }
-  if (use_wide<LanesWide>(p.m)) {
-    inverse_level0<T, LanesWide>(p, f, scale);
-  } else {
-    inverse_level0<T, Lanes1>(p, f, scale);
   }
 }
 
@@ -209,87 +343,31 @@ void ntt_inverse(const NttView& p, u64* data, std::size_t count, InverseScale sc
 }
 
 // ---- Cyclic power-of-two NTT for the zero-padded product ----------------------------------------
-// Forward: y0 = x0 + c' x1, y1 = x0 - c' x1. Inverse: x0 = y0 + y1, x1 = c'^-1 (y0 - y1); the
-// top level (c' = 1) also multiplies both outputs by the final scale.
+// The t = 2 tree of X^L - 1: y0 = x0 + c' x1, y1 = x0 - c' x1. The inverse's top level (c' = 1)
+// multiplies both outputs by the final scale, which its twiddle table already holds.
 
-template <class V>
-void radix2_forward_level(const Radix2View& p, u32 level, u64* f) {
-  using R = typename V::Reg;
-  using Mod = ModLanes<V>;
-  const R q = V::set1(p.q);
-  const u32 blocks = 1U << level;
-  const u32 nn = (1U << p.log_n) >> (level + 1);
-  const u64* tw = p.twiddle_forward + (blocks - 1);
-  const u64* twq = p.twiddle_forward_quotient + (blocks - 1);
-  for (u32 b = 0; b < blocks; ++b) {
-    const R w = V::set1(tw[b]), wq = V::set1(twq[b]);
-    u64* base = f + std::size_t{b} * 2 * nn;
-    for (u32 i = 0; i < nn; i += V::kLanes) {
-      const u32 len = nn - i < V::kLanes ? nn - i : V::kLanes;
-      const R x0 = V::load_n(base + i, len);
-      const R x1 = Mod::mul_shoup(V::load_n(base + nn + i, len), w, wq, q);
-      V::store_n(base + i, Mod::add(x0, x1, q), len);
-      V::store_n(base + nn + i, Mod::sub(x0, x1, q), len);
-    }
-  }
+TreeShape radix2_shape(const Radix2View& p) {
+  return {0, p.log_n, p.column_level, 0, 1, 1U << p.log_n};
 }
 
-template <class V>
-void radix2_inverse_level(const Radix2View& p, u32 level, u64* f) {
-  using R = typename V::Reg;
-  using Mod = ModLanes<V>;
-  const R q = V::set1(p.q);
-  const u32 blocks = 1U << level;
-  const u32 nn = (1U << p.log_n) >> (level + 1);
-  const u64* tw = p.twiddle_inverse + (blocks - 1);
-  const u64* twq = p.twiddle_inverse_quotient + (blocks - 1);
-  const R s = V::set1(p.scale), sq = V::set1(p.scale_quotient);
-  for (u32 b = 0; b < blocks; ++b) {
-    const R w = V::set1(tw[b]), wq = V::set1(twq[b]);
-    u64* base = f + std::size_t{b} * 2 * nn;
-    for (u32 i = 0; i < nn; i += V::kLanes) {
-      const u32 len = nn - i < V::kLanes ? nn - i : V::kLanes;
-      const R y0 = V::load_n(base + i, len);
-      const R y1 = V::load_n(base + nn + i, len);
-      R x0 = Mod::add(y0, y1, q);
-      R x1 = Mod::sub(y0, y1, q);
-      if (level == 0) {
-        x0 = Mod::mul_shoup(x0, s, sq, q);
-        x1 = Mod::mul_shoup(x1, s, sq, q);
-      } else {
-        x1 = Mod::mul_shoup(x1, w, wq, q);
-      }
-      V::store_n(base + i, x0, len);
-      V::store_n(base + nn + i, x1, len);
-    }
-  }
+DftConstants no_constants() {
+  return {};
 }
 
 void radix2_forward(const Radix2View& p, u64* data, std::size_t count) {
+  const DftConstants none = no_constants();
+  const DftRegs<V> c(none, p.q);
   for (std::size_t k = 0; k < count; ++k) {
-    u64* f = data + (k << p.log_n);
-    for (u32 level = 0; level < p.log_n; ++level) {
-      const u32 nn = (1U << p.log_n) >> (level + 1);
-      if (use_wide<LanesWide>(nn)) {
-        radix2_forward_level<LanesWide>(p, level, f);
-      } else {
-        radix2_forward_level<Lanes1>(p, level, f);
-      }
-    }
+    tree_forward<2>(radix2_shape(p), p.twiddles, c, data + (k << p.log_n), true);
   }
 }
 
 void radix2_inverse(const Radix2View& p, u64* data, std::size_t count) {
+  const DftConstants none = no_constants();
+  const DftRegs<V> c(none, p.q);
   for (std::size_t k = 0; k < count; ++k) {
-    u64* f = data + (k << p.log_n);
-    for (u32 level = p.log_n; level-- > 0;) {
-      const u32 nn = (1U << p.log_n) >> (level + 1);
-      if (use_wide<LanesWide>(nn)) {
-        radix2_inverse_level<LanesWide>(p, level, f);
-      } else {
-        radix2_inverse_level<Lanes1>(p, level, f);
-      }
-    }
+    tree_inverse<2, true>(radix2_shape(p), p.twiddles, c, data + (k << p.log_n), p.scale,
+                          p.scale_quotient);
   }
 }
 
@@ -298,49 +376,49 @@ void radix2_inverse(const Radix2View& p, u64* data, std::size_t count) {
 template <class Fn>
 void for_each_lane_block(std::size_t len, Fn&& fn) {
   std::size_t i = 0;
-  for (; i + LanesWide::kLanes <= len; i += LanesWide::kLanes)
-    fn(LanesWide{}, i);
+  for (; i + V::kLanes <= len; i += V::kLanes)
+    fn(V{}, i);
   for (; i < len; ++i)
     fn(Lanes1{}, i);
 }
 
 void pointwise_montgomery(u64 q, u64 q_inv, const u64* a, const u64* b, u64* out, std::size_t len) {
   for_each_lane_block(len, [&](auto lanes, std::size_t i) {
-    using V = decltype(lanes);
-    V::store(out + i,
-             ModLanes<V>::mont_mul(V::load(a + i), V::load(b + i), V::set1(q), V::set1(q_inv)));
+    using L = decltype(lanes);
+    L::store(out + i,
+             ModLanes<L>::mont_mul(L::load(a + i), L::load(b + i), L::set1(q), L::set1(q_inv)));
   });
 }
 
 // v signed: v mod q = (v + 2^64) mod q - (v < 0 ? 2^64 mod q : 0).
 void lift_torus(u64 q, u64 word_ratio, u64 two64_mod_q, const u64* in, u64* out, std::size_t len) {
   for_each_lane_block(len, [&](auto lanes, std::size_t i) {
-    using V = decltype(lanes);
-    using Mod = ModLanes<V>;
-    const auto qv = V::set1(q);
-    const auto x = V::load(in + i);
-    const auto r = Mod::mul_shoup(x, V::set1(1), V::set1(word_ratio), qv);
-    const auto wrap = V::bit_and(V::sign_mask(x), V::set1(two64_mod_q));
-    V::store(out + i, Mod::sub(r, wrap, qv));
+    using L = decltype(lanes);
+    using M = ModLanes<L>;
+    const auto qv = L::set1(q);
+    const auto x = L::load(in + i);
+    const auto r = M::mul_shoup(x, L::set1(1), L::set1(word_ratio), qv);
+    const auto wrap = L::bit_and(L::sign_mask(x), L::set1(two64_mod_q));
+    L::store(out + i, M::sub(r, wrap, qv));
   });
 }
 
 // Reference §2.4: y = (x2 - x1) q1^-1 mod q2, x = x1 + q1 y, negative when x > Q/2.
 void crt_lift(const core::Crt2& crt, const u64* x1p, const u64* x2p, u64* out, std::size_t len) {
   for_each_lane_block(len, [&](auto lanes, std::size_t i) {
-    using V = decltype(lanes);
-    using Mod = ModLanes<V>;
-    const auto q1 = V::set1(crt.q1), q2 = V::set1(crt.q2);
-    const auto x1 = V::load(x1p + i);
-    const auto x2 = V::load(x2p + i);
-    const auto x1r = Mod::mul_shoup(x1, V::set1(1), V::set1(crt.q2_ratio), q2);
-    const auto y = Mod::mul_shoup(Mod::sub(x2, x1r, q2), V::set1(crt.q1_inv_mod_q2.value),
-                                  V::set1(crt.q1_inv_mod_q2.quotient), q2);
-    const auto half = V::set1(crt.q2_half);
-    const auto negative = V::bit_or(
-        V::gt(y, half), V::bit_and(V::eq(y, half), V::gt(x1, V::set1(crt.q1_half_up - 1))));
-    const auto r = V::add(x1, V::mullo(q1, y));
-    V::store(out + i, V::sub(r, V::bit_and(negative, V::set1(crt.q1q2_low))));
+    using L = decltype(lanes);
+    using M = ModLanes<L>;
+    const auto q1 = L::set1(crt.q1), q2 = L::set1(crt.q2);
+    const auto x1 = L::load(x1p + i);
+    const auto x2 = L::load(x2p + i);
+    const auto x1r = M::mul_shoup(x1, L::set1(1), L::set1(crt.q2_ratio), q2);
+    const auto y = M::mul_shoup(M::sub(x2, x1r, q2), L::set1(crt.q1_inv_mod_q2.value),
+                                L::set1(crt.q1_inv_mod_q2.quotient), q2);
+    const auto half = L::set1(crt.q2_half);
+    const auto negative = L::bit_or(
+        L::gt(y, half), L::bit_and(L::eq(y, half), L::gt(x1, L::set1(crt.q1_half_up - 1))));
+    const auto r = L::add(x1, L::mullo(q1, y));
+    L::store(out + i, L::sub(r, L::bit_and(negative, L::set1(crt.q1q2_low))));
   });
 }
 

@@ -11,18 +11,20 @@
 
 namespace safhire::ring::simd {
 
-// Tables of the cyclic power-of-two NTT of length 2^log_n used by the zero-padded product: a
-// radix-2 tree X^n - c = (X^(n/2) - c')(X^(n/2) + c'), one twiddle c' per block, blocks of
-// level l at [2^l - 1, 2^(l+1) - 1).
+// Tables of the cyclic power-of-two NTT of length 2^log_n used by the zero-padded product: the
+// radix-2 tree X^n - c = (X^(n/2) - c')(X^(n/2) + c') from X^L - 1, in the layout of
+// ntt_view.hpp. The inverse twiddles of level 0 (c' = 1) hold the final scale.
 struct Radix2View {
   std::uint64_t q;
   std::uint32_t log_n;
-  const std::uint64_t* twiddle_forward;
-  const std::uint64_t* twiddle_forward_quotient;
-  const std::uint64_t* twiddle_inverse;  // c'^-1
-  const std::uint64_t* twiddle_inverse_quotient;
+  std::uint32_t column_level;
+  TwiddleView twiddles;
   std::uint64_t scale, scale_quotient;  // 2^-log_n * 2^64 mod q (cancels a Montgomery product)
 };
+
+// A buffer of at least `words` words for the transposed levels, owned by the calling thread and
+// reused across calls (defined outside the instruction-set units: it allocates).
+std::uint64_t* kernel_scratch(std::size_t words);
 
 struct KernelTable {
   const char* name;

@@ -24,6 +24,8 @@ struct Lanes1 {
     __extension__ typedef unsigned __int128 Wide;
     return static_cast<Reg>((static_cast<Wide>(a) * b) >> 64);
   }
+  static Reg mulhi_approx(Reg a, Reg b) { return mulhi(a, b); }  // exact is cheapest here
+  static Reg shr1(Reg a) { return a >> 1; }
   static Reg bit_and(Reg a, Reg b) { return a & b; }
   static Reg bit_or(Reg a, Reg b) { return a | b; }
   // All-ones where the condition holds.
@@ -71,6 +73,17 @@ struct Lanes8 {
         _mm512_add_epi64(hh, _mm512_srli_epi64(lh, 32)),
         _mm512_add_epi64(_mm512_srli_epi64(hl, 32), _mm512_srli_epi64(mid, 32)));
   }
+  // hi(a b) - {0, 1, 2}: the high word without the lowest partial product's carries.
+  static Reg mulhi_approx(Reg a, Reg b) {
+    const Reg a_hi = _mm512_srli_epi64(a, 32);
+    const Reg b_hi = _mm512_srli_epi64(b, 32);
+    const Reg lh = _mm512_mul_epu32(a, b_hi);
+    const Reg hl = _mm512_mul_epu32(a_hi, b);
+    const Reg hh = _mm512_mul_epu32(a_hi, b_hi);
+    return _mm512_add_epi64(hh,
+                            _mm512_add_epi64(_mm512_srli_epi64(lh, 32), _mm512_srli_epi64(hl, 32)));
+  }
+  static Reg shr1(Reg a) { return _mm512_srli_epi64(a, 1); }
   static Reg bit_and(Reg a, Reg b) { return _mm512_and_si512(a, b); }
   static Reg bit_or(Reg a, Reg b) { return _mm512_or_si512(a, b); }
   static Reg gt(Reg a, Reg b) { return _mm512_movm_epi64(_mm512_cmpgt_epu64_mask(a, b)); }
@@ -111,15 +124,6 @@ struct Lanes4 {
   static Reg gt(Reg a, Reg b) { return _mm256_cmpgt_epi64(flip(a), flip(b)); }
   static Reg eq(Reg a, Reg b) { return _mm256_cmpeq_epi64(a, b); }
   static Reg min(Reg a, Reg b) { return _mm256_blendv_epi8(a, b, gt(a, b)); }
-  static Reg products(Reg a, Reg b, Reg& ll, Reg& lh, Reg& hl, Reg& hh) {
-    const Reg a_hi = _mm256_srli_epi64(a, 32);
-    const Reg b_hi = _mm256_srli_epi64(b, 32);
-    ll = _mm256_mul_epu32(a, b);
-    lh = _mm256_mul_epu32(a, b_hi);
-    hl = _mm256_mul_epu32(a_hi, b);
-    hh = _mm256_mul_epu32(a_hi, b_hi);
-    return ll;
-  }
   static Reg mullo(Reg a, Reg b) {
     const Reg ll = _mm256_mul_epu32(a, b);
     const Reg cross = _mm256_add_epi64(_mm256_mul_epu32(a, _mm256_srli_epi64(b, 32)),
@@ -127,9 +131,13 @@ struct Lanes4 {
     return _mm256_add_epi64(ll, _mm256_slli_epi64(cross, 32));
   }
   static Reg mulhi(Reg a, Reg b) {
-    Reg ll, lh, hl, hh;
-    products(a, b, ll, lh, hl, hh);
     const Reg low32 = _mm256_set1_epi64x(0xffffffffLL);
+    const Reg a_hi = _mm256_srli_epi64(a, 32);
+    const Reg b_hi = _mm256_srli_epi64(b, 32);
+    const Reg ll = _mm256_mul_epu32(a, b);
+    const Reg lh = _mm256_mul_epu32(a, b_hi);
+    const Reg hl = _mm256_mul_epu32(a_hi, b);
+    const Reg hh = _mm256_mul_epu32(a_hi, b_hi);
     const Reg mid =
         _mm256_add_epi64(_mm256_add_epi64(_mm256_srli_epi64(ll, 32), _mm256_and_si256(lh, low32)),
                          _mm256_and_si256(hl, low32));
@@ -137,6 +145,16 @@ struct Lanes4 {
         _mm256_add_epi64(hh, _mm256_srli_epi64(lh, 32)),
         _mm256_add_epi64(_mm256_srli_epi64(hl, 32), _mm256_srli_epi64(mid, 32)));
   }
+  static Reg mulhi_approx(Reg a, Reg b) {
+    const Reg a_hi = _mm256_srli_epi64(a, 32);
+    const Reg b_hi = _mm256_srli_epi64(b, 32);
+    const Reg lh = _mm256_mul_epu32(a, b_hi);
+    const Reg hl = _mm256_mul_epu32(a_hi, b);
+    const Reg hh = _mm256_mul_epu32(a_hi, b_hi);
+    return _mm256_add_epi64(hh,
+                            _mm256_add_epi64(_mm256_srli_epi64(lh, 32), _mm256_srli_epi64(hl, 32)));
+  }
+  static Reg shr1(Reg a) { return _mm256_srli_epi64(a, 1); }
   static Reg bit_and(Reg a, Reg b) { return _mm256_and_si256(a, b); }
   static Reg bit_or(Reg a, Reg b) { return _mm256_or_si256(a, b); }
   static Reg sign_mask(Reg a) { return _mm256_cmpgt_epi64(_mm256_setzero_si256(), a); }

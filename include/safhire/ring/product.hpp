@@ -73,7 +73,7 @@ class PaddedProduct {
  private:
   struct PrimeTables {
     std::uint64_t q = 0, q_inv = 0, word_ratio = 0, two64_mod_q = 0;
-    std::vector<std::uint64_t> forward, forward_quotient, inverse, inverse_quotient;
+    TwiddleTables twiddles;
     std::uint64_t scale = 0, scale_quotient = 0;
   };
   RingParams ring_;
