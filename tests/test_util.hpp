@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <ostream>
 #include <random>
 #include <span>
 #include <string>
@@ -10,6 +11,13 @@
 
 #include "safhire/core/modarith.hpp"
 #include "safhire/ring/ring_params.hpp"
+
+namespace safhire::ring {
+// How GoogleTest prints a ring parameter (found by argument-dependent lookup).
+inline void PrintTo(const RingParams& r, std::ostream* os) {
+  *os << r.name();
+}
+}  // namespace safhire::ring
 
 namespace safhire::testing {
 

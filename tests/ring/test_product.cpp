@@ -145,6 +145,24 @@ TEST(Product, ElementwiseKernelsMatchScalarArithmetic) {
   }
 }
 
+TEST(Product, BoundIsAssertedInCheckedBuilds) {
+#if SAFHIRE_DEBUG_CHECKS
+  const RingParams r(3, 7);
+  ExactProduct product(r);
+  std::mt19937_64 rng(25);
+  const Vec a = random_words(rng, r.N()), b = random_words(rng, r.N());
+  Vec out(r.N());
+  try {
+    product.multiply(a, b, out);  // torus x torus: beyond the two-prime bound
+    FAIL() << "the exactness bound was not checked";
+  } catch (const safhire::Error& e) {
+    EXPECT_EQ(e.code(), safhire::ErrorCode::internal);
+  }
+#else
+  GTEST_SKIP() << "built without invariant checks (Debug or SAFHIRE_CHECKS=ON enables them)";
+#endif
+}
+
 TEST(Product, SizeMismatchIsATypedError) {
   const RingParams r(3, 3);
   ExactProduct product(r);
