@@ -39,52 +39,33 @@ std::string name(const char* op, const RingParams& r, std::string_view suffix = 
   return out;
 }
 
-void register_ntt(const RingParams& r, SimdIsa isa, std::string_view suffix, bool batches) {
+// One NTT benchmark: `count` polynomials transformed in place per iteration.
+void register_transform(const char* op, const RingParams& r, SimdIsa isa, std::string_view suffix,
+                        std::size_t count, bool forward) {
   const u64 q = safhire::core::primes_below(62, r.M(), 1)[0];
-  benchmark::RegisterBenchmark(name("ntt_forward", r, suffix).c_str(),
-                               [r, q, isa](benchmark::State& state) {
-                                 const NttPlan plan = NttPlan::for_prime(r, q, isa);
-                                 auto f = random_mod(r.N(), q, 1);
-                                 for (auto _ : state) {
-                                   plan.forward(f);
-                                   benchmark::DoNotOptimize(f.data());
-                                 }
-                                 state.SetItemsProcessed(state.iterations() * r.N());
-                               });
-  benchmark::RegisterBenchmark(name("ntt_inverse", r, suffix).c_str(),
-                               [r, q, isa](benchmark::State& state) {
-                                 const NttPlan plan = NttPlan::for_prime(r, q, isa);
-                                 auto f = random_mod(r.N(), q, 2);
-                                 for (auto _ : state) {
-                                   plan.inverse(f);
-                                   benchmark::DoNotOptimize(f.data());
-                                 }
-                                 state.SetItemsProcessed(state.iterations() * r.N());
-                               });
+  auto* bench = benchmark::RegisterBenchmark(
+      name(op, r, suffix).c_str(), [r, q, isa, count, forward](benchmark::State& state) {
+        const NttPlan plan = NttPlan::for_prime(r, q, isa);
+        auto f = random_mod(count * r.N(), q, forward ? 1 : 2);
+        for (auto _ : state) {
+          if (forward) {
+            plan.forward(f);
+          } else {
+            plan.inverse(f);
+          }
+          benchmark::DoNotOptimize(f.data());
+        }
+        state.SetItemsProcessed(state.iterations() * count * r.N());
+      });
+  if (count > 1) bench->Unit(benchmark::kMillisecond);
+}
+
+void register_ntt(const RingParams& r, SimdIsa isa, std::string_view suffix, bool batches) {
+  register_transform("ntt_forward", r, isa, suffix, 1, true);
+  register_transform("ntt_inverse", r, isa, suffix, 1, false);
   if (!batches) return;
-  constexpr std::size_t kBatch = 1024;
-  benchmark::RegisterBenchmark(name("ntt_forward_batch1024", r, suffix).c_str(),
-                               [r, q, isa](benchmark::State& state) {
-                                 const NttPlan plan = NttPlan::for_prime(r, q, isa);
-                                 auto f = random_mod(kBatch * r.N(), q, 3);
-                                 for (auto _ : state) {
-                                   plan.forward(f);
-                                   benchmark::DoNotOptimize(f.data());
-                                 }
-                                 state.SetItemsProcessed(state.iterations() * kBatch * r.N());
-                               })
-      ->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark(name("ntt_inverse_batch1024", r, suffix).c_str(),
-                               [r, q, isa](benchmark::State& state) {
-                                 const NttPlan plan = NttPlan::for_prime(r, q, isa);
-                                 auto f = random_mod(kBatch * r.N(), q, 4);
-                                 for (auto _ : state) {
-                                   plan.inverse(f);
-                                   benchmark::DoNotOptimize(f.data());
-                                 }
-                                 state.SetItemsProcessed(state.iterations() * kBatch * r.N());
-                               })
-      ->Unit(benchmark::kMillisecond);
+  register_transform("ntt_forward_batch1024", r, isa, suffix, 1024, true);
+  register_transform("ntt_inverse_batch1024", r, isa, suffix, 1024, false);
 }
 
 // Torus polynomial times a binary one: the shape of a * s in encryption and key switching.

@@ -260,6 +260,21 @@ INSTANTIATE_TEST_SUITE_P(AllRings, NttOnRing, ::testing::ValuesIn(all_rings()),
                            return safhire::testing::ring_label(param_info.param);
                          });
 
+TEST(Ntt, UnreducedInputIsCaughtInCheckedBuilds) {
+#if SAFHIRE_DEBUG_CHECKS
+  const NttPlan plan(RingParams(3, 2), 19, 4);
+  Vec f = {1, 2, 3, 19, 5, 6};  // 19 = q is outside [0, q)
+  try {
+    plan.forward(f);
+    FAIL() << "an input word >= q was accepted";
+  } catch (const safhire::Error& e) {
+    EXPECT_EQ(e.code(), safhire::ErrorCode::internal);
+  }
+#else
+  GTEST_SKIP() << "built without invariant checks (Debug or SAFHIRE_CHECKS=ON enables them)";
+#endif
+}
+
 TEST(Ntt, InvalidPlansAreTypedErrors) {
   using safhire::ErrorCode;
   auto code_of = [](auto&& fn) {

@@ -40,15 +40,25 @@ u32 chunk(u32 total, u32 at) {
 
 // ---- Natural levels: blocks of n = T nn contiguous words, loop along the block ----------------
 
+// The twiddles c'^r (r = 1..T-1, at w[r]) of natural block b, broadcast to every lane.
+template <int T>
+struct BlockTwiddles {
+  R w[T], wq[T];
+  BlockTwiddles(const u64* tw, const u64* twq, u32 b) {
+    for (int r = 1; r < T; ++r) {
+      w[r] = V::set1(tw[std::size_t{b} * (T - 1) + r - 1]);
+      wq[r] = V::set1(twq[std::size_t{b} * (T - 1) + r - 1]);
+    }
+  }
+};
+
 template <int T, bool kFinal>
 void natural_forward(u64* f, u32 blocks, u32 nn, const u64* tw, const u64* twq,
                      const DftRegs<V>& c) {
   for (u32 b = 0; b < blocks; ++b) {
-    R w[T], wq[T];
-    for (int r = 1; r < T; ++r) {
-      w[r] = V::set1(tw[b * (T - 1) + r - 1]);
-      wq[r] = V::set1(twq[b * (T - 1) + r - 1]);
-    }
+    const BlockTwiddles<T> tb(tw, twq, b);
+    const R* w = tb.w;
+    const R* wq = tb.wq;
     u64* base = f + std::size_t{b} * nn * T;
     for (u32 i = 0; i < nn; i += V::kLanes) {
       const u32 len = chunk(nn, i);
@@ -70,11 +80,9 @@ void natural_inverse(u64* f, u32 blocks, u32 nn, const u64* tw, const u64* twq, 
                      u64 scale, u64 scale_q) {
   const R s = V::set1(scale), sq = V::set1(scale_q);
   for (u32 b = 0; b < blocks; ++b) {
-    R w[T], wq[T];
-    for (int r = 1; r < T; ++r) {
-      w[r] = V::set1(tw[b * (T - 1) + r - 1]);
-      wq[r] = V::set1(twq[b * (T - 1) + r - 1]);
-    }
+    const BlockTwiddles<T> tb(tw, twq, b);
+    const R* w = tb.w;
+    const R* wq = tb.wq;
     u64* base = f + std::size_t{b} * nn * T;
     for (u32 i = 0; i < nn; i += V::kLanes) {
       const u32 len = chunk(nn, i);

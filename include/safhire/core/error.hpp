@@ -40,11 +40,14 @@ inline void require(bool condition, ErrorCode code, const std::string& message) 
 }  // namespace safhire
 
 // Invariant checks that cost time: active in debug builds (no NDEBUG) and when SAFHIRE_CHECKS is
-// defined; they throw ErrorCode::internal so that tests can observe them.
+// defined; they throw ErrorCode::internal so that tests can observe them. The message is built
+// only on failure.
 #if !defined(NDEBUG) || defined(SAFHIRE_CHECKS)
 #define SAFHIRE_DEBUG_CHECKS 1
-#define SAFHIRE_DEBUG_ASSERT(cond, msg) \
-  ::safhire::require(static_cast<bool>(cond), ::safhire::ErrorCode::internal, (msg))
+#define SAFHIRE_DEBUG_ASSERT(cond, msg)                                         \
+  do {                                                                          \
+    if (!(cond)) throw ::safhire::Error(::safhire::ErrorCode::internal, (msg)); \
+  } while (false)
 #else
 #define SAFHIRE_DEBUG_CHECKS 0
 #define SAFHIRE_DEBUG_ASSERT(cond, msg) ((void)0)
