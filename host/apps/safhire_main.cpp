@@ -1,5 +1,6 @@
 // The `safhire` command-line program: version, a description of the rings and primes this build
 // uses and of the CUDA device, and (until the inference demo exists) an NTT round trip.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>

@@ -12,7 +12,6 @@ namespace safhire::ring {
 
 using core::add_mod;
 using core::inv_mod;
-using core::make_shoup;
 using core::mul_mod;
 using core::pow_mod;
 using core::sub_mod;

@@ -42,7 +42,10 @@ u128 exactness_bound(const RingParams& ring, u64 q1, u64 q2) {
 // ---- ExactProduct ------------------------------------------------------------------------------
 
 ExactProduct::ExactProduct(const RingParams& ring, SimdIsa isa)
-    : ExactProduct(ring, largest_primes(ring)[0], largest_primes(ring)[1], isa) {}
+    : ExactProduct(ring, largest_primes(ring), isa) {}
+
+ExactProduct::ExactProduct(const RingParams& ring, const std::vector<u64>& primes, SimdIsa isa)
+    : ExactProduct(ring, primes.at(0), primes.at(1), isa) {}
 
 ExactProduct::ExactProduct(const RingParams& ring, u64 q1, u64 q2, SimdIsa isa)
     : plans_{NttPlan::for_prime(ring, q1, isa), NttPlan::for_prime(ring, q2, isa)},

@@ -260,6 +260,27 @@ INSTANTIATE_TEST_SUITE_P(AllRings, NttOnRing, ::testing::ValuesIn(all_rings()),
                            return safhire::testing::ring_label(param_info.param);
                          });
 
+TEST(Ntt, LargerRingsThanThePapers) {
+  // Sizes are run-time data: rings beyond the paper's work the same way.
+  std::mt19937_64 rng(15);
+  for (const RingParams& r :
+       {RingParams(3, 9), RingParams(5, 6), RingParams(7, 5), RingParams(3, 1), RingParams(7, 1)}) {
+    SCOPED_TRACE(r.name());
+    const u64 q = big_prime(r);
+    for (SimdIsa isa : available_simd()) {
+      const NttPlan plan = NttPlan::for_prime(r, q, isa);
+      const Vec a = random_words(rng, r.N(), q);
+      Vec f = a;
+      plan.forward(f);
+      for (std::size_t k = 0; k < r.N(); k += 1 + r.N() / 5) {
+        EXPECT_EQ(f[k], evaluate(a, pow_mod(plan.omega(), plan.slot_exponents()[k], q), q));
+      }
+      plan.inverse(f);
+      EXPECT_EQ(f, a);
+    }
+  }
+}
+
 TEST(Ntt, UnreducedInputIsCaughtInCheckedBuilds) {
 #if SAFHIRE_DEBUG_CHECKS
   const NttPlan plan(RingParams(3, 2), 19, 4);

@@ -51,6 +51,8 @@ class ExactProduct {
                 std::span<std::uint64_t> out);
 
  private:
+  ExactProduct(const RingParams& ring, const std::vector<std::uint64_t>& primes, SimdIsa isa);
+
   NttPlan plans_[2];
   core::Crt2 crt_;
   core::u128 bound_;  // max |a|_inf |b|_inf
