@@ -30,7 +30,7 @@ std::string describe_devices() {
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess || count == 0) {
     cudaGetLastError();
-    return std::string("CUDA: built for this machine's toolkit, but no usable device (") +
+    return std::string("CUDA: backend built, but no usable device (") +
            (status != cudaSuccess ? cudaGetErrorString(status) : "no device") + ")";
   }
   std::string out = "CUDA devices:";
