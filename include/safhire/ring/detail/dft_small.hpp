@@ -151,8 +151,10 @@ SAFHIRE_HD void dft_small(typename V::Reg (&x)[T], const DftRegs<V>& c) {
     const R u = mul(sum, kDftSum);
     const R r_alt = mul(alt, kDftAlt);
     // (X^n - 1)/(X + 1) = -1 + X - X^2 + ...: even outputs get -r_alt, odd ones +r_alt.
-    const R even = M::sub2(u, r_alt, q2);
-    const R odd = M::add2(u, r_alt, q2);
+    // With s = 1 every output also gets x_0: add it here once, not to each output.
+    const R base = kMode == DftMode::plain ? M::add2(x[0], u, q2) : u;
+    const R even = M::sub2(base, r_alt, q2);
+    const R odd = M::add2(base, r_alt, q2);
 
     R cc[n];
     if constexpr (T == 3) {
@@ -206,10 +208,7 @@ SAFHIRE_HD void dft_small(typename V::Reg (&x)[T], const DftRegs<V>& c) {
     }
 
     if constexpr (kMode == DftMode::plain) {
-      const R x0 = x[0];
-      x[0] = M::add2(x0, sum, q2);
-      for (int j = 0; j < n; ++j)
-        cc[j] = M::add2(x0, cc[j], q2);
+      x[0] = M::add2(x[0], sum, q2);
     } else {
       x[0] = mul(sum, kDftScale);
     }
