@@ -78,17 +78,34 @@ void require_galois_element(const RingParams& ring, std::uint64_t k);
 
 // out = sigma_k(a) = a(X^k) mod Phi_M for k coprime to M (§3.1). out must not alias a.
 // Not a signed permutation: an output coefficient can be a difference of two inputs.
+// As a gather: with c[e] = a[e k^-1 mod M] (zero where that index is >= N), the unreduced
+// image is sum_e c[e] X^e, and out[j] = c[j] - c[N + (j mod m)] (§1.2). Branch-free, so the
+// irregular pattern of indices that land in the top block costs no mispredictions.
 template <class Arith>
 void automorphism(const RingParams& ring, std::span<const u64> a, std::uint64_t k,
                   std::span<u64> out, Arith arith) {
   require_galois_element(ring, k);
   require_degree(ring, a.size(), "automorphism input");
   require_degree(ring, out.size(), "automorphism output");
-  const std::uint64_t kk = k % ring.M();
-  for (u64& c : out)
-    c = 0;
-  for (std::uint32_t i = 0; i < ring.N(); ++i) {
-    add_monomial(ring, out, static_cast<std::uint32_t>(i * kk % ring.M()), a[i], arith);
+  const std::uint32_t M = ring.M(), N = ring.N(), m = ring.m();
+  // k^-1 = k^(N-1) mod M (Euler), and the source of exponent e, with 0 where it is >= N.
+  const auto k_inv = static_cast<std::uint32_t>(core::pow_mod<u64>(k % M, N - 1, M));
+  auto source = [&](std::uint32_t i) {
+    const u64 keep = i < N ? ~u64{0} : u64{0};
+    return a[i < N ? i : 0] & keep;
+  };
+  auto advance = [&](std::uint32_t& i) {
+    i += k_inv;
+    if (i >= M) i -= M;
+  };
+  std::uint32_t i = 0;  // j k^-1 mod M
+  for (std::uint32_t j = 0; j < N; ++j, advance(i))
+    out[j] = source(i);
+  for (std::uint32_t r = 0; r < m; ++r, advance(i)) {  // i = (N + r) k^-1 mod M
+    const u64 top = source(i);
+    for (std::uint32_t block = 0; block + 1 < ring.t(); ++block) {
+      out[block * m + r] = arith.sub(out[block * m + r], top);
+    }
   }
 }
 
