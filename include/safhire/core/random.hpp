@@ -1,0 +1,66 @@
+// Randomness. Secrets (keys, noise) come from the operating system's CSPRNG through libsodium
+// (OsRandom). Whatever must be reproducible from a 32-byte seed -- the public mask `a` of a
+// seeded ciphertext or key, and test fixtures -- is the ChaCha20 keystream of that seed
+// (SeededRandom, expand_seed), identical on every platform. Samplers for the secret and noise
+// distributions of RLWE sit on top of either source.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace safhire::core {
+
+using Seed = std::array<std::uint8_t, 32>;
+
+class RandomSource {
+ public:
+  virtual ~RandomSource() = default;
+  virtual void fill(std::span<std::uint8_t> out) = 0;
+
+  // Uniform 64-bit words (little-endian reading of the byte stream).
+  void fill_words(std::span<std::uint64_t> out);
+  std::uint64_t word();
+  Seed seed();  // 32 fresh bytes
+};
+
+// The operating system's CSPRNG (libsodium randombytes_buf: getrandom on Linux).
+class OsRandom final : public RandomSource {
+ public:
+  OsRandom();  // initialises libsodium; throws ErrorCode::internal if it cannot
+  void fill(std::span<std::uint8_t> out) override;
+};
+
+// The ChaCha20 (IETF) keystream with the seed as key, nonce 0, block counter from 0.
+class SeededRandom final : public RandomSource {
+ public:
+  explicit SeededRandom(const Seed& seed);
+  // A seed made from a small integer, for tests and benchmarks that must be reproducible.
+  static SeededRandom from_counter(std::uint64_t value);
+  void fill(std::span<std::uint8_t> out) override;
+
+ private:
+  Seed key_;
+  std::uint64_t block_ = 0;  // next keystream block
+  std::array<std::uint8_t, 64> buffer_{};
+  std::size_t used_ = 64;  // bytes of buffer_ already handed out
+};
+
+// out = the first out.size() words of SeededRandom(seed): the expansion of a seeded `a`.
+void expand_seed(const Seed& seed, std::span<std::uint64_t> out);
+
+// ---- Samplers, writing torus words (signed values as two's complement) --------------------------
+
+// Uniform in {0, 1}.
+void sample_binary(RandomSource& random, std::span<std::uint64_t> out);
+// Uniform in {-1, 0, 1}.
+void sample_ternary(RandomSource& random, std::span<std::uint64_t> out);
+// Rounded Gaussian: round(sigma * 2^64 * z), z standard normal (Box-Muller on 53-bit uniforms),
+// i.e. a Gaussian of standard deviation `sigma` relative to the torus. Throws
+// ErrorCode::invalid_argument unless 2^-64 <= sigma <= 2^-8. For sigma * 2^64 >= 2^10, as in every
+// parameter set, this is statistically indistinguishable from the discrete Gaussian of the same
+// width.
+void sample_gaussian(RandomSource& random, double sigma, std::span<std::uint64_t> out);
+
+}  // namespace safhire::core
