@@ -58,6 +58,39 @@ bool ExactProduct::bound_holds(std::span<const u64> a, std::span<const u64> b) c
   return static_cast<u128>(norm_inf(a)) * norm_inf(b) <= bound_;
 }
 
+void ExactProduct::to_ntt(std::span<const u64> torus, std::span<u64> rns) const {
+  const std::size_t n = ring().N();
+  require_degree(ring(), torus.size(), "ExactProduct::to_ntt input");
+  require(rns.size() == 2 * n, ErrorCode::size_mismatch, "ExactProduct::to_ntt: expected 2N words");
+  for (int i = 0; i < 2; ++i) {
+    const NttTables& tb = plans_[i].tables();
+    kernels_->lift_torus(tb.q, tb.word_ratio, tb.two64_mod_q, torus.data(), rns.data() + i * n, n);
+    plans_[i].forward(rns.subspan(i * n, n));
+  }
+}
+
+void ExactProduct::multiply_accumulate(std::span<const u64> x, std::span<const u64> y,
+                                       std::span<u64> acc) const {
+  const std::size_t n = ring().N();
+  require(x.size() == 2 * n && y.size() == 2 * n && acc.size() == 2 * n, ErrorCode::size_mismatch,
+          "ExactProduct::multiply_accumulate: expected 2N words per operand");
+  for (int i = 0; i < 2; ++i) {
+    const NttTables& tb = plans_[i].tables();
+    kernels_->pointwise_montgomery_accumulate(tb.q, tb.montgomery_q_inv, x.data() + i * n,
+                                              y.data() + i * n, acc.data() + i * n, n);
+  }
+}
+
+void ExactProduct::from_ntt(std::span<u64> acc, std::span<u64> torus) const {
+  const std::size_t n = ring().N();
+  require(acc.size() == 2 * n, ErrorCode::size_mismatch,
+          "ExactProduct::from_ntt: expected 2N words");
+  require_degree(ring(), torus.size(), "ExactProduct::from_ntt output");
+  for (int i = 0; i < 2; ++i)
+    plans_[i].inverse(acc.subspan(i * n, n), InverseScale::montgomery);
+  kernels_->crt_lift(crt_, acc.data(), acc.data() + n, torus.data(), n);
+}
+
 void ExactProduct::multiply(std::span<const u64> a, std::span<const u64> b, std::span<u64> out) {
   const RingParams& r = ring();
   require_degree(r, a.size(), "ExactProduct::multiply a");
@@ -67,18 +100,15 @@ void ExactProduct::multiply(std::span<const u64> a, std::span<const u64> b, std:
                        "ExactProduct::multiply: |a|_inf |b|_inf exceeds the exactness bound of "
                        "reference 2.4 (torus x torus needs a third prime)");
   const std::size_t n = r.N();
-  u64* residues[2] = {scratch_.data(), scratch_.data() + 2 * n};
+  const std::span<u64> ra(scratch_.data(), 2 * n), rb(scratch_.data() + 2 * n, 2 * n);
+  to_ntt(a, ra);
+  to_ntt(b, rb);
   for (int i = 0; i < 2; ++i) {
     const NttTables& tb = plans_[i].tables();
-    u64* ra = residues[i];
-    u64* rb = residues[i] + n;
-    kernels_->lift_torus(tb.q, tb.word_ratio, tb.two64_mod_q, a.data(), ra, n);
-    kernels_->lift_torus(tb.q, tb.word_ratio, tb.two64_mod_q, b.data(), rb, n);
-    plans_[i].forward({ra, 2 * n});
-    kernels_->pointwise_montgomery(tb.q, tb.montgomery_q_inv, ra, rb, ra, n);
-    plans_[i].inverse({ra, n}, InverseScale::montgomery);
+    kernels_->pointwise_montgomery(tb.q, tb.montgomery_q_inv, ra.data() + i * n, rb.data() + i * n,
+                                   ra.data() + i * n, n);
   }
-  kernels_->crt_lift(crt_, residues[0], residues[1], out.data(), n);
+  from_ntt(ra, out);
 }
 
 // ---- PaddedProduct -----------------------------------------------------------------------------

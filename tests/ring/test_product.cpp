@@ -113,6 +113,28 @@ TEST_P(ProductOnRing, TwoPathsAgree) {
   EXPECT_EQ(a, expected);
 }
 
+TEST_P(ProductOnRing, SumsOfProductsInRnsNttForm) {
+  // sum_i a_i * d_i with one inverse transform, as key switching computes it.
+  const RingParams& r = GetParam();
+  std::mt19937_64 rng(26);
+  ExactProduct product(r);
+  const std::size_t n = r.N();
+  Vec acc(2 * n, 0), expected(n, 0);
+  for (int i = 0; i < 4; ++i) {
+    const Vec a = random_words(rng, n);
+    const Vec d = random_signed(rng, n, -256, 255);
+    Vec ra(2 * n), rd(2 * n);
+    product.to_ntt(a, ra);
+    product.to_ntt(d, rd);
+    product.multiply_accumulate(ra, rd, acc);
+    const Vec term = schoolbook(r, a, d);
+    for (std::size_t j = 0; j < n; ++j) expected[j] += term[j];
+  }
+  Vec out(n);
+  product.from_ntt(acc, out);
+  EXPECT_EQ(out, expected);
+}
+
 INSTANTIATE_TEST_SUITE_P(AllRings, ProductOnRing, ::testing::ValuesIn(all_rings()),
                          [](const auto& param_info) {
                            return safhire::testing::ring_label(param_info.param);
@@ -130,13 +152,15 @@ TEST(Product, ElementwiseKernelsMatchScalarArithmetic) {
   for (SimdIsa isa : available_simd()) {
     SCOPED_TRACE(std::string(to_string(isa)));
     const auto& k = simd::checked_kernels(isa);
-    Vec mont(len), lifted(len), crt_out(len);
+    Vec mont(len), lifted(len), crt_out(len), acc = x1;
     k.pointwise_montgomery(q1, q_inv, a.data(), b.data(), mont.data(), len);
+    k.pointwise_montgomery_accumulate(q1, q_inv, a.data(), b.data(), acc.data(), len);
     k.lift_torus(q1, safhire::core::shoup_quotient<u64>(1, q1), two64, a.data(), lifted.data(),
                  len);
     k.crt_lift(crt, x1.data(), x2.data(), crt_out.data(), len);
     for (std::size_t i = 0; i < len; ++i) {
       ASSERT_EQ(mont[i], safhire::core::mont_mul(a[i], b[i], q1, q_inv));
+      ASSERT_EQ(acc[i], safhire::core::add_mod(x1[i], mont[i], q1));
       const auto v = static_cast<safhire::testing::i128>(static_cast<std::int64_t>(a[i]));
       const u64 expected = static_cast<u64>((v % q1 + q1) % q1);
       ASSERT_EQ(lifted[i], expected);

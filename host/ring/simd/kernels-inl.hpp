@@ -398,6 +398,17 @@ void pointwise_montgomery(u64 q, u64 q_inv, const u64* a, const u64* b, u64* out
   });
 }
 
+void pointwise_montgomery_accumulate(u64 q, u64 q_inv, const u64* a, const u64* b, u64* acc,
+                                     std::size_t len) {
+  for_each_lane_block(len, [&](auto lanes, std::size_t i) {
+    using L = decltype(lanes);
+    using M = ModLanes<L>;
+    const auto qv = L::set1(q);
+    const auto product = M::mont_mul(L::load(a + i), L::load(b + i), qv, L::set1(q_inv));
+    L::store(acc + i, M::add(L::load(acc + i), product, qv));
+  });
+}
+
 // v signed: v mod q = (v + 2^64) mod q - (v < 0 ? 2^64 mod q : 0).
 void lift_torus(u64 q, u64 word_ratio, u64 two64_mod_q, const u64* in, u64* out, std::size_t len) {
   for_each_lane_block(len, [&](auto lanes, std::size_t i) {
@@ -431,8 +442,15 @@ void crt_lift(const core::Crt2& crt, const u64* x1p, const u64* x2p, u64* out, s
 }
 
 constexpr KernelTable kTable = {
-    SAFHIRE_SIMD_NAME, ntt_forward,          ntt_inverse, radix2_forward,
-    radix2_inverse,    pointwise_montgomery, lift_torus,  crt_lift,
+    SAFHIRE_SIMD_NAME,
+    ntt_forward,
+    ntt_inverse,
+    radix2_forward,
+    radix2_inverse,
+    pointwise_montgomery,
+    pointwise_montgomery_accumulate,
+    lift_torus,
+    crt_lift,
 };
 
 }  // namespace safhire::ring::simd::SAFHIRE_SIMD_NS

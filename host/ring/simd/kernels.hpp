@@ -37,6 +37,10 @@ struct KernelTable {
   // out[i] = a[i] b[i] 2^-64 mod q; a any word, b in [0, q); out may alias a or b.
   void (*pointwise_montgomery)(std::uint64_t q, std::uint64_t q_inv, const std::uint64_t* a,
                                const std::uint64_t* b, std::uint64_t* out, std::size_t len);
+  // acc[i] = acc[i] + a[i] b[i] 2^-64 mod q; acc in [0, q) in and out, a any word, b in [0, q).
+  void (*pointwise_montgomery_accumulate)(std::uint64_t q, std::uint64_t q_inv,
+                                          const std::uint64_t* a, const std::uint64_t* b,
+                                          std::uint64_t* acc, std::size_t len);
   // Torus words read as signed integers -> their residues in [0, q).
   void (*lift_torus)(std::uint64_t q, std::uint64_t word_ratio, std::uint64_t two64_mod_q,
                      const std::uint64_t* in, std::uint64_t* out, std::size_t len);

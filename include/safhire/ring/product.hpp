@@ -50,6 +50,18 @@ class ExactProduct {
   void multiply(std::span<const std::uint64_t> a, std::span<const std::uint64_t> b,
                 std::span<std::uint64_t> out);
 
+  // The same product in steps, for sums of products sharing one inverse transform (key
+  // switching). "RNS-NTT form" is 2N words: the NTT of the residues mod q1, then mod q2.
+  // torus (N words, read as signed) -> its RNS-NTT form.
+  void to_ntt(std::span<const std::uint64_t> torus, std::span<std::uint64_t> rns) const;
+  // acc += x * y in RNS-NTT form (Montgomery products: the 2^-64 they leave is cancelled by
+  // from_ntt, so acc must start at zero and collect only such products).
+  void multiply_accumulate(std::span<const std::uint64_t> x, std::span<const std::uint64_t> y,
+                           std::span<std::uint64_t> acc) const;
+  // acc (consumed: transformed in place) -> the exact integer sum mod 2^64, as N torus words.
+  // Exact while the true coefficients of the sum lie in (-Q/2, Q/2].
+  void from_ntt(std::span<std::uint64_t> acc, std::span<std::uint64_t> torus) const;
+
  private:
   ExactProduct(const RingParams& ring, const std::vector<std::uint64_t>& primes, SimdIsa isa);
 
@@ -57,7 +69,7 @@ class ExactProduct {
   core::Crt2 crt_;
   core::u128 bound_;  // max |a|_inf |b|_inf
   const simd::KernelTable* kernels_;
-  AlignedWords scratch_;  // [prime][a, b][N]
+  AlignedWords scratch_;  // RNS-NTT forms of a and b
 };
 
 class PaddedProduct {

@@ -1,0 +1,100 @@
+#include "safhire/rlwe/rlwe.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "safhire/core/error.hpp"
+
+namespace safhire::rlwe {
+
+u64 encode_message(std::int64_t y, std::uint32_t bits) {
+  require(bits >= 1 && bits <= 32, ErrorCode::invalid_argument,
+          "message bits must be in [1, 32], got " + std::to_string(bits));
+  const std::int64_t half = std::int64_t{1} << (bits - 1);
+  require(y >= -half && y < half, ErrorCode::invalid_argument,
+          "message " + std::to_string(y) + " is outside the signed " + std::to_string(bits) +
+              "-bit range");
+  return static_cast<u64>(y) << (64 - bits);
+}
+
+std::int64_t decode_message(u64 phase, std::uint32_t bits) {
+  // Round to the nearest multiple of 2^(64-b), then read the top b bits as a signed value.
+  const u64 rounded = (phase + (u64{1} << (63 - bits))) >> (64 - bits);
+  const u64 mask = (u64{1} << bits) - 1;
+  const u64 y = rounded & mask;
+  return (y >> (bits - 1)) != 0 ? static_cast<std::int64_t>(y) - (std::int64_t{1} << bits)
+                                 : static_cast<std::int64_t>(y);
+}
+
+std::vector<ring::TorusPoly> encode_chunks(const ring::RingParams& ring,
+                                           std::span<const std::int64_t> values,
+                                           std::uint32_t bits) {
+  std::vector<ring::TorusPoly> chunks;
+  for (std::size_t at = 0; at < values.size(); at += ring.N()) {
+    chunks.emplace_back(ring);
+    const std::size_t n = std::min<std::size_t>(ring.N(), values.size() - at);
+    for (std::size_t i = 0; i < n; ++i) chunks.back()[i] = encode_message(values[at + i], bits);
+  }
+  return chunks;
+}
+
+SecretKey::SecretKey(const ParameterSet& params, core::RandomSource& random)
+    : params_(params), s_(params.ring) {
+  if (params.key == KeyDistribution::binary) {
+    core::sample_binary(random, s_.coeffs());
+  } else {
+    core::sample_ternary(random, s_.coeffs());
+  }
+}
+
+Ciphertext SeededCiphertext::expand() const {
+  Ciphertext ct(b.ring());
+  core::expand_seed(seed, ct.a.coeffs());
+  std::copy(b.coeffs().begin(), b.coeffs().end(), ct.b.coeffs().begin());
+  return ct;
+}
+
+void require_ring(const Ciphertext& ct, const ring::RingParams& ring, const char* what) {
+  require(ct.a.ring() == ring && ct.b.ring() == ring, ErrorCode::size_mismatch,
+          std::string(what) + ": ciphertext of ring " + ct.a.ring().name() + ", expected " +
+              ring.name());
+}
+
+Encryptor::Encryptor(const SecretKey& key, core::RandomSource& noise)
+    : key_(&key), noise_(&noise), product_(key.params().ring) {}
+
+void Encryptor::multiply_by_secret(std::span<const u64> a, std::span<u64> out) {
+  product_.multiply(a, key_->coeffs(), out);
+}
+
+SeededCiphertext Encryptor::encrypt_seeded(std::span<const u64> mu) {
+  const ring::RingParams& ring = params().ring;
+  ring::require_degree(ring, mu.size(), "Encryptor::encrypt message");
+  SeededCiphertext ct(ring);
+  ct.seed = noise_->seed();
+  ring::TorusPoly a(ring), e(ring);
+  core::expand_seed(ct.seed, a.coeffs());
+  core::sample_gaussian(*noise_, params().sigma(), e.coeffs());
+  multiply_by_secret(a.coeffs(), ct.b.coeffs());
+  for (std::size_t i = 0; i < ring.N(); ++i) ct.b[i] += mu[i] + e[i];
+  return ct;
+}
+
+Ciphertext Encryptor::encrypt(std::span<const u64> mu) { return encrypt_seeded(mu).expand(); }
+
+ring::TorusPoly Encryptor::phase(const Ciphertext& ct) {
+  require_ring(ct, params().ring, "Encryptor::phase");
+  ring::TorusPoly p(params().ring);
+  multiply_by_secret(ct.a.coeffs(), p.coeffs());
+  for (std::size_t i = 0; i < p.degree(); ++i) p[i] = ct.b[i] - p[i];
+  return p;
+}
+
+std::vector<std::int64_t> Encryptor::decrypt(const Ciphertext& ct) {
+  const ring::TorusPoly p = phase(ct);
+  std::vector<std::int64_t> out(p.degree());
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = decode_message(p[i], params().message_bits);
+  return out;
+}
+
+}  // namespace safhire::rlwe

@@ -1,0 +1,92 @@
+// RLWE over the 64-bit torus: secret keys, ciphertexts (a, b) with b = a s + mu + e (mod 2^64),
+// the seeded form (seed, b) in which fresh ciphertexts travel, encoding of signed b-bit messages
+// scaled by 2^(64-b), and client-side encryption and decryption. Products a*s are exact
+// (ring::ExactProduct: torus times small).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "safhire/core/random.hpp"
+#include "safhire/ring/poly.hpp"
+#include "safhire/ring/product.hpp"
+#include "safhire/rlwe/params.hpp"
+
+namespace safhire::rlwe {
+
+using u64 = std::uint64_t;
+
+// ---- Messages ---------------------------------------------------------------------------------
+
+// y in [-2^(b-1), 2^(b-1)) -> y 2^(64-b) on the torus. Throws ErrorCode::invalid_argument for a
+// value outside that range.
+u64 encode_message(std::int64_t y, std::uint32_t bits);
+// The nearest message: round(phase / 2^(64-b)) read as a signed b-bit value.
+std::int64_t decode_message(u64 phase, std::uint32_t bits);
+
+// Values split into chunks of N coefficients (the last one zero-padded), each encoded.
+std::vector<ring::TorusPoly> encode_chunks(const ring::RingParams& ring,
+                                           std::span<const std::int64_t> values,
+                                           std::uint32_t bits);
+
+// ---- Keys and ciphertexts ---------------------------------------------------------------------
+
+// The client's secret: uniform binary (or ternary) coefficients. Never leaves the client: it has
+// no serialisation.
+class SecretKey {
+ public:
+  SecretKey(const ParameterSet& params, core::RandomSource& random);
+  const ParameterSet& params() const { return params_; }
+  const ring::TorusPoly& poly() const { return s_; }
+  std::span<const u64> coeffs() const { return s_.coeffs(); }
+
+ private:
+  ParameterSet params_;
+  ring::TorusPoly s_;
+};
+
+struct Ciphertext {
+  ring::TorusPoly a, b;
+  explicit Ciphertext(const ring::RingParams& ring) : a(ring), b(ring) {}
+};
+
+// A fresh ciphertext as it travels: `a` is expand_seed(seed) (core/random.hpp).
+struct SeededCiphertext {
+  core::Seed seed{};
+  ring::TorusPoly b;
+  explicit SeededCiphertext(const ring::RingParams& ring) : b(ring) {}
+  Ciphertext expand() const;
+};
+
+// Encryption and decryption under one secret key. Holds the exact-product engine and its scratch:
+// one object per thread.
+class Encryptor {
+ public:
+  // `noise` supplies the Gaussian errors and the seeds; production code passes an OsRandom.
+  Encryptor(const SecretKey& key, core::RandomSource& noise);
+
+  const ParameterSet& params() const { return key_->params(); }
+
+  // Encryption of the torus polynomial mu (already scaled): b = a s + mu + e, a from a fresh seed.
+  SeededCiphertext encrypt_seeded(std::span<const u64> mu);
+  Ciphertext encrypt(std::span<const u64> mu);
+
+  // b - a s: the message plus the noise.
+  ring::TorusPoly phase(const Ciphertext& ct);
+  // The decoded messages of every coefficient.
+  std::vector<std::int64_t> decrypt(const Ciphertext& ct);
+
+  // (a s) for any torus a: what keys and probes need.
+  void multiply_by_secret(std::span<const u64> a, std::span<u64> out);
+
+ private:
+  const SecretKey* key_;
+  core::RandomSource* noise_;
+  ring::ExactProduct product_;
+};
+
+// Throws ErrorCode::size_mismatch unless ct belongs to `ring`.
+void require_ring(const Ciphertext& ct, const ring::RingParams& ring, const char* what);
+
+}  // namespace safhire::rlwe
