@@ -1,6 +1,10 @@
 #include "safhire/ring/product.hpp"
 
 #include <algorithm>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <utility>
 #include <string>
 
 #include "safhire/core/error.hpp"
@@ -51,8 +55,16 @@ ExactProduct::ExactProduct(const RingParams& ring, u64 q1, u64 q2, SimdIsa isa)
     : plans_{NttPlan::for_prime(ring, q1, isa), NttPlan::for_prime(ring, q2, isa)},
       crt_(core::Crt2::make(q1, q2)),
       bound_(exactness_bound(ring, q1, q2)),
-      kernels_(&simd::checked_kernels(isa)),
-      scratch_(4 * std::size_t{ring.N()}) {}
+      kernels_(&simd::checked_kernels(isa)) {}
+
+const ExactProduct& ExactProduct::shared(const RingParams& ring) {
+  static std::mutex mutex;
+  static std::map<std::pair<std::uint32_t, std::uint32_t>, std::unique_ptr<ExactProduct>> cache;
+  const std::lock_guard<std::mutex> lock(mutex);
+  auto& slot = cache[{ring.t(), ring.a()}];
+  if (!slot) slot = std::make_unique<ExactProduct>(ring);
+  return *slot;
+}
 
 bool ExactProduct::bound_holds(std::span<const u64> a, std::span<const u64> b) const {
   return static_cast<u128>(norm_inf(a)) * norm_inf(b) <= bound_;
@@ -91,7 +103,8 @@ void ExactProduct::from_ntt(std::span<u64> acc, std::span<u64> torus) const {
   kernels_->crt_lift(crt_, acc.data(), acc.data() + n, torus.data(), n);
 }
 
-void ExactProduct::multiply(std::span<const u64> a, std::span<const u64> b, std::span<u64> out) {
+void ExactProduct::multiply(std::span<const u64> a, std::span<const u64> b,
+                            std::span<u64> out) const {
   const RingParams& r = ring();
   require_degree(r, a.size(), "ExactProduct::multiply a");
   require_degree(r, b.size(), "ExactProduct::multiply b");
@@ -100,7 +113,9 @@ void ExactProduct::multiply(std::span<const u64> a, std::span<const u64> b, std:
                        "ExactProduct::multiply: |a|_inf |b|_inf exceeds the exactness bound of "
                        "reference 2.4 (torus x torus needs a third prime)");
   const std::size_t n = r.N();
-  const std::span<u64> ra(scratch_.data(), 2 * n), rb(scratch_.data() + 2 * n, 2 * n);
+  thread_local AlignedWords scratch;
+  if (scratch.size() < 4 * n) scratch = AlignedWords(4 * n);
+  const std::span<u64> ra(scratch.data(), 2 * n), rb(scratch.data() + 2 * n, 2 * n);
   to_ntt(a, ra);
   to_ntt(b, rb);
   for (int i = 0; i < 2; ++i) {

@@ -1,6 +1,7 @@
 #include "safhire/rlwe/rlwe.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "safhire/core/error.hpp"
@@ -23,7 +24,7 @@ std::int64_t decode_message(u64 phase, std::uint32_t bits) {
   const u64 mask = (u64{1} << bits) - 1;
   const u64 y = rounded & mask;
   return (y >> (bits - 1)) != 0 ? static_cast<std::int64_t>(y) - (std::int64_t{1} << bits)
-                                 : static_cast<std::int64_t>(y);
+                                : static_cast<std::int64_t>(y);
 }
 
 std::vector<ring::TorusPoly> encode_chunks(const ring::RingParams& ring,
@@ -33,7 +34,8 @@ std::vector<ring::TorusPoly> encode_chunks(const ring::RingParams& ring,
   for (std::size_t at = 0; at < values.size(); at += ring.N()) {
     chunks.emplace_back(ring);
     const std::size_t n = std::min<std::size_t>(ring.N(), values.size() - at);
-    for (std::size_t i = 0; i < n; ++i) chunks.back()[i] = encode_message(values[at + i], bits);
+    for (std::size_t i = 0; i < n; ++i)
+      chunks.back()[i] = encode_message(values[at + i], bits);
   }
   return chunks;
 }
@@ -61,10 +63,10 @@ void require_ring(const Ciphertext& ct, const ring::RingParams& ring, const char
 }
 
 Encryptor::Encryptor(const SecretKey& key, core::RandomSource& noise)
-    : key_(&key), noise_(&noise), product_(key.params().ring) {}
+    : key_(&key), noise_(&noise), product_(&ring::ExactProduct::shared(key.params().ring)) {}
 
 void Encryptor::multiply_by_secret(std::span<const u64> a, std::span<u64> out) {
-  product_.multiply(a, key_->coeffs(), out);
+  product_->multiply(a, key_->coeffs(), out);
 }
 
 SeededCiphertext Encryptor::encrypt_seeded(std::span<const u64> mu) {
@@ -76,25 +78,55 @@ SeededCiphertext Encryptor::encrypt_seeded(std::span<const u64> mu) {
   core::expand_seed(ct.seed, a.coeffs());
   core::sample_gaussian(*noise_, params().sigma(), e.coeffs());
   multiply_by_secret(a.coeffs(), ct.b.coeffs());
-  for (std::size_t i = 0; i < ring.N(); ++i) ct.b[i] += mu[i] + e[i];
+  for (std::size_t i = 0; i < ring.N(); ++i)
+    ct.b[i] += mu[i] + e[i];
   return ct;
 }
 
-Ciphertext Encryptor::encrypt(std::span<const u64> mu) { return encrypt_seeded(mu).expand(); }
+Ciphertext Encryptor::encrypt(std::span<const u64> mu) {
+  return encrypt_seeded(mu).expand();
+}
 
 ring::TorusPoly Encryptor::phase(const Ciphertext& ct) {
   require_ring(ct, params().ring, "Encryptor::phase");
   ring::TorusPoly p(params().ring);
   multiply_by_secret(ct.a.coeffs(), p.coeffs());
-  for (std::size_t i = 0; i < p.degree(); ++i) p[i] = ct.b[i] - p[i];
+  for (std::size_t i = 0; i < p.degree(); ++i)
+    p[i] = ct.b[i] - p[i];
   return p;
 }
 
 std::vector<std::int64_t> Encryptor::decrypt(const Ciphertext& ct) {
   const ring::TorusPoly p = phase(ct);
   std::vector<std::int64_t> out(p.degree());
-  for (std::size_t i = 0; i < out.size(); ++i) out[i] = decode_message(p[i], params().message_bits);
+  for (std::size_t i = 0; i < out.size(); ++i)
+    out[i] = decode_message(p[i], params().message_bits);
   return out;
+}
+
+void NoiseProbe::add(u64 error) {
+  const auto e = static_cast<long double>(static_cast<std::int64_t>(error));
+  sum_squares_ += e * e;
+  max_abs_ = std::max(max_abs_, static_cast<double>(std::fabs(e)) * 0x1p-64);
+  ++count_;
+}
+
+void NoiseProbe::add(std::span<const u64> errors) {
+  for (u64 e : errors) add(e);
+}
+
+double NoiseProbe::variance() const {
+  return count_ == 0 ? 0.0 : static_cast<double>(sum_squares_ / count_) * 0x1p-128;
+}
+
+double NoiseProbe::log2_variance() const { return std::log2(variance()); }
+
+ring::TorusPoly phase_error(Encryptor& encryptor, const Ciphertext& ct,
+                            std::span<const u64> expected_phase) {
+  ring::TorusPoly p = encryptor.phase(ct);
+  ring::require_degree(p.ring(), expected_phase.size(), "phase_error expected phase");
+  for (std::size_t i = 0; i < p.degree(); ++i) p[i] -= expected_phase[i];
+  return p;
 }
 
 }  // namespace safhire::rlwe

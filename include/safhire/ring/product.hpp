@@ -42,13 +42,19 @@ class ExactProduct {
 
   // True when |a|_inf |b|_inf is within the exactness bound above.
   bool bound_holds(std::span<const std::uint64_t> a, std::span<const std::uint64_t> b) const;
+  // The bound itself: the largest |a|_inf |b|_inf (summed over the terms of a sum of products)
+  // for which the result is exact.
+  core::u128 product_bound() const { return bound_; }
+
+  // A process-wide instance for `ring` (default primes, default kernels), built on first use.
+  static const ExactProduct& shared(const RingParams& ring);
 
   // out = a * b mod Phi_M in Z_{2^64}; a, b, out hold N torus words (out may alias a or b).
   // The bound is checked in debug builds (ErrorCode::internal when it fails); a caller that
-  // breaks it in a release build gets a wrong product. Not safe for concurrent calls on one
-  // object (it owns its scratch); use one object per thread.
+  // breaks it in a release build gets a wrong product. Every method is const and thread-safe
+  // (scratch is per thread).
   void multiply(std::span<const std::uint64_t> a, std::span<const std::uint64_t> b,
-                std::span<std::uint64_t> out);
+                std::span<std::uint64_t> out) const;
 
   // The same product in steps, for sums of products sharing one inverse transform (key
   // switching). "RNS-NTT form" is 2N words: the NTT of the residues mod q1, then mod q2.
@@ -69,7 +75,6 @@ class ExactProduct {
   core::Crt2 crt_;
   core::u128 bound_;  // max |a|_inf |b|_inf
   const simd::KernelTable* kernels_;
-  AlignedWords scratch_;  // RNS-NTT forms of a and b
 };
 
 class PaddedProduct {

@@ -4,6 +4,7 @@
 // (ring::ExactProduct: torus times small).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -59,8 +60,8 @@ struct SeededCiphertext {
   Ciphertext expand() const;
 };
 
-// Encryption and decryption under one secret key. Holds the exact-product engine and its scratch:
-// one object per thread.
+// Encryption and decryption under one secret key. Not thread-safe (it draws from one random
+// source): one object per thread.
 class Encryptor {
  public:
   // `noise` supplies the Gaussian errors and the seeds; production code passes an OsRandom.
@@ -83,8 +84,32 @@ class Encryptor {
  private:
   const SecretKey* key_;
   core::RandomSource* noise_;
-  ring::ExactProduct product_;
+  const ring::ExactProduct* product_;
 };
+
+// ---- Noise ------------------------------------------------------------------------------------
+
+// Accumulates phase errors (torus words, read as signed) and reports their statistics relative
+// to the torus: the probe behind every noise test and the failure estimates.
+class NoiseProbe {
+ public:
+  void add(u64 error);
+  void add(std::span<const u64> errors);
+  std::size_t count() const { return count_; }
+  double variance() const;  // E[e^2] in torus units (the mean is expected to be 0)
+  double log2_variance() const;
+  double log2_std() const { return log2_variance() / 2; }
+  double max_abs() const { return max_abs_; }  // torus units
+
+ private:
+  long double sum_squares_ = 0;  // in units of 2^-64, squared
+  double max_abs_ = 0;
+  std::size_t count_ = 0;
+};
+
+// phase(ct) - expected, coefficient by coefficient: the error of a ciphertext under a known key.
+ring::TorusPoly phase_error(Encryptor& encryptor, const Ciphertext& ct,
+                            std::span<const u64> expected_phase);
 
 // Throws ErrorCode::size_mismatch unless ct belongs to `ring`.
 void require_ring(const Ciphertext& ct, const ring::RingParams& ring, const char* what);

@@ -1,0 +1,213 @@
+#include "safhire/rlwe/keyswitch.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "safhire/core/error.hpp"
+#include "safhire/ring/cyclotomic.hpp"
+
+namespace safhire::rlwe {
+
+using core::u128;
+
+// ---- Gadget decomposition ---------------------------------------------------------------------
+
+GadgetDecomposer::GadgetDecomposer(const Gadget& gadget) : gadget_(gadget) {
+  // Validation: the same rules as a parameter set's gadget.
+  require(gadget.base >= 2 && gadget.levels >= 1, ErrorCode::invalid_parameters,
+          "gadget needs base >= 2 and levels >= 1");
+  const u128 two64 = static_cast<u128>(1) << 64;
+  u128 power = 1;
+  for (std::uint32_t i = 0; i < gadget.levels; ++i) {
+    power *= gadget.base;
+    require(power <= two64, ErrorCode::invalid_parameters,
+            "gadget D^l = " + std::to_string(gadget.base) + "^" + std::to_string(gadget.levels) +
+                " exceeds 2^64");
+    values_.push_back(static_cast<u64>((two64 + power / 2) / power));  // round(2^64 / D^(i+1))
+  }
+  precision_ = power;
+  base_ratio_ = static_cast<u64>(two64 / gadget.base);
+}
+
+void GadgetDecomposer::decompose(std::span<const u64> a, std::span<u64> digits) const {
+  const std::size_t n = a.size();
+  const std::uint32_t l = gadget_.levels;
+  const u64 D = gadget_.base;
+  require(digits.size() == n * l, ErrorCode::size_mismatch,
+          "GadgetDecomposer::decompose: expected l * N digit words");
+  const bool full = precision_ == (static_cast<u128>(1) << 64);
+  for (std::size_t j = 0; j < n; ++j) {
+    // x = round(a D^l / 2^64) in [0, D^l]: the multiple of 2^64 / D^l nearest to a.
+    u64 x = full ? a[j]
+                 : static_cast<u64>(
+                       (static_cast<u128>(a[j]) * precision_ + (static_cast<u128>(1) << 63)) >> 64);
+    // Balanced digits, least significant (i = l-1) first; the final carry is a multiple of
+    // D^l, i.e. of the whole torus, and is dropped.
+    for (std::uint32_t i = l; i-- > 0;) {
+      u64 q = core::mul_hi(x, base_ratio_);  // floor(x / D) or up to 2 less
+      u64 r = x - q * D;
+      while (r >= D) {
+        r -= D;
+        ++q;
+      }
+      if (2 * r >= D) {  // r - D in [-floor(D/2), 0)
+        digits[i * n + j] = r - D;
+        ++q;
+      } else {
+        digits[i * n + j] = r;
+      }
+      x = q;
+    }
+  }
+}
+
+// ---- Keys -------------------------------------------------------------------------------------
+
+KeySwitchKey::KeySwitchKey(const ParameterSet& params, std::uint64_t k, const Gadget& gadget)
+    : ring_(params.ring), parameter_id_(params.id), galois_element_(k), gadget_(gadget) {}
+
+std::span<const u64> KeySwitchKey::ntt_a(std::uint32_t i) const {
+  const std::size_t size = 2 * std::size_t{ring_.N()};
+  return {ntt_.data() + 2 * i * size, size};
+}
+
+std::span<const u64> KeySwitchKey::ntt_b(std::uint32_t i) const {
+  const std::size_t size = 2 * std::size_t{ring_.N()};
+  return {ntt_.data() + (2 * i + 1) * size, size};
+}
+
+std::span<const u64> KeySwitchKey::torus_b(std::uint32_t i) const {
+  return {b_.data() + std::size_t{i} * ring_.N(), ring_.N()};
+}
+
+void KeySwitchKey::build_ntt_form() {
+  const std::size_t n = ring_.N(), size = 2 * n;
+  const ring::ExactProduct& product = ring::ExactProduct::shared(ring_);
+  ntt_ = ring::AlignedWords(2 * gadget_.levels * size);
+  std::vector<u64> a(n);
+  for (std::uint32_t i = 0; i < gadget_.levels; ++i) {
+    core::expand_seed(seeds_[i], a);
+    product.to_ntt(a, {ntt_.data() + 2 * i * size, size});
+    product.to_ntt(torus_b(i), {ntt_.data() + (2 * i + 1) * size, size});
+  }
+}
+
+KeySwitchKey make_key_switch_key(const SecretKey& key, std::span<const u64> from_key,
+                                 std::uint64_t galois_element, const Gadget& gadget,
+                                 core::RandomSource& noise) {
+  const ParameterSet& params = key.params();
+  const std::size_t n = params.ring.N();
+  ring::require_degree(params.ring, from_key.size(), "make_key_switch_key source key");
+  const GadgetDecomposer decomposer(gadget);
+  KeySwitchKey ksk(params, galois_element, gadget);
+  const ring::ExactProduct& product = ring::ExactProduct::shared(params.ring);
+  ksk.b_.assign(std::size_t{gadget.levels} * n, 0);
+  std::vector<u64> a(n), e(n);
+  for (std::uint32_t i = 0; i < gadget.levels; ++i) {
+    // KSK[i] = (a_i, a_i s + e_i + s' g_i), a_i from a fresh seed.
+    ksk.seeds_.push_back(noise.seed());
+    core::expand_seed(ksk.seeds_.back(), a);
+    core::sample_gaussian(noise, params.sigma(), e);
+    const std::span<u64> b(ksk.b_.data() + i * n, n);
+    product.multiply(a, key.coeffs(), b);
+    const u64 g = decomposer.value(i);
+    for (std::size_t j = 0; j < n; ++j)
+      b[j] += e[j] + from_key[j] * g;
+  }
+  ksk.build_ntt_form();
+  return ksk;
+}
+
+KeySwitchKey make_automorphism_key(const SecretKey& key, std::uint64_t k, const Gadget& gadget,
+                                   core::RandomSource& noise) {
+  const ring::RingParams& ring = key.params().ring;
+  ring::TorusPoly sigma_s(ring);
+  ring::automorphism(ring, key.coeffs(), k, sigma_s.coeffs(), ring::TorusArith{});
+  return make_key_switch_key(key, sigma_s.coeffs(), k % ring.M(), gadget, noise);
+}
+
+KeySwitchKey key_switch_key_from_parts(const ParameterSet& params, std::uint64_t galois_element,
+                                       const Gadget& gadget, std::vector<core::Seed> seeds,
+                                       std::vector<u64> torus_b) {
+  const GadgetDecomposer validate(gadget);
+  require(galois_element % params.ring.t() != 0 && galois_element < params.ring.M(),
+          ErrorCode::invalid_argument,
+          "key-switching key: Galois element " + std::to_string(galois_element) +
+              " is not a unit below M = " + std::to_string(params.ring.M()));
+  require(seeds.size() == gadget.levels &&
+              torus_b.size() == std::size_t{gadget.levels} * params.ring.N(),
+          ErrorCode::size_mismatch,
+          "key-switching key: expected " + std::to_string(gadget.levels) + " seeds and " +
+              std::to_string(gadget.levels) + " x " + std::to_string(params.ring.N()) +
+              " words, got " + std::to_string(seeds.size()) + " and " +
+              std::to_string(torus_b.size()));
+  KeySwitchKey ksk(params, galois_element, gadget);
+  ksk.seeds_ = std::move(seeds);
+  ksk.b_ = std::move(torus_b);
+  ksk.build_ntt_form();
+  return ksk;
+}
+
+// ---- Key switching ----------------------------------------------------------------------------
+
+KeySwitcher::KeySwitcher(const ParameterSet& params, const Gadget& gadget)
+    : params_(params),
+      decomposer_(gadget),
+      product_(&ring::ExactProduct::shared(params.ring)),
+      digits_(std::size_t{gadget.levels} * params.ring.N()),
+      digit_ntt_(2 * std::size_t{params.ring.N()}),
+      acc_a_(2 * std::size_t{params.ring.N()}),
+      acc_b_(2 * std::size_t{params.ring.N()}),
+      sum_b_(params.ring),
+      sigma_(params.ring) {
+  // sum_i d_i a_i: l terms, |d_i| <= ceil(D/2), |a_i| <= 2^63.
+  const u128 worst =
+      static_cast<u128>(gadget.levels) * ((gadget.base + 1) / 2) * (static_cast<u128>(1) << 63);
+  require(worst <= product_->product_bound(), ErrorCode::invalid_parameters,
+          "gadget " + std::to_string(gadget.base) + "^" + std::to_string(gadget.levels) +
+              " is too wide for exact key switching with two 62-bit primes");
+}
+
+void KeySwitcher::check_key(const KeySwitchKey& key) const {
+  require(key.ring() == params_.ring && key.gadget() == decomposer_.gadget(),
+          ErrorCode::size_mismatch,
+          "key switch: key of ring " + key.ring().name() + " and gadget " +
+              std::to_string(key.gadget().base) + "^" + std::to_string(key.gadget().levels) +
+              ", switcher of ring " + params_.ring.name() + " and gadget " +
+              std::to_string(gadget().base) + "^" + std::to_string(gadget().levels));
+}
+
+void KeySwitcher::key_switch(const KeySwitchKey& key, const Ciphertext& in, Ciphertext& out) {
+  check_key(key);
+  require_ring(in, params_.ring, "KeySwitcher::key_switch input");
+  require_ring(out, params_.ring, "KeySwitcher::key_switch output");
+  const std::size_t n = params_.ring.N();
+  decomposer_.decompose(in.a.coeffs(), {digits_.data(), digits_.size()});
+  const std::span<u64> digit_ntt(digit_ntt_.data(), 2 * n);
+  const std::span<u64> acc_a(acc_a_.data(), 2 * n), acc_b(acc_b_.data(), 2 * n);
+  std::fill(acc_a.begin(), acc_a.end(), u64{0});
+  std::fill(acc_b.begin(), acc_b.end(), u64{0});
+  for (std::uint32_t i = 0; i < gadget().levels; ++i) {
+    product_->to_ntt({digits_.data() + i * n, n}, digit_ntt);
+    product_->multiply_accumulate(digit_ntt, key.ntt_a(i), acc_a);
+    product_->multiply_accumulate(digit_ntt, key.ntt_b(i), acc_b);
+  }
+  // (a_out, b_out) = (-sum d_i a_i, b' - sum d_i b_i); out may alias in (in.a is consumed).
+  product_->from_ntt(acc_b, sum_b_.coeffs());
+  for (std::size_t j = 0; j < n; ++j)
+    out.b[j] = in.b[j] - sum_b_[j];
+  product_->from_ntt(acc_a, out.a.coeffs());
+  for (u64& x : out.a.coeffs())
+    x = u64{0} - x;
+  ++count_;
+}
+
+void KeySwitcher::automorphism(const KeySwitchKey& key, const Ciphertext& in, Ciphertext& out) {
+  require_ring(in, params_.ring, "KeySwitcher::automorphism input");
+  const std::uint64_t k = key.galois_element();
+  ring::automorphism(params_.ring, in.a.coeffs(), k, sigma_.a.coeffs(), ring::TorusArith{});
+  ring::automorphism(params_.ring, in.b.coeffs(), k, sigma_.b.coeffs(), ring::TorusArith{});
+  key_switch(key, sigma_, out);
+}
+
+}  // namespace safhire::rlwe

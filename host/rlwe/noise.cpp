@@ -1,0 +1,63 @@
+#include "safhire/rlwe/noise.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "safhire/ring/cyclotomic.hpp"
+
+namespace safhire::rlwe {
+
+double mean_product_count(const ring::RingParams& ring) {
+  const std::int64_t N = ring.N(), M = ring.M(), m = ring.m();
+  auto pairs = [&](std::int64_t e) -> double {
+    if (e < 0 || e > 2 * N - 2) return 0;
+    return static_cast<double>(std::min(e, 2 * N - 2 - e) + 1);
+  };
+  double total = 0;
+  for (std::int64_t l = 0; l < N; ++l)
+    total += pairs(l) + pairs(l + M) + pairs(N + l % m);
+  return total / static_cast<double>(N);
+}
+
+double digit_second_moment(std::uint32_t base) {
+  const double D = base;
+  return base % 2 == 0 ? (D * D + 2) / 12 : (D * D - 1) / 12;
+}
+
+namespace {
+
+double rounding_variance(const Gadget& gadget) {
+  return std::exp2(-2 * gadget.log2_precision()) / 12;
+}
+
+double key_noise_term(const ParameterSet& params, const Gadget& gadget) {
+  return mean_product_count(params.ring) * gadget.levels * digit_second_moment(gadget.base) *
+         std::exp2(2 * params.log2_sigma);
+}
+
+}  // namespace
+
+double keyswitch_variance(const ParameterSet& params, const Gadget& gadget) {
+  const double key_second_moment = params.key == KeyDistribution::binary ? 0.5 : 2.0 / 3.0;
+  return mean_product_count(params.ring) * key_second_moment * rounding_variance(gadget) +
+         key_noise_term(params, gadget);
+}
+
+double keyswitch_variance_for_key(const ParameterSet& params, const Gadget& gadget,
+                                  std::span<const std::uint64_t> from_key) {
+  // The squared Frobenius norm of a -> a s' equals the sum over i of ||X^i s' mod Phi_M||^2.
+  const ring::RingParams& ring = params.ring;
+  std::vector<std::uint64_t> column(ring.N());
+  double frobenius = 0;
+  for (std::uint32_t i = 0; i < ring.N(); ++i) {
+    ring::mul_monomial(ring, from_key, i, column, ring::TorusArith{});
+    for (std::uint64_t x : column) {
+      const auto v = static_cast<double>(static_cast<std::int64_t>(x));
+      frobenius += v * v;
+    }
+  }
+  return frobenius / ring.N() * rounding_variance(gadget) + key_noise_term(params, gadget);
+}
+
+}  // namespace safhire::rlwe

@@ -1,0 +1,117 @@
+// Gadget decomposition and key switching on the 64-bit torus (reference §4.1), with every key
+// switch counted.
+//
+// A ciphertext (a', b') valid under s' is switched to s with a key KSK[i] = (a_i, a_i s + e_i +
+// s' g_i), i < l, g_i = round(2^64 / D^(i+1)): with the balanced digits d_i of a' (rounded to its
+// top l log2(D) bits), the output is (-sum d_i a_i, b' - sum d_i (a_i s + e_i + s' g_i)), whose
+// phase is that of (a', b') under s' plus the key-switching noise
+// eps s' - sum d_i e_i (eps: the rounding error of a'). Keys live in RNS-NTT form, so one switch
+// costs 2l forward and 4 inverse transforms of size N (reference §2.4).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "safhire/core/random.hpp"
+#include "safhire/ring/poly.hpp"
+#include "safhire/ring/product.hpp"
+#include "safhire/rlwe/params.hpp"
+#include "safhire/rlwe/rlwe.hpp"
+
+namespace safhire::rlwe {
+
+class GadgetDecomposer {
+ public:
+  explicit GadgetDecomposer(const Gadget& gadget);  // validates like ParameterSet
+
+  const Gadget& gadget() const { return gadget_; }
+  // g_i = round(2^64 / D^(i+1)), the torus value of digit i (i = 0 most significant).
+  u64 value(std::uint32_t i) const { return values_[i]; }
+
+  // digits[i N + j] = digit i of a[j]: a[j] is rounded to the nearest multiple of 2^64 / D^l,
+  // then written in balanced digits in [-floor(D/2), ceil(D/2)) (torus words), so that
+  // sum_i digits_i g_i = a[j] up to 2^63 / D^l + l D / 4.
+  void decompose(std::span<const u64> a, std::span<u64> digits) const;
+
+ private:
+  Gadget gadget_;
+  std::vector<u64> values_;
+  core::u128 precision_;  // D^l
+  u64 base_ratio_;        // floor(2^64 / D), for division by D
+};
+
+// Switches from s' to s. For an automorphism key, s' = sigma_k(s).
+class KeySwitchKey {
+ public:
+  std::uint64_t galois_element() const { return galois_element_; }  // k; 1 for "other key"
+  const Gadget& gadget() const { return gadget_; }
+  const ring::RingParams& ring() const { return ring_; }
+  std::uint16_t parameter_id() const { return parameter_id_; }
+
+  // Level i in RNS-NTT form (ExactProduct): [a_i | b_i], each 2N words.
+  std::span<const u64> ntt_a(std::uint32_t i) const;
+  std::span<const u64> ntt_b(std::uint32_t i) const;
+
+  // The compact form that travels: the seed of each a_i, and each b_i on the torus.
+  std::span<const core::Seed> seeds() const { return seeds_; }
+  std::span<const u64> torus_b(std::uint32_t i) const;
+
+ private:
+  friend KeySwitchKey make_key_switch_key(const SecretKey&, std::span<const u64>, std::uint64_t,
+                                          const Gadget&, core::RandomSource&);
+  friend KeySwitchKey key_switch_key_from_parts(const ParameterSet&, std::uint64_t, const Gadget&,
+                                                std::vector<core::Seed>, std::vector<u64>);
+  KeySwitchKey(const ParameterSet& params, std::uint64_t k, const Gadget& gadget);
+  void build_ntt_form();
+
+  ring::RingParams ring_;
+  std::uint16_t parameter_id_;
+  std::uint64_t galois_element_;
+  Gadget gadget_;
+  std::vector<core::Seed> seeds_;  // [l]
+  std::vector<u64> b_;             // [l][N]
+  ring::AlignedWords ntt_;         // [l][a, b][2N]
+};
+
+// A key from s' (any small torus polynomial, given as its coefficients) to s. Client side.
+KeySwitchKey make_key_switch_key(const SecretKey& key, std::span<const u64> from_key,
+                                 std::uint64_t galois_element, const Gadget& gadget,
+                                 core::RandomSource& noise);
+// The key for sigma_k: from sigma_k(s) to s.
+KeySwitchKey make_automorphism_key(const SecretKey& key, std::uint64_t k, const Gadget& gadget,
+                                   core::RandomSource& noise);
+// Rebuilds a key from its travelling parts (seeds and torus b_i); validates their sizes.
+KeySwitchKey key_switch_key_from_parts(const ParameterSet& params, std::uint64_t galois_element,
+                                       const Gadget& gadget, std::vector<core::Seed> seeds,
+                                       std::vector<u64> torus_b);
+
+// Server side: performs key switches and automorphisms, counting the switches. Owns scratch:
+// one object per thread.
+class KeySwitcher {
+ public:
+  // Throws ErrorCode::invalid_parameters when sum_i d_i a_i could exceed the two-prime bound.
+  KeySwitcher(const ParameterSet& params, const Gadget& gadget);
+
+  const Gadget& gadget() const { return decomposer_.gadget(); }
+
+  // out = the switch of `in` (valid under the key's s') to s. out may alias in.
+  void key_switch(const KeySwitchKey& key, const Ciphertext& in, Ciphertext& out);
+  // out = sigma_k(in), switched back to s: a ciphertext of sigma_k(m). One key switch.
+  void automorphism(const KeySwitchKey& key, const Ciphertext& in, Ciphertext& out);
+
+  std::uint64_t key_switches() const { return count_; }
+
+ private:
+  void check_key(const KeySwitchKey& key) const;
+
+  ParameterSet params_;
+  GadgetDecomposer decomposer_;
+  const ring::ExactProduct* product_;
+  ring::AlignedWords digits_, digit_ntt_, acc_a_, acc_b_;  // scratch
+  ring::TorusPoly sum_b_;                                  // scratch: sum_i d_i b_i
+  Ciphertext sigma_;                                       // scratch: sigma_k(in)
+  std::uint64_t count_ = 0;
+};
+
+}  // namespace safhire::rlwe

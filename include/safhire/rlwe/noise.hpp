@@ -1,0 +1,33 @@
+// Noise formulas of key switching (reference §4.1), to compare with what NoiseProbe measures and
+// to estimate decryption failures. Variances are relative to the torus.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "safhire/ring/ring_params.hpp"
+#include "safhire/rlwe/params.hpp"
+
+namespace safhire::rlwe {
+
+// Mean over the coefficients l of cnt(l) = n(l) + n(l + M) + n(N + l mod m), where
+// n(e) = #{(i, j) in [0, N)^2 : i + j = e}: the number of +-1 terms a coefficient of a product
+// mod Phi_M collects (reference §1.2; 1.375 N for 3^7).
+double mean_product_count(const ring::RingParams& ring);
+
+// E[d^2] of a balanced digit in base D: (D^2 + 2)/12 for even D, (D^2 - 1)/12 for odd D.
+double digit_second_moment(std::uint32_t base);
+
+// Reference §4.1: V_KS = cnt (E[s^2] / (12 D^(2l)) + l E[d^2] sigma^2), averaged over the
+// coefficients, with E[s^2] = 1/2 (binary) or 2/3 (ternary). It treats the key's coefficients as
+// independent and centred; a binary key has mean 1/2, which makes the rounding term smaller than
+// this (by up to 0.8 bits for 7^4): an upper bound for binary keys.
+double keyswitch_variance(const ParameterSet& params, const Gadget& gadget);
+
+// The same, with the rounding term evaluated exactly for the source key s' (its coefficients as
+// torus words): E over l of ||row l of the multiplication-by-s' matrix||^2 / (12 D^(2l)).
+// O(N^2): for tests and analysis.
+double keyswitch_variance_for_key(const ParameterSet& params, const Gadget& gadget,
+                                  std::span<const std::uint64_t> from_key);
+
+}  // namespace safhire::rlwe
