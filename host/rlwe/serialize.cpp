@@ -1,0 +1,138 @@
+#include "safhire/rlwe/serialize.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "safhire/core/error.hpp"
+#include "safhire/core/serialize.hpp"
+
+namespace safhire::rlwe {
+
+namespace {
+
+constexpr std::uint8_t kMagic[4] = {'S', 'F', 'H', 'R'};
+enum Kind : std::uint8_t { kCiphertext = 1, kSeededCiphertext = 2, kKeySwitchKey = 3 };
+
+const char* kind_name(Kind kind) {
+  switch (kind) {
+    case kCiphertext:
+      return "ciphertext";
+    case kSeededCiphertext:
+      return "seeded ciphertext";
+    case kKeySwitchKey:
+      return "key-switching key";
+  }
+  return "object";
+}
+
+void write_header(core::ByteWriter& w, Kind kind, const ParameterSet& params) {
+  w.bytes(kMagic);
+  w.u16(kFormatVersion);
+  w.u8(kind);
+  w.u16(params.id);
+  w.u32(params.ring.t());
+  w.u32(params.ring.a());
+}
+
+void read_header(core::ByteReader& r, Kind kind, const ParameterSet& params) {
+  std::uint8_t magic[4];
+  r.bytes(magic);
+  if (!std::equal(std::begin(magic), std::end(magic), std::begin(kMagic))) {
+    r.fail("not a Safhire object (bad magic)");
+  }
+  const std::uint16_t version = r.u16();
+  if (version != kFormatVersion) {
+    r.fail("format version " + std::to_string(version) + ", this build reads version " +
+           std::to_string(kFormatVersion));
+  }
+  const std::uint8_t found = r.u8();
+  if (found != kind) {
+    r.fail("expected a " + std::string(kind_name(kind)) + " (kind " + std::to_string(kind) +
+           "), found kind " + std::to_string(found));
+  }
+  const std::uint16_t id = r.u16();
+  const std::uint32_t t = r.u32(), a = r.u32();
+  require(id == params.id && t == params.ring.t() && a == params.ring.a(),
+          ErrorCode::invalid_parameters,
+          std::string(kind_name(kind)) + " of parameter set " + std::to_string(id) + " (ring " +
+              std::to_string(t) + "^" + std::to_string(a) + "), expected set " +
+              std::to_string(params.id) + " '" + params.name + "' (ring " + params.ring.name() +
+              ")");
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> serialize(const ParameterSet& params, const Ciphertext& ct) {
+  require_ring(ct, params.ring, "serialize ciphertext");
+  core::ByteWriter w;
+  write_header(w, kCiphertext, params);
+  w.words(ct.a.coeffs());
+  w.words(ct.b.coeffs());
+  return w.take();
+}
+
+std::vector<std::uint8_t> serialize(const ParameterSet& params, const SeededCiphertext& ct) {
+  require(ct.b.ring() == params.ring, ErrorCode::size_mismatch,
+          "serialize seeded ciphertext: another ring");
+  core::ByteWriter w;
+  write_header(w, kSeededCiphertext, params);
+  w.bytes(ct.seed);
+  w.words(ct.b.coeffs());
+  return w.take();
+}
+
+std::vector<std::uint8_t> serialize(const ParameterSet& params, const KeySwitchKey& key) {
+  require(key.ring() == params.ring && key.parameter_id() == params.id,
+          ErrorCode::invalid_parameters, "serialize key-switching key: another parameter set");
+  core::ByteWriter w;
+  write_header(w, kKeySwitchKey, params);
+  w.u64(key.galois_element());
+  w.u32(key.gadget().base);
+  w.u32(key.gadget().levels);
+  for (const core::Seed& seed : key.seeds())
+    w.bytes(seed);
+  for (std::uint32_t i = 0; i < key.gadget().levels; ++i)
+    w.words(key.torus_b(i));
+  return w.take();
+}
+
+Ciphertext parse_ciphertext(std::span<const std::uint8_t> bytes, const ParameterSet& params) {
+  core::ByteReader r(bytes, "ciphertext");
+  read_header(r, kCiphertext, params);
+  r.expect_remaining(2 * 8 * std::size_t{params.ring.N()});
+  Ciphertext ct(params.ring);
+  r.words(ct.a.coeffs());
+  r.words(ct.b.coeffs());
+  return ct;
+}
+
+SeededCiphertext parse_seeded_ciphertext(std::span<const std::uint8_t> bytes,
+                                         const ParameterSet& params) {
+  core::ByteReader r(bytes, "seeded ciphertext");
+  read_header(r, kSeededCiphertext, params);
+  r.expect_remaining(32 + 8 * std::size_t{params.ring.N()});
+  SeededCiphertext ct(params.ring);
+  r.bytes(ct.seed);
+  r.words(ct.b.coeffs());
+  return ct;
+}
+
+KeySwitchKey parse_key_switch_key(std::span<const std::uint8_t> bytes, const ParameterSet& params) {
+  core::ByteReader r(bytes, "key-switching key");
+  read_header(r, kKeySwitchKey, params);
+  const std::uint64_t galois = r.u64();
+  const Gadget gadget{r.u32(), r.u32()};
+  if (gadget.base < 2 || gadget.levels < 1 || gadget.log2_precision() > 64.0 + 1e-9) {
+    r.fail("invalid gadget " + std::to_string(gadget.base) + "^" + std::to_string(gadget.levels));
+  }
+  const std::size_t n = params.ring.N();
+  r.expect_remaining(std::size_t{gadget.levels} * (32 + 8 * n));
+  std::vector<core::Seed> seeds(gadget.levels);
+  for (core::Seed& seed : seeds)
+    r.bytes(seed);
+  std::vector<std::uint64_t> b(std::size_t{gadget.levels} * n);
+  r.words(b);
+  return key_switch_key_from_parts(params, galois, gadget, std::move(seeds), std::move(b));
+}
+
+}  // namespace safhire::rlwe

@@ -1,0 +1,35 @@
+// Versioned binary formats of what crosses a process boundary in the RLWE layer: ciphertexts,
+// seeded ciphertexts and key-switching keys (the secret key has none: it never leaves the
+// client). Layout, little-endian:
+//   "SFHR" | u16 format version (1) | u8 kind | u16 parameter-set id | u32 t | u32 a | payload
+//   kind 1, ciphertext:          N words a, N words b
+//   kind 2, seeded ciphertext:   32-byte seed, N words b
+//   kind 3, key-switching key:   u64 Galois element, u32 base D, u32 levels l,
+//                                l 32-byte seeds of the a_i, l x N words b_i
+// Parsing checks everything against the parameter set the caller expects: bad magic, version,
+// kind or length (truncated or oversized) -> ErrorCode::malformed_input; another parameter set
+// or ring -> ErrorCode::invalid_parameters. Lengths are checked before anything is allocated.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "safhire/rlwe/keyswitch.hpp"
+#include "safhire/rlwe/params.hpp"
+#include "safhire/rlwe/rlwe.hpp"
+
+namespace safhire::rlwe {
+
+inline constexpr std::uint16_t kFormatVersion = 1;
+
+std::vector<std::uint8_t> serialize(const ParameterSet& params, const Ciphertext& ct);
+std::vector<std::uint8_t> serialize(const ParameterSet& params, const SeededCiphertext& ct);
+std::vector<std::uint8_t> serialize(const ParameterSet& params, const KeySwitchKey& key);
+
+Ciphertext parse_ciphertext(std::span<const std::uint8_t> bytes, const ParameterSet& params);
+SeededCiphertext parse_seeded_ciphertext(std::span<const std::uint8_t> bytes,
+                                         const ParameterSet& params);
+KeySwitchKey parse_key_switch_key(std::span<const std::uint8_t> bytes, const ParameterSet& params);
+
+}  // namespace safhire::rlwe

@@ -1,0 +1,121 @@
+// Binary formats: round trips, and every kind of bad input (each truncation, extra bytes, bad
+// magic, version, kind, gadget; another parameter set or ring) answered with a typed error.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "safhire/core/error.hpp"
+#include "safhire/rlwe/serialize.hpp"
+
+namespace {
+
+using namespace safhire::rlwe;
+using safhire::ErrorCode;
+using safhire::core::SeededRandom;
+using Bytes = std::vector<std::uint8_t>;
+
+ErrorCode code_of(auto&& fn) {
+  try {
+    fn();
+  } catch (const safhire::Error& e) {
+    return e.code();
+  }
+  return ErrorCode::internal;  // no error
+}
+
+struct Fixture {
+  const ParameterSet& p = parameter_set("default-b8");
+  SeededRandom random = SeededRandom::from_counter(70);
+  SecretKey key{p, random};
+  Encryptor enc{key, random};
+  safhire::ring::TorusPoly mu{p.ring};
+  Fixture() {
+    std::mt19937_64 rng(70);
+    for (auto& x : mu.coeffs())
+      x = encode_message(static_cast<std::int64_t>(rng() % 256) - 128, 8);
+  }
+};
+
+TEST(Serialize, RoundTrips) {
+  Fixture f;
+  const SeededCiphertext seeded = f.enc.encrypt_seeded(f.mu.coeffs());
+  const Ciphertext ct = seeded.expand();
+  const Ciphertext ct2 = parse_ciphertext(serialize(f.p, ct), f.p);
+  EXPECT_TRUE(std::equal(ct.a.coeffs().begin(), ct.a.coeffs().end(), ct2.a.coeffs().begin()));
+  EXPECT_TRUE(std::equal(ct.b.coeffs().begin(), ct.b.coeffs().end(), ct2.b.coeffs().begin()));
+  const Bytes seeded_bytes = serialize(f.p, seeded);
+  EXPECT_EQ(seeded_bytes.size(), 17 + 32 + 8 * f.p.ring.N());  // half a full ciphertext
+  const SeededCiphertext seeded2 = parse_seeded_ciphertext(seeded_bytes, f.p);
+  EXPECT_EQ(f.enc.decrypt(seeded2.expand()), f.enc.decrypt(ct));
+
+  // A key that travels and comes back switches as well as the original.
+  const KeySwitchKey ksk = make_automorphism_key(f.key, 2, f.p.gadget(0), f.random);
+  const KeySwitchKey ksk2 = parse_key_switch_key(serialize(f.p, ksk), f.p);
+  EXPECT_EQ(ksk2.galois_element(), 2U);
+  for (std::uint32_t i = 0; i < f.p.gadget(0).levels; ++i) {
+    ASSERT_TRUE(std::equal(ksk.ntt_a(i).begin(), ksk.ntt_a(i).end(), ksk2.ntt_a(i).begin()));
+    ASSERT_TRUE(std::equal(ksk.ntt_b(i).begin(), ksk.ntt_b(i).end(), ksk2.ntt_b(i).begin()));
+  }
+  KeySwitcher switcher(f.p, f.p.gadget(0));
+  Ciphertext out1(f.p.ring), out2(f.p.ring);
+  switcher.automorphism(ksk, ct, out1);
+  switcher.automorphism(ksk2, ct, out2);
+  EXPECT_EQ(f.enc.decrypt(out1), f.enc.decrypt(out2));
+}
+
+TEST(Serialize, EveryTruncationAndExtensionIsMalformed) {
+  Fixture f;
+  const KeySwitchKey ksk = make_automorphism_key(f.key, 2, f.p.gadget(0), f.random);
+  const Bytes key_bytes = serialize(f.p, ksk);
+  const Bytes ct_bytes = serialize(f.p, f.enc.encrypt(f.mu.coeffs()));
+  // Cut at every header position and at a sample of payload positions.
+  for (std::size_t cut = 0; cut < key_bytes.size(); cut += cut < 64 ? 1 : 997) {
+    const Bytes part(key_bytes.begin(), key_bytes.begin() + cut);
+    ASSERT_EQ(code_of([&] { parse_key_switch_key(part, f.p); }), ErrorCode::malformed_input)
+        << "cut at " << cut;
+  }
+  for (std::size_t cut = 0; cut < ct_bytes.size(); cut += cut < 64 ? 1 : 1001) {
+    const Bytes part(ct_bytes.begin(), ct_bytes.begin() + cut);
+    ASSERT_EQ(code_of([&] { parse_ciphertext(part, f.p); }), ErrorCode::malformed_input);
+  }
+  Bytes longer = ct_bytes;
+  longer.push_back(0);
+  EXPECT_EQ(code_of([&] { parse_ciphertext(longer, f.p); }), ErrorCode::malformed_input);
+}
+
+TEST(Serialize, WrongHeadersAreTypedErrors) {
+  Fixture f;
+  const Bytes ct_bytes = serialize(f.p, f.enc.encrypt(f.mu.coeffs()));
+  auto patched = [&](std::size_t at, std::uint8_t value) {
+    Bytes b = ct_bytes;
+    b[at] = value;
+    return b;
+  };
+  EXPECT_EQ(code_of([&] { parse_ciphertext(patched(0, 'X'), f.p); }), ErrorCode::malformed_input);
+  EXPECT_EQ(code_of([&] { parse_ciphertext(patched(4, 2), f.p); }), ErrorCode::malformed_input);
+  EXPECT_EQ(code_of([&] { parse_ciphertext(patched(6, 3), f.p); }), ErrorCode::malformed_input);
+  EXPECT_EQ(code_of([&] { parse_seeded_ciphertext(ct_bytes, f.p); }), ErrorCode::malformed_input);
+  // Another parameter set (same ring, then another ring).
+  const ParameterSet& b8 = parameter_set("paper-b8", SecurityPolicy::allow_insecure);
+  EXPECT_EQ(code_of([&] { parse_ciphertext(ct_bytes, b8); }), ErrorCode::invalid_parameters);
+  EXPECT_EQ(code_of([&] { parse_ciphertext(ct_bytes, parameter_set("default-b12")); }),
+            ErrorCode::invalid_parameters);
+  EXPECT_EQ(code_of([&] { parse_ciphertext(patched(11, 5), f.p); }), ErrorCode::invalid_parameters);
+  // Header: magic 0-3, version 4-5, kind 6, set id 7-8, t 9-12, a 13-16; a key continues with
+  // the Galois element 17-24, base 25-28, levels 29-32.
+  // A key claiming a gadget beyond 2^64, or with a length that does not match its gadget.
+  const KeySwitchKey ksk = make_automorphism_key(f.key, 2, f.p.gadget(0), f.random);
+  Bytes key_bytes = serialize(f.p, ksk);
+  Bytes wide = key_bytes;
+  wide[29] = 200;  // levels: 5 -> 200 (base 64): 64^200 is no gadget
+  EXPECT_EQ(code_of([&] { parse_key_switch_key(wide, f.p); }), ErrorCode::malformed_input);
+  Bytes fewer = key_bytes;
+  fewer[29] = 4;  // 4 levels announced, 5 present
+  EXPECT_EQ(code_of([&] { parse_key_switch_key(fewer, f.p); }), ErrorCode::malformed_input);
+  Bytes bad_galois = key_bytes;
+  bad_galois[17] = 3;  // k = 3 is not a unit mod 3^7
+  EXPECT_EQ(code_of([&] { parse_key_switch_key(bad_galois, f.p); }), ErrorCode::invalid_argument);
+  EXPECT_EQ(code_of([&] { parse_key_switch_key(Bytes{}, f.p); }), ErrorCode::malformed_input);
+}
+
+}  // namespace
