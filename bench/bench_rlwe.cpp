@@ -1,0 +1,82 @@
+// CPU benchmarks of the RLWE layer, one thread. Names `<operation>/<M>` on the default parameter
+// set of each ring (default-b8: 2187, default-b12: 2401, default-b16: 3125, gadget of gamma = 0),
+// and `<operation>/<M>/paper` on the seed paper's set of that ring:
+//   keyswitch/2187     one key switch (decompose, 2l forward and 4 inverse NTTs, CRT)
+//   encrypt/2187       seeded encryption of N coefficients (OS randomness for the noise)
+//   decrypt/2187       phase and rounding of N coefficients
+#include <benchmark/benchmark.h>
+
+#include <string>
+
+#include "safhire/core/random.hpp"
+#include "safhire/rlwe/keyswitch.hpp"
+#include "safhire/rlwe/params.hpp"
+#include "safhire/rlwe/rlwe.hpp"
+
+namespace {
+
+using namespace safhire::rlwe;
+
+std::string name(const char* op, const ParameterSet& p, bool paper) {
+  std::string out(op);
+  out.append("/").append(std::to_string(p.ring.M())).append(paper ? "/paper" : "");
+  return out;
+}
+
+void register_set(const ParameterSet& p, bool paper) {
+  benchmark::RegisterBenchmark(name("keyswitch", p, paper).c_str(), [&p](benchmark::State& state) {
+    safhire::core::OsRandom random;
+    const SecretKey key(p, random);
+    Encryptor enc(key, random);
+    const Gadget& g = p.gadget(0);
+    const KeySwitchKey ksk = make_automorphism_key(key, 2, g, random);
+    KeySwitcher switcher(p, g);
+    safhire::ring::TorusPoly mu(p.ring);
+    const Ciphertext ct = enc.encrypt(mu.coeffs());
+    Ciphertext out(p.ring);
+    for (auto _ : state) {
+      switcher.key_switch(ksk, ct, out);
+      benchmark::DoNotOptimize(out.b.data());
+    }
+    state.counters["keyswitches_per_s"] =
+        benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+    state.counters["levels"] = g.levels;
+  });
+  benchmark::RegisterBenchmark(name("encrypt", p, paper).c_str(), [&p](benchmark::State& state) {
+    safhire::core::OsRandom random;
+    const SecretKey key(p, random);
+    Encryptor enc(key, random);
+    safhire::ring::TorusPoly mu(p.ring);
+    for (auto _ : state) {
+      auto ct = enc.encrypt_seeded(mu.coeffs());
+      benchmark::DoNotOptimize(ct.b.data());
+    }
+  });
+  benchmark::RegisterBenchmark(name("decrypt", p, paper).c_str(), [&p](benchmark::State& state) {
+    safhire::core::OsRandom random;
+    const SecretKey key(p, random);
+    Encryptor enc(key, random);
+    safhire::ring::TorusPoly mu(p.ring);
+    const Ciphertext ct = enc.encrypt(mu.coeffs());
+    for (auto _ : state) {
+      auto m = enc.decrypt(ct);
+      benchmark::DoNotOptimize(m.data());
+    }
+  });
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (const char* set : {"default-b8", "default-b12", "default-b16"}) {
+    register_set(parameter_set(set), false);
+  }
+  for (const char* set : {"paper-b8", "paper-b12", "paper-b16"}) {
+    register_set(parameter_set(set, SecurityPolicy::allow_insecure), true);
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
