@@ -1,0 +1,397 @@
+#include "safhire/rlwe/trees.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "safhire/core/error.hpp"
+#include "safhire/core/modarith.hpp"
+#include "safhire/ring/cyclotomic.hpp"
+
+namespace safhire::rlwe {
+
+namespace {
+
+using ring::RingParams;
+
+// X^e c, e any integer.
+Ciphertext monomial_times(const RingParams& r, const Ciphertext& c, std::int64_t e) {
+  Ciphertext out(r);
+  ring::mul_monomial(r, c.a.coeffs(), e, out.a.coeffs(), ring::TorusArith{});
+  ring::mul_monomial(r, c.b.coeffs(), e, out.b.coeffs(), ring::TorusArith{});
+  return out;
+}
+
+void add_into(Ciphertext& acc, const Ciphertext& c) {
+  for (std::size_t i = 0; i < acc.a.degree(); ++i) {
+    acc.a[i] += c.a[i];
+    acc.b[i] += c.b[i];
+  }
+}
+
+void sub_into(Ciphertext& acc, const Ciphertext& c) {
+  for (std::size_t i = 0; i < acc.a.degree(); ++i) {
+    acc.a[i] -= c.a[i];
+    acc.b[i] -= c.b[i];
+  }
+}
+
+void scale(Ciphertext& c, u64 factor) {
+  for (std::size_t i = 0; i < c.a.degree(); ++i) {
+    c.a[i] *= factor;
+    c.b[i] *= factor;
+  }
+}
+
+// (X^p - X^q) c
+Ciphertext binomial_times(const RingParams& r, const Ciphertext& c, std::int64_t p,
+                          std::int64_t q) {
+  Ciphertext out = monomial_times(r, c, p);
+  sub_into(out, monomial_times(r, c, q));
+  return out;
+}
+
+std::uint64_t power(std::uint64_t base, std::uint32_t e) {
+  std::uint64_t p = 1;
+  for (std::uint32_t i = 0; i < e; ++i)
+    p *= base;
+  return p;
+}
+
+}  // namespace
+
+// ---- Keys -------------------------------------------------------------------------------------
+
+void GaloisKeys::add(KeySwitchKey key) {
+  const std::uint64_t k = key.galois_element();
+  keys_.insert_or_assign(k, std::move(key));
+}
+
+const KeySwitchKey& GaloisKeys::at(std::uint64_t k) const {
+  const auto it = keys_.find(k);
+  require(it != keys_.end(), ErrorCode::invalid_argument,
+          "no key-switching key for the automorphism sigma_" + std::to_string(k));
+  return it->second;
+}
+
+std::vector<std::uint64_t> tree_galois_elements(const RingParams& r) {
+  std::vector<std::uint64_t> out;
+  for (std::uint32_t c = 1; c < r.a(); ++c) {
+    for (std::uint64_t j = 1; j < r.t(); ++j)
+      out.push_back(1 + j * power(r.t(), c));
+  }
+  for (std::uint64_t k = 2; k < r.t(); ++k)
+    out.push_back(k);
+  out.push_back(r.M() - 1);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+GaloisKeys make_galois_keys(const SecretKey& key, const Gadget& gadget, core::RandomSource& noise,
+                            std::span<const std::uint64_t> elements) {
+  const std::vector<std::uint64_t> all = tree_galois_elements(key.params().ring);
+  if (elements.empty()) elements = all;
+  GaloisKeys keys;
+  for (std::uint64_t k : elements)
+    keys.add(make_automorphism_key(key, k, gadget, noise));
+  return keys;
+}
+
+// ---- LWE <-> RLWE -----------------------------------------------------------------------------
+
+LweCiphertext sample_extract(const RingParams& r, const Ciphertext& ct, std::uint32_t j) {
+  require_ring(ct, r, "sample_extract");
+  require(j < r.N(), ErrorCode::invalid_argument,
+          "sample_extract: coefficient " + std::to_string(j) + " of a ring of degree " +
+              std::to_string(r.N()));
+  const std::uint32_t N = r.N(), M = r.M(), m = r.m(), rr = j % m;
+  LweCiphertext lwe;
+  lwe.a.assign(N, 0);
+  // A_i = [i <= j] a_(j-i) + [i > j+m] a_(j+M-i) - [i > r] a_(N+r-i)   (reference §5.1)
+  for (std::uint32_t i = 0; i < N; ++i) {
+    u64 v = 0;
+    if (i <= j) v += ct.a[j - i];
+    if (i > j + m) v += ct.a[j + M - i];
+    if (i > rr) v -= ct.a[N + rr - i];
+    lwe.a[i] = v;
+  }
+  lwe.b = ct.b[j];
+  return lwe;
+}
+
+Ciphertext embed_lwe(const RingParams& r, const LweCiphertext& lwe) {
+  ring::require_degree(r, lwe.a.size(), "embed_lwe mask");
+  const std::uint32_t N = r.N(), m = r.m();
+  Ciphertext ct(r);
+  // a_0 = A_0; a_k = -A_(N-k) + a_(k+m) (when k + m < N), k = N-1 .. 1   (reference §5.2)
+  ct.a[0] = lwe.a[0];
+  for (std::uint32_t k = N - 1; k >= 1; --k) {
+    ct.a[k] = (k + m < N ? ct.a[k + m] : 0) - lwe.a[N - k];
+  }
+  ct.b[0] = lwe.b;
+  return ct;
+}
+
+// ---- Trees ------------------------------------------------------------------------------------
+
+TraceTrees::TraceTrees(const ParameterSet& params, const Gadget& gadget, const GaloisKeys& keys)
+    : params_(params), keys_(&keys), switcher_(params, gadget) {
+  require(params.ring.a() >= 2, ErrorCode::unsupported, "trace trees need a >= 2");
+}
+
+Ciphertext TraceTrees::ks(const Ciphertext& ct, std::uint64_t k) {
+  Ciphertext out(params_.ring);
+  switcher_.automorphism(keys_->at(k), ct, out);
+  return out;
+}
+
+// Node at level b >= 2 over K_b: c_s = Tr_(K_b/K_(b-1))(zeta^(-s delta) c), delta = t^(a-b),
+// s < t. DFT trick (reference §4.2): with d_j = sigma_(1 + j t^(b-1))(c),
+// c_s = zeta^(-s delta) sum_j zeta_t^(-s j) d_j, zeta_t = X^m: t - 1 key switches for all t.
+std::vector<Ciphertext> TraceTrees::split_node(const Ciphertext& c, std::uint32_t b,
+                                               TreeMode mode) {
+  const RingParams& r = params_.ring;
+  const std::uint32_t t = r.t();
+  const std::int64_t delta = static_cast<std::int64_t>(power(t, r.a() - b)), m = r.m();
+  const std::uint64_t step = power(t, b - 1);
+  std::vector<Ciphertext> out;
+  if (mode == TreeMode::paper) {
+    for (std::uint32_t s = 0; s < t; ++s) {
+      const Ciphertext x = monomial_times(r, c, -static_cast<std::int64_t>(s) * delta);
+      Ciphertext acc = x;
+      for (std::uint64_t j = 1; j < t; ++j)
+        add_into(acc, ks(x, 1 + j * step));
+      out.push_back(std::move(acc));
+    }
+    return out;
+  }
+  std::vector<Ciphertext> d;
+  d.push_back(c);
+  for (std::uint64_t j = 1; j < t; ++j)
+    d.push_back(ks(c, 1 + j * step));
+  for (std::uint32_t s = 0; s < t; ++s) {
+    Ciphertext acc(r);
+    for (std::uint32_t j = 0; j < t; ++j) {
+      add_into(acc, monomial_times(r, d[j], -static_cast<std::int64_t>(s * j) * m));
+    }
+    out.push_back(monomial_times(r, acc, -static_cast<std::int64_t>(s) * delta));
+  }
+  return out;
+}
+
+// Tr_(K_1/Q) = sum over (Z/t)^* through its subgroup tower (reference §3.3): t = 3: 1 + sigma_-1;
+// t = 5: (1 + sigma_-1)(1 + sigma_2); t = 7: (1 + sigma_-1)(1 + sigma_2 + sigma_4), the last by
+// Horner: (t - 1)/2 key switches.
+Ciphertext TraceTrees::trace_k1(const Ciphertext& c) {
+  const RingParams& r = params_.ring;
+  Ciphertext y = c;
+  add_into(y, ks(c, r.M() - 1));
+  if (r.t() == 5) {
+    add_into(y, ks(y, 2));
+  } else if (r.t() == 7) {
+    Ciphertext inner = y;
+    add_into(inner, ks(y, 2));  // y + sigma_2 y
+    Ciphertext outer = y;
+    add_into(outer, ks(inner, 2));  // y + sigma_2 (y + sigma_2 y)
+    y = std::move(outer);
+  } else if (r.t() != 3) {
+    throw Error(ErrorCode::unsupported, "trace trees are implemented for t = 3, 5, 7");
+  }
+  return y;
+}
+
+// Bottom node over K_1: t y_v for v < t-1, y = sum_v y_v zeta_t^v, through
+// y_v = (1/t) Tr_(K_1/Q)((zeta_t^(-v) - zeta_t) y) (reference §1.4). Fast: with
+// d_k = sigma_k(c), k = 1..t-1, out_v = sum_k (zeta_t^(-v k) - zeta_t^k) d_k: t - 2 switches.
+std::vector<Ciphertext> TraceTrees::bottom_node(const Ciphertext& c, TreeMode mode) {
+  const RingParams& r = params_.ring;
+  const std::uint32_t t = r.t();
+  const std::int64_t m = r.m();
+  std::vector<Ciphertext> out;
+  if (mode == TreeMode::paper) {
+    for (std::uint32_t v = 0; v + 1 < t; ++v) {
+      out.push_back(trace_k1(binomial_times(r, c, -static_cast<std::int64_t>(v) * m, m)));
+    }
+    return out;
+  }
+  std::vector<Ciphertext> d;
+  d.push_back(c);  // d[k - 1] = sigma_k(c)
+  for (std::uint64_t k = 2; k < t; ++k)
+    d.push_back(ks(c, k));
+  for (std::uint32_t v = 0; v + 1 < t; ++v) {
+    Ciphertext acc(r);
+    for (std::uint32_t k = 1; k < t; ++k) {
+      const std::int64_t kk = k;
+      add_into(acc, binomial_times(r, d[k - 1], -static_cast<std::int64_t>(v) * kk * m, kk * m));
+    }
+    out.push_back(std::move(acc));
+  }
+  return out;
+}
+
+std::vector<Ciphertext> TraceTrees::split(const Ciphertext& ct, std::uint32_t gamma,
+                                          TreeMode mode) {
+  const RingParams& r = params_.ring;
+  require_ring(ct, r, "TraceTrees::split");
+  require(gamma < r.a(), ErrorCode::invalid_argument,
+          "extraction level gamma = " + std::to_string(gamma) +
+              " must be below a = " + std::to_string(r.a()));
+  // Pre-scale by F^-1 mod 2^64, F = M (gamma = 0) or t^(a-gamma) (reference §5.4).
+  const std::uint64_t factor = gamma == 0 ? r.M() : power(r.t(), r.a() - gamma);
+  Ciphertext scaled = ct;
+  scale(scaled, core::inverse_mod_word(factor));
+  // Level b splits block u into u + s t^(a-b); the tower stops at K_max(gamma, 1).
+  std::vector<Ciphertext> cur;
+  cur.push_back(std::move(scaled));
+  std::vector<std::uint32_t> index = {0};
+  for (std::uint32_t b = r.a(); b > std::max(gamma, 1U); --b) {
+    const std::uint32_t step = static_cast<std::uint32_t>(power(r.t(), r.a() - b));
+    std::vector<Ciphertext> next;
+    std::vector<std::uint32_t> next_index;
+    for (std::size_t i = 0; i < cur.size(); ++i) {
+      std::vector<Ciphertext> parts = split_node(cur[i], b, mode);
+      for (std::uint32_t s = 0; s < parts.size(); ++s) {
+        next.push_back(std::move(parts[s]));
+        next_index.push_back(index[i] + s * step);
+      }
+    }
+    cur = std::move(next);
+    index = std::move(next_index);
+  }
+  const std::size_t outputs = gamma == 0 ? r.N() : power(r.t(), r.a() - gamma);
+  std::vector<Ciphertext> out(outputs, Ciphertext(r));
+  if (gamma >= 1) {
+    for (std::size_t i = 0; i < cur.size(); ++i)
+      out[index[i]] = std::move(cur[i]);
+    return out;
+  }
+  for (std::size_t i = 0; i < cur.size(); ++i) {  // u = index[i] < m; coefficient u + v m
+    std::vector<Ciphertext> parts = bottom_node(cur[i], mode);
+    for (std::uint32_t v = 0; v < parts.size(); ++v)
+      out[index[i] + v * r.m()] = std::move(parts[v]);
+  }
+  return out;
+}
+
+// Merge at level b (reference §4.2, check4.merge): inputs c_s (t of them; t-1 at b = 0) over
+// K_b, beta = X^(t^(a-b-1)): sum_s beta^s T_b(c_s), T_b = sum over the representatives rho of
+// H_b / H_(b+1) (b >= 1: 1 + j t^b; b = 0: 1..t-1). Fast: sum_rho sigma_rho(sum_s
+// sigma_rho^-1(beta^s) c_s), one switch per rho != 1. Paper: each T_b(c_s) separately.
+Ciphertext TraceTrees::merge(std::span<const Ciphertext> cs, std::uint32_t b, TreeMode mode) {
+  const RingParams& r = params_.ring;
+  const std::uint32_t t = r.t();
+  const std::int64_t e = static_cast<std::int64_t>(power(t, r.a() - b - 1));
+  std::vector<std::uint64_t> reps;
+  for (std::uint64_t j = 0; j < (b == 0 ? t - 1 : t); ++j) {
+    reps.push_back(b == 0 ? j + 1 : 1 + j * power(t, b));
+  }
+  Ciphertext out(r);
+  if (mode == TreeMode::paper) {
+    for (std::size_t s = 0; s < cs.size(); ++s) {
+      Ciphertext traced = b == 0 ? trace_k1(cs[s]) : cs[s];
+      if (b != 0) {
+        for (std::size_t i = 1; i < reps.size(); ++i)
+          add_into(traced, ks(cs[s], reps[i]));
+      }
+      add_into(out, monomial_times(r, traced, e * static_cast<std::int64_t>(s)));
+    }
+    return out;
+  }
+  for (std::uint64_t rho : reps) {
+    const auto rho_inv = static_cast<std::int64_t>(core::pow_mod<u64>(rho, r.N() - 1, r.M()));
+    Ciphertext w(r);
+    for (std::size_t s = 0; s < cs.size(); ++s) {
+      add_into(w, monomial_times(r, cs[s], e * static_cast<std::int64_t>(s) * rho_inv % r.M()));
+    }
+    add_into(out, rho == 1 ? w : ks(w, rho));
+  }
+  return out;
+}
+
+// Item I of (t-1) t^k lands at X^(I t^(a-1-k)) (reference §4.4): stride-t subsequences.
+Ciphertext TraceTrees::pack_lwe_rec(std::span<const Ciphertext> items, std::uint32_t k,
+                                    TreeMode mode) {
+  if (k == 0) return merge(items, 0, mode);
+  const std::uint32_t t = params_.ring.t();
+  std::vector<Ciphertext> subs;
+  for (std::uint32_t s = 0; s < t; ++s) {
+    std::vector<Ciphertext> part;
+    for (std::size_t i = s; i < items.size(); i += t)
+      part.push_back(items[i]);
+    subs.push_back(pack_lwe_rec(part, k - 1, mode));
+  }
+  return merge(subs, k, mode);
+}
+
+// Tr_(K_a/K_from): levels from..a-1, each sum_j sigma_(1+t^b)^j by Horner with one key:
+// c + sigma(c + sigma(c + ...)), t - 1 switches per level.
+Ciphertext TraceTrees::trace_tower(Ciphertext c, std::uint32_t from_level) {
+  const RingParams& r = params_.ring;
+  for (std::uint32_t b = from_level; b < r.a(); ++b) {
+    const std::uint64_t g = 1 + power(r.t(), b);
+    Ciphertext acc = c;
+    for (std::uint32_t i = 0; i + 1 < r.t(); ++i) {
+      Ciphertext next = c;
+      add_into(next, ks(acc, g));
+      acc = std::move(next);
+    }
+    c = std::move(acc);
+  }
+  return c;
+}
+
+Ciphertext TraceTrees::pack_lwes(std::span<const LweCiphertext> lwes, std::uint32_t k,
+                                 TreeMode mode) {
+  const RingParams& r = params_.ring;
+  require(k < r.a(), ErrorCode::invalid_argument, "pack_lwes: k must be below a");
+  const std::size_t n = (r.t() - 1) * power(r.t(), k);
+  require(lwes.size() == n, ErrorCode::size_mismatch,
+          "pack_lwes: (t-1) t^k = " + std::to_string(n) + " samples expected, got " +
+              std::to_string(lwes.size()));
+  // Each item: embedded, times (1 - zeta_t), pre-scaled by M^-1 (the factor of the full trace).
+  const u64 m_inv = core::inverse_mod_word<u64>(r.M());
+  std::vector<Ciphertext> items;
+  for (const LweCiphertext& lwe : lwes) {
+    Ciphertext c = embed_lwe(r, lwe);
+    Ciphertext item = c;
+    sub_into(item, monomial_times(r, c, r.m()));
+    scale(item, m_inv);
+    items.push_back(std::move(item));
+  }
+  return trace_tower(pack_lwe_rec(items, k, mode), k + 1);
+}
+
+// Blocks over R_gamma, block u at X^u: levels gamma..a-1, stride-t subsequences as for LWEs.
+Ciphertext TraceTrees::pack_block_rec(std::span<const Ciphertext> items, std::uint32_t b,
+                                      std::uint32_t gamma, TreeMode mode) {
+  if (b == gamma) return merge(items, b, mode);
+  const std::uint32_t t = params_.ring.t();
+  std::vector<Ciphertext> subs;
+  for (std::uint32_t s = 0; s < t; ++s) {
+    std::vector<Ciphertext> part;
+    for (std::size_t i = s; i < items.size(); i += t)
+      part.push_back(items[i]);
+    subs.push_back(pack_block_rec(part, b - 1, gamma, mode));
+  }
+  return merge(subs, b, mode);
+}
+
+Ciphertext TraceTrees::pack_blocks(std::span<const Ciphertext> blocks, std::uint32_t gamma,
+                                   TreeMode mode) {
+  const RingParams& r = params_.ring;
+  require(gamma >= 1 && gamma < r.a(), ErrorCode::invalid_argument,
+          "pack_blocks: gamma must be in [1, a)");
+  const std::uint64_t count = power(r.t(), r.a() - gamma);
+  require(blocks.size() == count, ErrorCode::size_mismatch,
+          "pack_blocks: t^(a-gamma) = " + std::to_string(count) + " blocks expected, got " +
+              std::to_string(blocks.size()));
+  const u64 f_inv = core::inverse_mod_word<u64>(count);
+  std::vector<Ciphertext> items(blocks.begin(), blocks.end());
+  for (Ciphertext& c : items) {
+    require_ring(c, r, "pack_blocks");
+    scale(c, f_inv);
+  }
+  return pack_block_rec(items, r.a() - 1, gamma, mode);
+}
+
+}  // namespace safhire::rlwe
