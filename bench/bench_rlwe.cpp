@@ -4,14 +4,19 @@
 //   keyswitch/2187     one key switch (decompose, 2l forward and 4 inverse NTTs, CRT)
 //   encrypt/2187       seeded encryption of N coefficients (OS randomness for the noise)
 //   decrypt/2187       phase and rounding of N coefficients
+//   pack_fast/2187     packing all N LWE samples of a ciphertext into one RLWE (N - 1 switches)
+//   pack_paper/2187    the same in paper mode (t^a - t + N (t-1)/2 switches)
+//   extract/2187/gamma0, /gamma1, /gamma2   the fast split tree at each level gamma
 #include <benchmark/benchmark.h>
 
 #include <string>
+#include <vector>
 
 #include "safhire/core/random.hpp"
 #include "safhire/rlwe/keyswitch.hpp"
 #include "safhire/rlwe/params.hpp"
 #include "safhire/rlwe/rlwe.hpp"
+#include "safhire/rlwe/trees.hpp"
 
 namespace {
 
@@ -65,11 +70,61 @@ void register_set(const ParameterSet& p, bool paper) {
   });
 }
 
+void register_trees(const ParameterSet& p) {
+  const std::string m = std::to_string(p.ring.M());
+  for (TreeMode mode : {TreeMode::fast, TreeMode::paper}) {
+    const std::string op = mode == TreeMode::fast ? "pack_fast/" : "pack_paper/";
+    benchmark::RegisterBenchmark((op + m).c_str(), [&p, mode](benchmark::State& state) {
+      safhire::core::OsRandom random;
+      const SecretKey key(p, random);
+      Encryptor enc(key, random);
+      const GaloisKeys keys = make_galois_keys(key, p.gadget(0), random);
+      safhire::ring::TorusPoly mu(p.ring);
+      const Ciphertext ct = enc.encrypt(mu.coeffs());
+      std::vector<LweCiphertext> lwes;
+      for (std::uint32_t j = 0; j < p.ring.N(); ++j)
+        lwes.push_back(sample_extract(p.ring, ct, j));
+      TraceTrees trees(p, p.gadget(0), keys);
+      for (auto _ : state) {
+        Ciphertext packed = trees.pack_lwes(lwes, p.ring.a() - 1, mode);
+        benchmark::DoNotOptimize(packed.b.data());
+      }
+      state.counters["keyswitches"] =
+          static_cast<double>(trees.key_switches()) / static_cast<double>(state.iterations());
+      state.counters["keyswitches_per_s"] = benchmark::Counter(
+          static_cast<double>(trees.key_switches()), benchmark::Counter::kIsRate);
+    })->Unit(benchmark::kMillisecond);
+  }
+  for (std::uint32_t gamma = 0; gamma <= 2; ++gamma) {
+    const std::string bench = "extract/" + m + "/gamma" + std::to_string(gamma);
+    benchmark::RegisterBenchmark(bench.c_str(), [&p, gamma](benchmark::State& state) {
+      safhire::core::OsRandom random;
+      const SecretKey key(p, random);
+      Encryptor enc(key, random);
+      const GaloisKeys keys = make_galois_keys(key, p.gadget(gamma), random);
+      safhire::ring::TorusPoly mu(p.ring);
+      const Ciphertext ct = enc.encrypt(mu.coeffs());
+      TraceTrees trees(p, p.gadget(gamma), keys);
+      for (auto _ : state) {
+        auto parts = trees.split(ct, gamma, TreeMode::fast);
+        benchmark::DoNotOptimize(parts.data());
+      }
+      state.counters["keyswitches"] =
+          static_cast<double>(trees.key_switches()) / static_cast<double>(state.iterations());
+      state.counters["keyswitches_per_s"] = benchmark::Counter(
+          static_cast<double>(trees.key_switches()), benchmark::Counter::kIsRate);
+    })->Unit(benchmark::kMillisecond);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   for (const char* set : {"default-b8", "default-b12", "default-b16"}) {
     register_set(parameter_set(set), false);
+  }
+  for (const char* set : {"default-b8", "default-b12", "default-b16"}) {
+    register_trees(parameter_set(set));
   }
   for (const char* set : {"paper-b8", "paper-b12", "paper-b16"}) {
     register_set(parameter_set(set, SecurityPolicy::allow_insecure), true);

@@ -13,25 +13,10 @@ namespace {
 
 using ring::RingParams;
 
-// X^e c, e any integer.
-Ciphertext monomial_times(const RingParams& r, const Ciphertext& c, std::int64_t e) {
-  Ciphertext out(r);
-  ring::mul_monomial(r, c.a.coeffs(), e, out.a.coeffs(), ring::TorusArith{});
-  ring::mul_monomial(r, c.b.coeffs(), e, out.b.coeffs(), ring::TorusArith{});
-  return out;
-}
-
 void add_into(Ciphertext& acc, const Ciphertext& c) {
   for (std::size_t i = 0; i < acc.a.degree(); ++i) {
     acc.a[i] += c.a[i];
     acc.b[i] += c.b[i];
-  }
-}
-
-void sub_into(Ciphertext& acc, const Ciphertext& c) {
-  for (std::size_t i = 0; i < acc.a.degree(); ++i) {
-    acc.a[i] -= c.a[i];
-    acc.b[i] -= c.b[i];
   }
 }
 
@@ -42,11 +27,33 @@ void scale(Ciphertext& c, u64 factor) {
   }
 }
 
+// acc += X^e c (acc -= X^e c when subtract), without temporaries.
+void add_monomial_times(const RingParams& r, Ciphertext& acc, const Ciphertext& c, std::int64_t e,
+                        bool subtract = false) {
+  ring::add_monomial_product(r, c.a.coeffs(), e, acc.a.coeffs(), subtract);
+  ring::add_monomial_product(r, c.b.coeffs(), e, acc.b.coeffs(), subtract);
+}
+
+// X^e c, e any integer.
+Ciphertext monomial_times(const RingParams& r, const Ciphertext& c, std::int64_t e) {
+  Ciphertext out(r);
+  add_monomial_times(r, out, c, e);
+  return out;
+}
+
 // (X^p - X^q) c
 Ciphertext binomial_times(const RingParams& r, const Ciphertext& c, std::int64_t p,
                           std::int64_t q) {
-  Ciphertext out = monomial_times(r, c, p);
-  sub_into(out, monomial_times(r, c, q));
+  Ciphertext out(r);
+  add_monomial_times(r, out, c, p);
+  add_monomial_times(r, out, c, q, true);
+  return out;
+}
+
+std::vector<const Ciphertext*> pointers(const std::vector<Ciphertext>& cs) {
+  std::vector<const Ciphertext*> out;
+  for (const Ciphertext& c : cs)
+    out.push_back(&c);
   return out;
 }
 
@@ -172,9 +179,10 @@ std::vector<Ciphertext> TraceTrees::split_node(const Ciphertext& c, std::uint32_
   for (std::uint32_t s = 0; s < t; ++s) {
     Ciphertext acc(r);
     for (std::uint32_t j = 0; j < t; ++j) {
-      add_into(acc, monomial_times(r, d[j], -static_cast<std::int64_t>(s * j) * m));
+      const auto sj = static_cast<std::int64_t>(s * j);
+      add_monomial_times(r, acc, d[j], -static_cast<std::int64_t>(s) * delta - sj * m);
     }
-    out.push_back(monomial_times(r, acc, -static_cast<std::int64_t>(s) * delta));
+    out.push_back(std::move(acc));
   }
   return out;
 }
@@ -222,7 +230,8 @@ std::vector<Ciphertext> TraceTrees::bottom_node(const Ciphertext& c, TreeMode mo
     Ciphertext acc(r);
     for (std::uint32_t k = 1; k < t; ++k) {
       const std::int64_t kk = k;
-      add_into(acc, binomial_times(r, d[k - 1], -static_cast<std::int64_t>(v) * kk * m, kk * m));
+      add_monomial_times(r, acc, d[k - 1], -static_cast<std::int64_t>(v) * kk * m);
+      add_monomial_times(r, acc, d[k - 1], kk * m, true);
     }
     out.push_back(std::move(acc));
   }
@@ -277,7 +286,8 @@ std::vector<Ciphertext> TraceTrees::split(const Ciphertext& ct, std::uint32_t ga
 // K_b, beta = X^(t^(a-b-1)): sum_s beta^s T_b(c_s), T_b = sum over the representatives rho of
 // H_b / H_(b+1) (b >= 1: 1 + j t^b; b = 0: 1..t-1). Fast: sum_rho sigma_rho(sum_s
 // sigma_rho^-1(beta^s) c_s), one switch per rho != 1. Paper: each T_b(c_s) separately.
-Ciphertext TraceTrees::merge(std::span<const Ciphertext> cs, std::uint32_t b, TreeMode mode) {
+Ciphertext TraceTrees::merge(std::span<const Ciphertext* const> cs, std::uint32_t b,
+                             TreeMode mode) {
   const RingParams& r = params_.ring;
   const std::uint32_t t = r.t();
   const std::int64_t e = static_cast<std::int64_t>(power(t, r.a() - b - 1));
@@ -288,12 +298,12 @@ Ciphertext TraceTrees::merge(std::span<const Ciphertext> cs, std::uint32_t b, Tr
   Ciphertext out(r);
   if (mode == TreeMode::paper) {
     for (std::size_t s = 0; s < cs.size(); ++s) {
-      Ciphertext traced = b == 0 ? trace_k1(cs[s]) : cs[s];
+      Ciphertext traced = b == 0 ? trace_k1(*cs[s]) : *cs[s];
       if (b != 0) {
         for (std::size_t i = 1; i < reps.size(); ++i)
-          add_into(traced, ks(cs[s], reps[i]));
+          add_into(traced, ks(*cs[s], reps[i]));
       }
-      add_into(out, monomial_times(r, traced, e * static_cast<std::int64_t>(s)));
+      add_monomial_times(r, out, traced, e * static_cast<std::int64_t>(s));
     }
     return out;
   }
@@ -301,26 +311,28 @@ Ciphertext TraceTrees::merge(std::span<const Ciphertext> cs, std::uint32_t b, Tr
     const auto rho_inv = static_cast<std::int64_t>(core::pow_mod<u64>(rho, r.N() - 1, r.M()));
     Ciphertext w(r);
     for (std::size_t s = 0; s < cs.size(); ++s) {
-      add_into(w, monomial_times(r, cs[s], e * static_cast<std::int64_t>(s) * rho_inv % r.M()));
+      add_monomial_times(r, w, *cs[s], e * static_cast<std::int64_t>(s) * rho_inv % r.M());
     }
     add_into(out, rho == 1 ? w : ks(w, rho));
   }
   return out;
 }
 
-// Item I of (t-1) t^k lands at X^(I t^(a-1-k)) (reference §4.4): stride-t subsequences.
-Ciphertext TraceTrees::pack_lwe_rec(std::span<const Ciphertext> items, std::uint32_t k,
+// Item I of (t-1) t^k lands at X^(I t^(a-1-k)) (reference §4.4): stride-t subsequences. Items
+// travel as pointers, so the recursion copies no ciphertext.
+Ciphertext TraceTrees::pack_lwe_rec(std::span<const Ciphertext* const> items, std::uint32_t k,
                                     TreeMode mode) {
   if (k == 0) return merge(items, 0, mode);
   const std::uint32_t t = params_.ring.t();
   std::vector<Ciphertext> subs;
+  std::vector<const Ciphertext*> part;
   for (std::uint32_t s = 0; s < t; ++s) {
-    std::vector<Ciphertext> part;
+    part.clear();
     for (std::size_t i = s; i < items.size(); i += t)
       part.push_back(items[i]);
     subs.push_back(pack_lwe_rec(part, k - 1, mode));
   }
-  return merge(subs, k, mode);
+  return merge(pointers(subs), k, mode);
 }
 
 // Tr_(K_a/K_from): levels from..a-1, each sum_j sigma_(1+t^b)^j by Horner with one key:
@@ -352,28 +364,29 @@ Ciphertext TraceTrees::pack_lwes(std::span<const LweCiphertext> lwes, std::uint3
   const u64 m_inv = core::inverse_mod_word<u64>(r.M());
   std::vector<Ciphertext> items;
   for (const LweCiphertext& lwe : lwes) {
-    Ciphertext c = embed_lwe(r, lwe);
+    const Ciphertext c = embed_lwe(r, lwe);
     Ciphertext item = c;
-    sub_into(item, monomial_times(r, c, r.m()));
+    add_monomial_times(r, item, c, r.m(), true);
     scale(item, m_inv);
     items.push_back(std::move(item));
   }
-  return trace_tower(pack_lwe_rec(items, k, mode), k + 1);
+  return trace_tower(pack_lwe_rec(pointers(items), k, mode), k + 1);
 }
 
 // Blocks over R_gamma, block u at X^u: levels gamma..a-1, stride-t subsequences as for LWEs.
-Ciphertext TraceTrees::pack_block_rec(std::span<const Ciphertext> items, std::uint32_t b,
+Ciphertext TraceTrees::pack_block_rec(std::span<const Ciphertext* const> items, std::uint32_t b,
                                       std::uint32_t gamma, TreeMode mode) {
   if (b == gamma) return merge(items, b, mode);
   const std::uint32_t t = params_.ring.t();
   std::vector<Ciphertext> subs;
+  std::vector<const Ciphertext*> part;
   for (std::uint32_t s = 0; s < t; ++s) {
-    std::vector<Ciphertext> part;
+    part.clear();
     for (std::size_t i = s; i < items.size(); i += t)
       part.push_back(items[i]);
     subs.push_back(pack_block_rec(part, b - 1, gamma, mode));
   }
-  return merge(subs, b, mode);
+  return merge(pointers(subs), b, mode);
 }
 
 Ciphertext TraceTrees::pack_blocks(std::span<const Ciphertext> blocks, std::uint32_t gamma,
@@ -391,7 +404,7 @@ Ciphertext TraceTrees::pack_blocks(std::span<const Ciphertext> blocks, std::uint
     require_ring(c, r, "pack_blocks");
     scale(c, f_inv);
   }
-  return pack_block_rec(items, r.a() - 1, gamma, mode);
+  return pack_block_rec(pointers(items), r.a() - 1, gamma, mode);
 }
 
 }  // namespace safhire::rlwe

@@ -245,3 +245,27 @@ TEST(Cyclotomic, SizeMismatchIsATypedError) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Cyclotomic, AddMonomialProductEqualsMulMonomial) {
+  std::mt19937_64 rng(9);
+  for (const RingParams& r : all_rings()) {
+    SCOPED_TRACE(r.name());
+    const Vec src = random_words(rng, r.N());
+    for (std::int64_t e :
+         {std::int64_t{0}, std::int64_t{1}, std::int64_t{-1}, static_cast<std::int64_t>(r.N()),
+          static_cast<std::int64_t>(r.m()), static_cast<std::int64_t>(r.M() - 1),
+          -static_cast<std::int64_t>(r.N() + 5), static_cast<std::int64_t>(rng() % (3 * r.M()))}) {
+      const Vec base = random_words(rng, r.N());
+      Vec added = base, subtracted = base;
+      add_monomial_product(r, src, e, added);
+      add_monomial_product(r, src, e, subtracted, true);
+      const Vec shifted = mono(r, src, e);
+      EXPECT_EQ(added, add(base, shifted)) << "e = " << e;
+      EXPECT_EQ(subtracted, sub(base, shifted)) << "e = " << e;
+    }
+  }
+}
+
+}  // namespace

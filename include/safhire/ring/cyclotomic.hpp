@@ -73,6 +73,12 @@ void mul_monomial(const RingParams& ring, std::span<const u64> a, std::int64_t e
   }
 }
 
+// dst += X^e src (or dst -= X^e src) mod Phi_M over the torus, e any integer; dst must not alias
+// src. No allocation: X^e rotates the exponents mod M (at most three contiguous runs), and the
+// run that lands in [N, M) folds into the t-1 lower blocks (§1.2).
+void add_monomial_product(const RingParams& ring, std::span<const u64> src, std::int64_t e,
+                          std::span<u64> dst, bool subtract = false);
+
 // Throws ErrorCode::invalid_argument unless gcd(k, M) = 1, i.e. t does not divide k.
 void require_galois_element(const RingParams& ring, std::uint64_t k);
 

@@ -80,10 +80,10 @@ class TraceTrees {
   std::vector<Ciphertext> split_node(const Ciphertext& c, std::uint32_t b, TreeMode mode);
   std::vector<Ciphertext> bottom_node(const Ciphertext& c, TreeMode mode);
   Ciphertext trace_k1(const Ciphertext& c);  // Tr_(K_1/Q) through the subgroup tower
-  Ciphertext merge(std::span<const Ciphertext> cs, std::uint32_t b, TreeMode mode);
-  Ciphertext pack_lwe_rec(std::span<const Ciphertext> items, std::uint32_t k, TreeMode mode);
-  Ciphertext pack_block_rec(std::span<const Ciphertext> items, std::uint32_t b, std::uint32_t gamma,
-                            TreeMode mode);
+  Ciphertext merge(std::span<const Ciphertext* const> cs, std::uint32_t b, TreeMode mode);
+  Ciphertext pack_lwe_rec(std::span<const Ciphertext* const> items, std::uint32_t k, TreeMode mode);
+  Ciphertext pack_block_rec(std::span<const Ciphertext* const> items, std::uint32_t b,
+                            std::uint32_t gamma, TreeMode mode);
   Ciphertext trace_tower(Ciphertext c, std::uint32_t from_level);
 
   ParameterSet params_;
