@@ -16,6 +16,8 @@
 #include "safhire/ring/ntt.hpp"
 #include "safhire/ring/product.hpp"
 #include "safhire/ring/simd.hpp"
+#include "safhire/rlwe/noise.hpp"
+#include "safhire/rlwe/params.hpp"
 #if SAFHIRE_HAVE_CUDA
 #include "safhire/cuda/device.hpp"
 #endif
@@ -68,6 +70,23 @@ int run_info() {
                   64 - __builtin_clzll(q),
                   static_cast<unsigned long long>(safhire::core::root_of_unity(q, ring.M())));
     }
+  }
+  std::printf(
+      "\nParameter sets (security: %s; a set below 128 bits is refused unless asked for):\n",
+      std::string(safhire::rlwe::kSecurityMethod).c_str());
+  std::printf("  %-12s %-5s %3s %7s %-18s %9s %9s %15s %13s\n", "name", "ring", "b", "log2 s",
+              "gadget g=0 / g>=1", "security", "(2022)", "P[fail] extract", "P[fail] pack");
+  for (const auto& set : safhire::rlwe::builtin_parameter_sets()) {
+    const auto sec = set.security();
+    const auto extract = safhire::rlwe::estimate_extraction_noise(set, 0);
+    const auto pack = safhire::rlwe::estimate_packing_noise(set);
+    const std::string ring = std::to_string(set.ring.t()) + "^" + std::to_string(set.ring.a());
+    const std::string gadgets =
+        std::to_string(set.gadget(0).base) + "^" + std::to_string(set.gadget(0).levels) + " / " +
+        std::to_string(set.gadget(1).base) + "^" + std::to_string(set.gadget(1).levels);
+    std::printf("  %-12s %-5s %3u %7.1f %-18s %9.1f %9.1f %15.1e %13.1e\n", set.name.c_str(),
+                ring.c_str(), set.message_bits, set.log2_sigma, gadgets.c_str(), sec.bits,
+                sec.bits_2022, extract.failure_probability, pack.failure_probability);
   }
   std::printf("\n%s\n", cuda_status().c_str());
   return 0;

@@ -60,4 +60,30 @@ double keyswitch_variance_for_key(const ParameterSet& params, const Gadget& gadg
   return frobenius / ring.N() * rounding_variance(gadget) + key_noise_term(params, gadget);
 }
 
+namespace {
+
+NoiseEstimate estimate(const ParameterSet& params, double variance) {
+  // P(|e| >= 2^-(b+1)) for e ~ N(0, variance).
+  const double threshold = std::exp2(-static_cast<double>(params.message_bits) - 1);
+  return {std::log2(variance), std::erfc(threshold / std::sqrt(2 * variance))};
+}
+
+}  // namespace
+
+NoiseEstimate estimate_extraction_noise(const ParameterSet& params, std::uint32_t gamma) {
+  const ring::RingParams& r = params.ring;
+  const double v_ks = keyswitch_variance(params, params.gadget(gamma));
+  if (gamma == 0) {
+    const double f = r.M();
+    return estimate(params, 0.4 * f * f * v_ks);
+  }
+  const double f = std::pow(static_cast<double>(r.t()), static_cast<double>(r.a() - gamma));
+  return estimate(params, 1.7 / (r.t() + 1) * f * f * v_ks);
+}
+
+NoiseEstimate estimate_packing_noise(const ParameterSet& params) {
+  const double f = params.ring.M();
+  return estimate(params, 0.15 * f * f * keyswitch_variance(params, params.gadget(0)));
+}
+
 }  // namespace safhire::rlwe

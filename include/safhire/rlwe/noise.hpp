@@ -30,4 +30,17 @@ double keyswitch_variance(const ParameterSet& params, const Gadget& gadget);
 double keyswitch_variance_for_key(const ParameterSet& params, const Gadget& gadget,
                                   std::span<const std::uint64_t> from_key);
 
+// Predicted noise of what the trees output, and the probability that one coefficient decrypts
+// wrongly (|error| >= 2^-(b+1), a Gaussian tail). From reference §4.5, Var_out ~ c F^2 V_KS with
+// F the trace factor (M for gamma = 0 and for packing LWE samples, t^(a-gamma) for gamma >= 1)
+// and c at the upper end of the measured ranges: 0.4 for extraction at gamma = 0, 1.7/(t+1) at
+// gamma >= 1, 0.15 for packing; V_KS from keyswitch_variance (itself an upper bound for binary
+// keys). Measured values sit 0.3-2 bits below these (tests/rlwe/test_noise.cpp).
+struct NoiseEstimate {
+  double log2_variance;
+  double failure_probability;  // per coefficient
+};
+NoiseEstimate estimate_extraction_noise(const ParameterSet& params, std::uint32_t gamma);
+NoiseEstimate estimate_packing_noise(const ParameterSet& params);
+
 }  // namespace safhire::rlwe
