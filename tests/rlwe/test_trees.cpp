@@ -251,6 +251,20 @@ TEST_P(TreesOnPaperRings, AllCoefficientsRepackFromTheirLweSamples) {
   EXPECT_EQ(trees.key_switches(), r.N() - 1);
 }
 
+TEST_P(TreesOnPaperRings, BlocksRepackAtEveryGamma) {
+  // split at gamma, then pack_blocks: the message again, t^(a-gamma) - 1 switches each way.
+  Context ctx(parameter_set(GetParam()));
+  const RingParams& r = ctx.p.ring;
+  std::mt19937_64 rng(91);
+  for (std::uint32_t gamma : {1U, 2U}) {
+    const auto values = ctx.random_values(rng);
+    TraceTrees trees(ctx.p, ctx.p.gadget(gamma), ctx.keys_for(gamma));
+    const auto blocks = trees.split(ctx.encrypt(values), gamma, TreeMode::fast);
+    EXPECT_EQ(ctx.decrypt(trees.pack_blocks(blocks, gamma, TreeMode::fast)), values);
+    EXPECT_EQ(trees.key_switches(), 2 * (power(r.t(), r.a() - gamma) - 1));
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(PaperRings, TreesOnPaperRings,
                          ::testing::Values("default-b8", "default-b16", "default-b12"),
                          [](const auto& param_info) {
