@@ -6,6 +6,8 @@
 //   product_batch1024/2187/cuda           1024 exact products mod 2^64 (lift, NTT, Montgomery
 //                                         product, inverse, CRT), torus x binary
 //   automorphism_ntt_batch1024/2187/cuda  sigma_2 as a slot permutation of 1024 polynomials
+//   keyswitch_batch256/2187/cuda          256 automorphisms with key switch (default set of the
+//                                         ring, gadget of gamma = 0), counter: switches per second
 // Without a device every benchmark reports "no CUDA device".
 #include <benchmark/benchmark.h>
 #include <cuda_runtime_api.h>
@@ -19,8 +21,10 @@
 #include "safhire/cuda/device.hpp"
 #include "safhire/cuda/device_buffer.hpp"
 #include "safhire/cuda/kernels.hpp"
+#include "safhire/cuda/keyswitch.hpp"
 #include "safhire/ring/ntt.hpp"
 #include "safhire/ring/product.hpp"
+#include "safhire/rlwe/keyswitch.hpp"
 
 namespace {
 
@@ -137,6 +141,29 @@ void automorphism_benchmark(benchmark::State& state, const RingParams& r) {
   state.SetItemsProcessed(state.iterations() * kBatch);
 }
 
+void keyswitch_benchmark(benchmark::State& state, const char* set) {
+  if (!cuda::device_available()) {
+    state.SkipWithError("no CUDA device");
+    return;
+  }
+  constexpr size_t kCount = 256;
+  const auto& p = rlwe::parameter_set(set);
+  cuda::Stream stream;
+  auto random = core::SeededRandom::from_counter(5);
+  const rlwe::SecretKey key(p, random);
+  const rlwe::KeySwitchKey ksk = rlwe::make_automorphism_key(key, 2, p.gadget(0), random);
+  const cuda::DeviceKeySwitchKey device_key(ksk, stream.get());
+  cuda::DeviceKeySwitcher switcher(p, p.gadget(0), stream.get());
+  const auto host = random_mod(kCount * p.ring.N(), 0, 6);
+  cuda::DeviceBuffer<u64> a(std::span<const u64>(host), stream.get());
+  cuda::DeviceBuffer<u64> b(std::span<const u64>(host), stream.get());
+  timed(state, stream.get(), [&] {
+    switcher.automorphism(device_key, a.data(), b.data(), a.data(), b.data(), kCount, stream.get());
+  });
+  state.counters["keyswitches_per_s"] = benchmark::Counter(
+      static_cast<double>(state.iterations() * kCount), benchmark::Counter::kIsRate);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -159,6 +186,15 @@ int main(int argc, char** argv) {
         ->Unit(benchmark::kMicrosecond);
     benchmark::RegisterBenchmark(name("automorphism_ntt_batch1024", r).c_str(),
                                  [r](benchmark::State& s) { automorphism_benchmark(s, r); })
+        ->UseManualTime()
+        ->Unit(benchmark::kMicrosecond);
+  }
+  for (const char* set : {"default-b8", "default-b12", "default-b16"}) {
+    const auto& p = rlwe::parameter_set(set);
+    std::string bench_name = "keyswitch_batch256/";
+    bench_name.append(std::to_string(p.ring.M())).append("/cuda");
+    benchmark::RegisterBenchmark(bench_name.c_str(),
+                                 [set](benchmark::State& s) { keyswitch_benchmark(s, set); })
         ->UseManualTime()
         ->Unit(benchmark::kMicrosecond);
   }

@@ -25,39 +25,17 @@ GadgetDecomposer::GadgetDecomposer(const Gadget& gadget) : gadget_(gadget) {
                 " exceeds 2^64");
     values_.push_back(static_cast<u64>((two64 + power / 2) / power));  // round(2^64 / D^(i+1))
   }
-  precision_ = power;
-  base_ratio_ = static_cast<u64>(two64 / gadget.base);
+  view_.base = gadget.base;
+  view_.base_ratio = static_cast<u64>(two64 / gadget.base);
+  view_.precision = power == two64 ? 0 : static_cast<u64>(power);
+  view_.levels = gadget.levels;
 }
 
 void GadgetDecomposer::decompose(std::span<const u64> a, std::span<u64> digits) const {
-  const std::size_t n = a.size();
-  const std::uint32_t l = gadget_.levels;
-  const u64 D = gadget_.base;
-  require(digits.size() == n * l, ErrorCode::size_mismatch,
+  require(digits.size() == a.size() * gadget_.levels, ErrorCode::size_mismatch,
           "GadgetDecomposer::decompose: expected l * N digit words");
-  const bool full = precision_ == (static_cast<u128>(1) << 64);
-  for (std::size_t j = 0; j < n; ++j) {
-    // x = round(a D^l / 2^64) in [0, D^l]: the multiple of 2^64 / D^l nearest to a.
-    u64 x = full ? a[j]
-                 : static_cast<u64>(
-                       (static_cast<u128>(a[j]) * precision_ + (static_cast<u128>(1) << 63)) >> 64);
-    // Balanced digits, least significant (i = l-1) first; the final carry is a multiple of
-    // D^l, i.e. of the whole torus, and is dropped.
-    for (std::uint32_t i = l; i-- > 0;) {
-      u64 q = core::mul_hi(x, base_ratio_);  // floor(x / D) or up to 2 less
-      u64 r = x - q * D;
-      while (r >= D) {
-        r -= D;
-        ++q;
-      }
-      if (2 * r >= D) {  // r - D in [-floor(D/2), 0)
-        digits[i * n + j] = r - D;
-        ++q;
-      } else {
-        digits[i * n + j] = r;
-      }
-      x = q;
-    }
+  for (std::size_t j = 0; j < a.size(); ++j) {
+    detail::decompose_word(a[j], view_, digits.data() + j, a.size());
   }
 }
 

@@ -6,7 +6,9 @@
 #include <random>
 
 #include "safhire/core/error.hpp"
+#include "safhire/core/modarith.hpp"
 #include "safhire/ring/cyclotomic.hpp"
+#include "safhire/ring/detail/automorphism_word.hpp"
 #include "test_util.hpp"
 
 namespace {
@@ -264,6 +266,31 @@ TEST(Cyclotomic, AddMonomialProductEqualsMulMonomial) {
       const Vec shifted = mono(r, src, e);
       EXPECT_EQ(added, add(base, shifted)) << "e = " << e;
       EXPECT_EQ(subtracted, sub(base, shifted)) << "e = " << e;
+    }
+  }
+}
+
+}  // namespace
+
+namespace {
+
+TEST(Cyclotomic, PerCoefficientAutomorphismMatches) {
+  // The formula the CUDA kernel uses, coefficient by coefficient.
+  std::mt19937_64 rng(10);
+  for (const RingParams& r : all_rings()) {
+    const Vec a = random_words(rng, r.N());
+    for (int trial = 0; trial < 5; ++trial) {
+      u64 k = 0;
+      while (k % r.t() == 0)
+        k = rng() % r.M();
+      const auto k_inv =
+          static_cast<std::uint32_t>(safhire::core::pow_mod<u64>(k, r.N() - 1, r.M()));
+      const Vec expected = sigma(r, a, k);
+      for (std::uint32_t j = 0; j < r.N(); ++j) {
+        ASSERT_EQ(detail::automorphism_coefficient(a.data(), j, k_inv, r.N(), r.M(), r.m()),
+                  expected[j])
+            << r.name() << ", k = " << k << ", j = " << j;
+      }
     }
   }
 }

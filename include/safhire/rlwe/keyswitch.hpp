@@ -16,6 +16,7 @@
 #include "safhire/core/random.hpp"
 #include "safhire/ring/poly.hpp"
 #include "safhire/ring/product.hpp"
+#include "safhire/rlwe/detail/gadget_word.hpp"
 #include "safhire/rlwe/params.hpp"
 #include "safhire/rlwe/rlwe.hpp"
 
@@ -34,11 +35,13 @@ class GadgetDecomposer {
   // sum_i digits_i g_i = a[j] up to 2^63 / D^l + l D / 4.
   void decompose(std::span<const u64> a, std::span<u64> digits) const;
 
+  // The plain description the CUDA kernel uses (detail/gadget_word.hpp).
+  const detail::GadgetView& view() const { return view_; }
+
  private:
   Gadget gadget_;
   std::vector<u64> values_;
-  core::u128 precision_;  // D^l
-  u64 base_ratio_;        // floor(2^64 / D), for division by D
+  detail::GadgetView view_;
 };
 
 // Switches from s' to s. For an automorphism key, s' = sigma_k(s).
