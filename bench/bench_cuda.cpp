@@ -8,6 +8,8 @@
 //   automorphism_ntt_batch1024/2187/cuda  sigma_2 as a slot permutation of 1024 polynomials
 //   keyswitch_batch256/2187/cuda          256 automorphisms with key switch (default set of the
 //                                         ring, gadget of gamma = 0), counter: switches per second
+//   pack_fast_batch8/2187/cuda            8 packings of all N LWE samples (fast mode)
+//   extract_batch8/2187/gamma0/cuda       extraction of 8 ciphertexts at gamma 0 (and gamma1)
 // Without a device every benchmark reports "no CUDA device".
 #include <benchmark/benchmark.h>
 #include <cuda_runtime_api.h>
@@ -22,6 +24,7 @@
 #include "safhire/cuda/device_buffer.hpp"
 #include "safhire/cuda/kernels.hpp"
 #include "safhire/cuda/keyswitch.hpp"
+#include "safhire/cuda/trees.hpp"
 #include "safhire/ring/ntt.hpp"
 #include "safhire/ring/product.hpp"
 #include "safhire/rlwe/keyswitch.hpp"
@@ -164,6 +167,34 @@ void keyswitch_benchmark(benchmark::State& state, const char* set) {
       static_cast<double>(state.iterations() * kCount), benchmark::Counter::kIsRate);
 }
 
+void tree_benchmark(benchmark::State& state, const char* set, bool pack, std::uint32_t gamma) {
+  if (!cuda::device_available()) {
+    state.SkipWithError("no CUDA device");
+    return;
+  }
+  constexpr size_t kCount = 8;
+  const auto& p = rlwe::parameter_set(set);
+  const size_t n = p.ring.N();
+  cuda::Stream stream;
+  auto random = core::SeededRandom::from_counter(7);
+  const rlwe::SecretKey key(p, random);
+  const rlwe::GaloisKeys keys = rlwe::make_galois_keys(key, p.gadget(gamma), random);
+  const cuda::DeviceGaloisKeys device_keys(keys, stream.get());
+  cuda::DeviceTraceTrees trees(p, p.gadget(gamma), device_keys, stream.get());
+  const auto masks = random_mod(kCount * n * (pack ? n : 1), 0, 8);
+  const auto bodies = random_mod(kCount * n, 0, 9);
+  cuda::DeviceBuffer<u64> dm(std::span<const u64>(masks), stream.get());
+  cuda::DeviceBuffer<u64> db(std::span<const u64>(bodies), stream.get());
+  const auto before = trees.key_switches();
+  timed(state, stream.get(), [&] {
+    auto out = pack ? trees.pack_lwes(dm.data(), db.data(), kCount, p.ring.a() - 1, stream.get())
+                    : trees.split(dm.data(), db.data(), kCount, gamma, stream.get());
+    benchmark::DoNotOptimize(out.a.data());
+  });
+  const double switches = static_cast<double>(trees.key_switches() - before);
+  state.counters["keyswitches_per_s"] = benchmark::Counter(switches, benchmark::Counter::kIsRate);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -197,6 +228,22 @@ int main(int argc, char** argv) {
                                  [set](benchmark::State& s) { keyswitch_benchmark(s, set); })
         ->UseManualTime()
         ->Unit(benchmark::kMicrosecond);
+  }
+  for (const char* set : {"default-b8", "default-b12", "default-b16"}) {
+    const std::string m = std::to_string(rlwe::parameter_set(set).ring.M());
+    benchmark::RegisterBenchmark(("pack_fast_batch8/" + m + "/cuda").c_str(),
+                                 [set](benchmark::State& s) { tree_benchmark(s, set, true, 0); })
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
+    for (std::uint32_t gamma : {0U, 1U}) {
+      const std::string bench_name =
+          "extract_batch8/" + m + "/gamma" + std::to_string(gamma) + "/cuda";
+      benchmark::RegisterBenchmark(
+          bench_name.c_str(),
+          [set, gamma](benchmark::State& s) { tree_benchmark(s, set, false, gamma); })
+          ->UseManualTime()
+          ->Unit(benchmark::kMillisecond);
+    }
   }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

@@ -43,7 +43,7 @@ step "CPU tests (this machine's compiler)"
 cpu_tests=$?
 
 step "CUDA benchmarks"
-timeout 180 "$build/bench/bench_cuda" --benchmark_repetitions=5 \
+timeout 240 "$build/bench/bench_cuda" --benchmark_repetitions=3 \
   --benchmark_report_aggregates_only=true --benchmark_out_format=json \
   --benchmark_out="$out/bench_cuda.json"
 

@@ -80,6 +80,12 @@ const KeySwitchKey& GaloisKeys::at(std::uint64_t k) const {
   return it->second;
 }
 
+std::vector<std::uint64_t> GaloisKeys::elements() const {
+  std::vector<std::uint64_t> out;
+  for (const auto& [k, key] : keys_) out.push_back(k);
+  return out;
+}
+
 std::vector<std::uint64_t> tree_galois_elements(const RingParams& r) {
   std::vector<std::uint64_t> out;
   for (std::uint32_t c = 1; c < r.a(); ++c) {

@@ -37,6 +37,7 @@ class GaloisKeys {
   // Throws ErrorCode::invalid_argument naming the missing element.
   const KeySwitchKey& at(std::uint64_t k) const;
   std::size_t size() const { return keys_.size(); }
+  std::vector<std::uint64_t> elements() const;
 
  private:
   std::map<std::uint64_t, KeySwitchKey> keys_;

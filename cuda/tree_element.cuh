@@ -1,0 +1,173 @@
+// Per-coefficient bodies of the tree-level kernels (cuda/trees.cu), shared with the CPU replay in
+// tests/rlwe/test_trees_emulation.cpp. Each computes one output coefficient from its inputs
+// without state, so one GPU thread can own it. Layouts: a batch of polynomials is [count][N].
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "safhire/core/hostdevice.hpp"
+
+namespace safhire::cuda::block {
+
+using u32 = std::uint32_t;
+using u64 = std::uint64_t;
+
+// Coefficient l of X^e a mod Phi_M, e in [0, M): exponent i of a moves to i + e mod M, so with
+// c[x] = a[x - e mod M] (0 where that index is >= N), the value is c[l] - c[N + (l mod m)].
+SAFHIRE_HD u64 monomial_coefficient(const u64* a, u32 l, u32 e, u32 N, u32 M, u32 m) {
+  const auto source = [&](u32 x) -> u64 {
+    const u32 i = x >= e ? x - e : x + M - e;
+    return i < N ? a[i] : 0;
+  };
+  return source(l) - source(N + l % m);
+}
+
+// e mod M for any integer e.
+SAFHIRE_HD u32 exponent_mod(long long e, u32 M) {
+  const long long r = e % static_cast<long long>(M);
+  return static_cast<u32>(r < 0 ? r + M : r);
+}
+
+// Up to t = 7 polynomials of one node, by pointer (d[0] the node itself, d[j] its sigma_j).
+struct NodeInputs {
+  const u64* d[7];
+};
+
+// Split level (fast, DFT trick): coefficient l of c_s = sum_j X^(-s delta - s j m) d_j.
+SAFHIRE_HD u64 split_coefficient(const NodeInputs& in, u32 t, u32 s, u32 delta, u32 l, u32 N, u32 M,
+                                 u32 m) {
+  u64 sum = 0;
+  for (u32 j = 0; j < t; ++j) {
+    const long long e = -static_cast<long long>(s) * delta - static_cast<long long>(s) * j * m;
+    sum += monomial_coefficient(in.d[j], l, exponent_mod(e, M), N, M, m);
+  }
+  return sum;
+}
+
+// Bottom level (fast): coefficient l of out_v = sum_(k=1..t-1) (X^(-v k m) - X^(k m)) d_k, with
+// d_k = in.d[k - 1] (d_1 the node itself).
+SAFHIRE_HD u64 bottom_coefficient(const NodeInputs& in, u32 t, u32 v, u32 l, u32 N, u32 M, u32 m) {
+  u64 sum = 0;
+  for (u32 k = 1; k < t; ++k) {
+    const long long km = static_cast<long long>(k) * m;
+    sum += monomial_coefficient(in.d[k - 1], l, exponent_mod(-static_cast<long long>(v) * km, M), N,
+                                M, m);
+    sum -= monomial_coefficient(in.d[k - 1], l, exponent_mod(km, M), N, M, m);
+  }
+  return sum;
+}
+
+// Merge level (fast): coefficient l of w_rho = sum_s X^(e s rho^-1) c_s over the node's `items`
+// inputs (t, or t-1 at the bottom).
+SAFHIRE_HD u64 merge_w_coefficient(const NodeInputs& in, u32 items, u32 e, u32 rho_inv, u32 l,
+                                   u32 N, u32 M, u32 m) {
+  u64 sum = 0;
+  for (u32 s = 0; s < items; ++s) {
+    const auto exponent = static_cast<u32>(static_cast<u64>(e) * s % M * rho_inv % M);
+    sum += monomial_coefficient(in.d[s], l, exponent, N, M, m);
+  }
+  return sum;
+}
+
+// Coefficient k of the embedding of an LWE mask A (reference §5.2): a_0 = A_0, and
+// a_k = -A_(N-k) + a_(k+m) unrolled: a_k = -sum_(i >= 0, k + i m < N) A_(N - k - i m).
+SAFHIRE_HD u64 embed_coefficient(const u64* mask, u32 k, u32 N, u32 m) {
+  if (k == 0) return mask[0];
+  u64 sum = 0;
+  for (u32 x = k; x < N; x += m)
+    sum -= mask[N - x];
+  return sum;
+}
+
+// ---- Per-thread work of the tree-level kernels: thread x owns one output coefficient. The CUDA
+// kernels are grid-stride loops over x; the CPU replay is a plain loop. ------------------------
+
+// Split level: node u of input c (nodes [count][step]) has children u + s step (s < t), stored
+// [count][step t]. da[j], db[j]: the node batch (j = 0) and its sigma_j switches, [count step][N].
+struct SplitArgs {
+  const u64* da[7];
+  const u64* db[7];
+  u64* out_a;
+  u64* out_b;
+  u32 t, step, delta, N, M, m;
+};
+
+SAFHIRE_HD void split_thread(const SplitArgs& g, std::size_t x) {
+  const u32 l = static_cast<u32>(x % g.N);
+  const std::size_t child = x / g.N;
+  const std::size_t fan = std::size_t{g.step} * g.t;
+  const std::size_t c = child / fan, rest = child % fan;
+  const u32 s = static_cast<u32>(rest / g.step), u = static_cast<u32>(rest % g.step);
+  const std::size_t node = c * g.step + u;
+  NodeInputs in_a{}, in_b{};
+  for (u32 j = 0; j < g.t; ++j) {
+    in_a.d[j] = g.da[j] + node * g.N;
+    in_b.d[j] = g.db[j] + node * g.N;
+  }
+  g.out_a[x] = split_coefficient(in_a, g.t, s, g.delta, l, g.N, g.M, g.m);
+  g.out_b[x] = split_coefficient(in_b, g.t, s, g.delta, l, g.N, g.M, g.m);
+}
+
+// Bottom level: node u < m of input c (nodes [count][m]); outputs [count][N], output u + v m.
+// da[k - 1] (k = 1..t-1): sigma_k of the nodes (sigma_1: the nodes).
+SAFHIRE_HD void bottom_thread(const SplitArgs& g, std::size_t x) {
+  const u32 l = static_cast<u32>(x % g.N);
+  const std::size_t child = x / g.N;
+  const std::size_t c = child / g.N;
+  const auto rest = static_cast<u32>(child % g.N);
+  const u32 u = rest % g.m, v = rest / g.m;
+  const std::size_t node = c * g.m + u;
+  NodeInputs in_a{}, in_b{};
+  for (u32 k = 0; k + 1 < g.t; ++k) {
+    in_a.d[k] = g.da[k] + node * g.N;
+    in_b.d[k] = g.db[k] + node * g.N;
+  }
+  g.out_a[x] = bottom_coefficient(in_a, g.t, v, l, g.N, g.M, g.m);
+  g.out_b[x] = bottom_coefficient(in_b, g.t, v, l, g.N, g.M, g.m);
+}
+
+// Merge level, one representative rho: node sigma of packing p (nodes [count][nodes]) merges the
+// `items` inputs p prev + sigma + s stride (s < items) of the previous level ([count][prev]) into
+// w_rho, stored [count][nodes].
+struct MergeArgs {
+  const u64* prev_a;
+  const u64* prev_b;
+  u64* out_a;
+  u64* out_b;
+  u32 prev, nodes, stride, items, e, rho_inv, N, M, m;
+};
+
+SAFHIRE_HD void merge_thread(const MergeArgs& g, std::size_t x) {
+  const u32 l = static_cast<u32>(x % g.N);
+  const std::size_t node = x / g.N;
+  const std::size_t p = node / g.nodes, sigma = node % g.nodes;
+  NodeInputs in_a{}, in_b{};
+  for (u32 s = 0; s < g.items; ++s) {
+    const std::size_t child = p * g.prev + sigma + std::size_t{s} * g.stride;
+    in_a.d[s] = g.prev_a + child * g.N;
+    in_b.d[s] = g.prev_b + child * g.N;
+  }
+  g.out_a[x] = merge_w_coefficient(in_a, g.items, g.e, g.rho_inv, l, g.N, g.M, g.m);
+  g.out_b[x] = merge_w_coefficient(in_b, g.items, g.e, g.rho_inv, l, g.N, g.M, g.m);
+}
+
+// Packing items: LWE i (mask [n][N], body [n]) embedded, times (1 - X^m), times m_inv = M^-1;
+// `embedded` holds the embedding's a part, [n][N] (written by embed_thread first).
+SAFHIRE_HD void embed_thread(const u64* masks, u64* embedded, u32 N, u32 m, std::size_t x) {
+  const std::size_t i = x / N;
+  embedded[x] = embed_coefficient(masks + i * N, static_cast<u32>(x % N), N, m);
+}
+
+SAFHIRE_HD void prepare_item_thread(const u64* embedded, const u64* bodies, u64* out_a, u64* out_b,
+                                    u64 m_inv, u32 N, u32 M, u32 m, std::size_t x) {
+  const std::size_t i = x / N;
+  const auto l = static_cast<u32>(x % N);
+  const u64* a = embedded + i * N;
+  out_a[x] = m_inv * (a[l] - monomial_coefficient(a, l, m, N, M, m));
+  // b = (B, 0, ..., 0): (1 - X^m) b = B (1 - X^m), whose coefficient l is B [l == 0] - B [l == m].
+  const u64 body = bodies[i];
+  out_b[x] = m_inv * ((l == 0 ? body : u64{0}) - (l == m && m < N ? body : u64{0}));
+}
+
+}  // namespace safhire::cuda::block

@@ -1,0 +1,174 @@
+// The level-by-level algorithm of the batched trees (fast mode), written once over an `Ops` type
+// that supplies buffers and runs the per-thread functions of tree_element.cuh over a range of
+// threads. cuda/trees.cu instantiates it with kernel launches on a stream; the CPU replay in
+// tests/rlwe/test_trees_emulation.cpp with plain loops and the CPU KeySwitcher, and checks it
+// against rlwe::TraceTrees word for word.
+//
+// Ops provides: Buffer (with data()), alloc(words), copy(dst, src, words),
+// scale_copy(dst, src, factor, words), add(dst, src, words) (dst += src),
+// run_split/run_bottom(SplitArgs, threads), run_merge(MergeArgs, threads),
+// run_embed(masks, embedded, N, m, threads), run_prepare(embedded, bodies, out_a, out_b, m_inv, N,
+// M, m, threads), automorphism(k, in_a, in_b, out_a, out_b, count) (sigma_k with key switch).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "safhire/core/modarith.hpp"
+#include "safhire/ring/ring_params.hpp"
+#include "tree_element.cuh"
+
+namespace safhire::cuda::levels {
+
+using u32 = std::uint32_t;
+using u64 = std::uint64_t;
+
+inline u64 power(u64 base, u32 e) {
+  u64 p = 1;
+  for (u32 i = 0; i < e; ++i)
+    p *= base;
+  return p;
+}
+
+template <class Ops>
+struct Batch {
+  typename Ops::Buffer a, b;
+};
+
+// sigma_k with a key switch of every ciphertext of a batch of `count`.
+template <class Ops>
+Batch<Ops> switched(Ops& ops, const ring::RingParams& r, const Batch<Ops>& in, u64 k,
+                    std::size_t count) {
+  Batch<Ops> out{ops.alloc(count * r.N()), ops.alloc(count * r.N())};
+  ops.automorphism(k, in.a.data(), in.b.data(), out.a.data(), out.b.data(), count);
+  return out;
+}
+
+// Extraction at gamma of `count` ciphertexts ([count][N] each for a and b): outputs
+// [count][t^(a-gamma)][N] (gamma >= 1) or [count][N][N] (gamma = 0), as TraceTrees::split.
+template <class Ops>
+Batch<Ops> split(Ops& ops, const ring::RingParams& r, const u64* in_a, const u64* in_b,
+                 std::size_t count, u32 gamma) {
+  const u32 t = r.t(), a = r.a(), N = r.N(), M = r.M(), m = r.m();
+  const u64 factor = gamma == 0 ? M : power(t, a - gamma);
+  Batch<Ops> cur{ops.alloc(count * N), ops.alloc(count * N)};
+  ops.scale_copy(cur.a.data(), in_a, core::inverse_mod_word(factor), count * N);
+  ops.scale_copy(cur.b.data(), in_b, core::inverse_mod_word(factor), count * N);
+  u32 step = 1;  // nodes per input at this level
+  for (u32 b = a; b > (gamma > 1 ? gamma : 1); --b, step *= t) {
+    const std::size_t nodes = count * step;
+    std::vector<Batch<Ops>> d;
+    for (u64 j = 1; j < t; ++j)
+      d.push_back(switched(ops, r, cur, 1 + j * power(t, b - 1), nodes));
+    Batch<Ops> next{ops.alloc(nodes * t * N), ops.alloc(nodes * t * N)};
+    block::SplitArgs args{};
+    args.da[0] = cur.a.data();
+    args.db[0] = cur.b.data();
+    for (u32 j = 1; j < t; ++j) {
+      args.da[j] = d[j - 1].a.data();
+      args.db[j] = d[j - 1].b.data();
+    }
+    args.out_a = next.a.data();
+    args.out_b = next.b.data();
+    args.t = t;
+    args.step = step;
+    args.delta = static_cast<u32>(power(t, a - b));
+    args.N = N;
+    args.M = M;
+    args.m = m;
+    ops.run_split(args, nodes * t * N);
+    cur = std::move(next);
+  }
+  if (gamma >= 1) return cur;
+  // Bottom: nodes [count][m]; d_1 = the nodes, d_k = sigma_k of them.
+  const std::size_t nodes = count * m;
+  std::vector<Batch<Ops>> d;
+  for (u64 k = 2; k < t; ++k)
+    d.push_back(switched(ops, r, cur, k, nodes));
+  Batch<Ops> out{ops.alloc(count * N * N), ops.alloc(count * N * N)};
+  block::SplitArgs args{};
+  args.da[0] = cur.a.data();
+  args.db[0] = cur.b.data();
+  for (u32 k = 2; k < t; ++k) {
+    args.da[k - 1] = d[k - 2].a.data();
+    args.db[k - 1] = d[k - 2].b.data();
+  }
+  args.out_a = out.a.data();
+  args.out_b = out.b.data();
+  args.t = t;
+  args.step = m;
+  args.N = N;
+  args.M = M;
+  args.m = m;
+  ops.run_bottom(args, count * N * N);
+  return out;
+}
+
+// Packing of `count` groups of n = (t-1) t^k LWE samples (masks [count][n][N], bodies
+// [count][n]): outputs [count][N], as TraceTrees::pack_lwes.
+template <class Ops>
+Batch<Ops> pack_lwes(Ops& ops, const ring::RingParams& r, const u64* masks, const u64* bodies,
+                     std::size_t count, u32 k) {
+  const u32 t = r.t(), a = r.a(), N = r.N(), M = r.M(), m = r.m();
+  const u32 n = static_cast<u32>((t - 1) * power(t, k));
+  auto embedded = ops.alloc(count * n * N);
+  ops.run_embed(masks, embedded.data(), N, m, count * n * N);
+  Batch<Ops> prev{ops.alloc(count * n * N), ops.alloc(count * n * N)};
+  ops.run_prepare(embedded.data(), bodies, prev.a.data(), prev.b.data(),
+                  core::inverse_mod_word<u64>(M), N, M, m, count * n * N);
+  u32 prev_count = n;
+  for (u32 b = 0; b <= k; ++b) {
+    const u32 nodes = static_cast<u32>(power(t, k - b));
+    const std::size_t words = count * nodes * N;
+    Batch<Ops> out{ops.alloc(words), ops.alloc(words)};
+    for (u64 j = 0; j < (b == 0 ? t - 1 : t); ++j) {
+      const u64 rho = b == 0 ? j + 1 : 1 + j * power(t, b);
+      block::MergeArgs args{};
+      args.prev_a = prev.a.data();
+      args.prev_b = prev.b.data();
+      args.prev = prev_count;
+      args.nodes = nodes;
+      args.stride = nodes;
+      args.items = b == 0 ? t - 1 : t;
+      args.e = static_cast<u32>(power(t, a - b - 1));
+      args.rho_inv = static_cast<u32>(core::pow_mod<u64>(rho, N - 1, M));
+      args.N = N;
+      args.M = M;
+      args.m = m;
+      if (rho == 1) {  // w_1 needs no switch: it starts the sum
+        args.out_a = out.a.data();
+        args.out_b = out.b.data();
+        ops.run_merge(args, words);
+        continue;
+      }
+      Batch<Ops> w{ops.alloc(words), ops.alloc(words)};
+      args.out_a = w.a.data();
+      args.out_b = w.b.data();
+      ops.run_merge(args, words);
+      const Batch<Ops> s = switched(ops, r, w, rho, count * nodes);
+      ops.add(out.a.data(), s.a.data(), words);
+      ops.add(out.b.data(), s.b.data(), words);
+    }
+    prev = std::move(out);
+    prev_count = nodes;
+  }
+  // Tr_(K_a/K_(k+1)): Horner c + sigma(c + sigma(...)) with sigma = sigma_(1 + t^b) per level.
+  for (u32 b = k + 1; b < a; ++b) {
+    const u64 g = 1 + power(t, b);
+    Batch<Ops> acc{ops.alloc(count * N), ops.alloc(count * N)};
+    ops.copy(acc.a.data(), prev.a.data(), count * N);
+    ops.copy(acc.b.data(), prev.b.data(), count * N);
+    for (u32 i = 0; i + 1 < t; ++i) {
+      Batch<Ops> next = switched(ops, r, acc, g, count);
+      ops.add(next.a.data(), prev.a.data(), count * N);
+      ops.add(next.b.data(), prev.b.data(), count * N);
+      acc = std::move(next);
+    }
+    prev = std::move(acc);
+  }
+  return prev;
+}
+
+}  // namespace safhire::cuda::levels

@@ -1,0 +1,151 @@
+// The device trees' level-by-level algorithm (cuda/tree_levels.hpp) run on the CPU: buffers are
+// vectors, the per-thread functions of cuda/tree_element.cuh run in loops, and key switches go
+// through the CPU KeySwitcher. The outputs must equal rlwe::TraceTrees word for word, which checks
+// the device layouts and index arithmetic where there is no GPU.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <random>
+
+#include "safhire/rlwe/trees.hpp"
+#include "tree_levels.hpp"
+
+namespace {
+
+using namespace safhire;
+using u64 = std::uint64_t;
+using Vec = std::vector<u64>;
+
+struct CpuOps {
+  struct Buffer {
+    Vec words;
+    u64* data() { return words.data(); }
+    const u64* data() const { return words.data(); }
+  };
+  const rlwe::ParameterSet& params;
+  const rlwe::GaloisKeys& keys;
+  rlwe::KeySwitcher switcher;
+
+  Buffer alloc(std::size_t words) { return {Vec(words, 0)}; }
+  void copy(u64* dst, const u64* src, std::size_t words) { std::copy(src, src + words, dst); }
+  void scale_copy(u64* dst, const u64* src, u64 factor, std::size_t words) {
+    for (std::size_t i = 0; i < words; ++i)
+      dst[i] = src[i] * factor;
+  }
+  void add(u64* dst, const u64* src, std::size_t words) {
+    for (std::size_t i = 0; i < words; ++i)
+      dst[i] += src[i];
+  }
+  void run_split(const cuda::block::SplitArgs& g, std::size_t threads) {
+    for (std::size_t x = 0; x < threads; ++x)
+      cuda::block::split_thread(g, x);
+  }
+  void run_bottom(const cuda::block::SplitArgs& g, std::size_t threads) {
+    for (std::size_t x = 0; x < threads; ++x)
+      cuda::block::bottom_thread(g, x);
+  }
+  void run_merge(const cuda::block::MergeArgs& g, std::size_t threads) {
+    for (std::size_t x = 0; x < threads; ++x)
+      cuda::block::merge_thread(g, x);
+  }
+  void run_embed(const u64* masks, u64* embedded, std::uint32_t N, std::uint32_t m,
+                 std::size_t threads) {
+    for (std::size_t x = 0; x < threads; ++x)
+      cuda::block::embed_thread(masks, embedded, N, m, x);
+  }
+  void run_prepare(const u64* embedded, const u64* bodies, u64* out_a, u64* out_b, u64 m_inv,
+                   std::uint32_t N, std::uint32_t M, std::uint32_t m, std::size_t threads) {
+    for (std::size_t x = 0; x < threads; ++x) {
+      cuda::block::prepare_item_thread(embedded, bodies, out_a, out_b, m_inv, N, M, m, x);
+    }
+  }
+  void automorphism(u64 k, const u64* in_a, const u64* in_b, u64* out_a, u64* out_b,
+                    std::size_t count) {
+    const std::size_t n = params.ring.N();
+    for (std::size_t c = 0; c < count; ++c) {
+      rlwe::Ciphertext in(params.ring), out(params.ring);
+      std::copy(in_a + c * n, in_a + (c + 1) * n, in.a.coeffs().begin());
+      std::copy(in_b + c * n, in_b + (c + 1) * n, in.b.coeffs().begin());
+      switcher.automorphism(keys.at(k), in, out);
+      std::copy(out.a.coeffs().begin(), out.a.coeffs().end(), out_a + c * n);
+      std::copy(out.b.coeffs().begin(), out.b.coeffs().end(), out_b + c * n);
+    }
+  }
+};
+
+void expect_equal(const rlwe::Ciphertext& ct, const Vec& a, const Vec& b, std::size_t at,
+                  const std::string& what) {
+  const std::size_t n = ct.a.degree();
+  ASSERT_TRUE(std::equal(ct.a.coeffs().begin(), ct.a.coeffs().end(), a.begin() + at * n)) << what;
+  ASSERT_TRUE(std::equal(ct.b.coeffs().begin(), ct.b.coeffs().end(), b.begin() + at * n)) << what;
+}
+
+class TreesEmulation : public ::testing::TestWithParam<ring::RingParams> {};
+
+TEST_P(TreesEmulation, DeviceLevelsEqualTraceTrees) {
+  const ring::RingParams& r = GetParam();
+  const rlwe::ParameterSet p("test", 900, r, 8, -50, {1024, 4}, {1024, 4});
+  auto random = core::SeededRandom::from_counter(130);
+  const rlwe::SecretKey key(p, random);
+  rlwe::Encryptor enc(key, random);
+  const rlwe::GaloisKeys keys = rlwe::make_galois_keys(key, p.gadget(0), random);
+  const std::size_t n = r.N(), count = 2;
+  std::mt19937_64 rng(130);
+  std::vector<rlwe::Ciphertext> cts;
+  Vec a(count * n), b(count * n);
+  for (std::size_t c = 0; c < count; ++c) {
+    ring::TorusPoly mu(r);
+    for (auto& x : mu.coeffs())
+      x = rng();
+    cts.push_back(enc.encrypt(mu.coeffs()));
+    std::copy(cts[c].a.coeffs().begin(), cts[c].a.coeffs().end(), a.begin() + c * n);
+    std::copy(cts[c].b.coeffs().begin(), cts[c].b.coeffs().end(), b.begin() + c * n);
+  }
+  for (std::uint32_t gamma = 0; gamma < r.a(); ++gamma) {
+    CpuOps ops{p, keys, rlwe::KeySwitcher(p, p.gadget(0))};
+    const auto out = cuda::levels::split(ops, r, a.data(), b.data(), count, gamma);
+    rlwe::TraceTrees trees(p, p.gadget(0), keys);
+    for (std::size_t c = 0; c < count; ++c) {
+      const auto parts = trees.split(cts[c], gamma, rlwe::TreeMode::fast);
+      for (std::size_t u = 0; u < parts.size(); ++u) {
+        expect_equal(parts[u], out.a.words, out.b.words, c * parts.size() + u,
+                     "split gamma " + std::to_string(gamma) + ", input " + std::to_string(c) +
+                         ", part " + std::to_string(u));
+      }
+    }
+    EXPECT_EQ(ops.switcher.key_switches(), trees.key_switches());
+  }
+  for (std::uint32_t k = 0; k < r.a(); ++k) {
+    const std::size_t items = (r.t() - 1) * cuda::levels::power(r.t(), k);
+    std::vector<std::vector<rlwe::LweCiphertext>> lwes(count);
+    Vec masks, bodies;
+    for (std::size_t c = 0; c < count; ++c) {
+      for (std::size_t i = 0; i < items; ++i) {
+        lwes[c].push_back(
+            rlwe::sample_extract(r, cts[(c + i) % count], static_cast<std::uint32_t>((i * 7) % n)));
+        masks.insert(masks.end(), lwes[c].back().a.begin(), lwes[c].back().a.end());
+        bodies.push_back(lwes[c].back().b);
+      }
+    }
+    CpuOps ops{p, keys, rlwe::KeySwitcher(p, p.gadget(0))};
+    const auto out = cuda::levels::pack_lwes(ops, r, masks.data(), bodies.data(), count, k);
+    rlwe::TraceTrees trees(p, p.gadget(0), keys);
+    for (std::size_t c = 0; c < count; ++c) {
+      expect_equal(trees.pack_lwes(lwes[c], k, rlwe::TreeMode::fast), out.a.words, out.b.words, c,
+                   "pack k " + std::to_string(k) + ", group " + std::to_string(c));
+    }
+    EXPECT_EQ(ops.switcher.key_switches(), trees.key_switches());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Rings, TreesEmulation,
+                         ::testing::Values(ring::RingParams(3, 3), ring::RingParams(5, 2),
+                                           ring::RingParams(7, 2), ring::RingParams(3, 4),
+                                           ring::RingParams(5, 3)),
+                         [](const auto& param_info) {
+                           return std::to_string(param_info.param.t()) + "_" +
+                                  std::to_string(param_info.param.a());
+                         });
+
+}  // namespace
