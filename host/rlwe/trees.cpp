@@ -82,7 +82,8 @@ const KeySwitchKey& GaloisKeys::at(std::uint64_t k) const {
 
 std::vector<std::uint64_t> GaloisKeys::elements() const {
   std::vector<std::uint64_t> out;
-  for (const auto& [k, key] : keys_) out.push_back(k);
+  for (const auto& [k, key] : keys_)
+    out.push_back(k);
   return out;
 }
 
@@ -324,11 +325,13 @@ Ciphertext TraceTrees::merge(std::span<const Ciphertext* const> cs, std::uint32_
   return out;
 }
 
-// Item I of (t-1) t^k lands at X^(I t^(a-1-k)) (reference §4.4): stride-t subsequences. Items
-// travel as pointers, so the recursion copies no ciphertext.
-Ciphertext TraceTrees::pack_lwe_rec(std::span<const Ciphertext* const> items, std::uint32_t k,
-                                    TreeMode mode) {
-  if (k == 0) return merge(items, 0, mode);
+// The merge tree from level `bottom` to level `top` (reference §4.4): item I lands at
+// X^(I t^(a-1-top)) (LWE packing, bottom = 0) or X^I (blocks, bottom = gamma, top = a-1), the
+// children of a node being stride-t subsequences. Items travel as pointers, so the recursion
+// copies no ciphertext.
+Ciphertext TraceTrees::merge_tree(std::span<const Ciphertext* const> items, std::uint32_t top,
+                                  std::uint32_t bottom, TreeMode mode) {
+  if (top == bottom) return merge(items, bottom, mode);
   const std::uint32_t t = params_.ring.t();
   std::vector<Ciphertext> subs;
   std::vector<const Ciphertext*> part;
@@ -336,9 +339,9 @@ Ciphertext TraceTrees::pack_lwe_rec(std::span<const Ciphertext* const> items, st
     part.clear();
     for (std::size_t i = s; i < items.size(); i += t)
       part.push_back(items[i]);
-    subs.push_back(pack_lwe_rec(part, k - 1, mode));
+    subs.push_back(merge_tree(part, top - 1, bottom, mode));
   }
-  return merge(pointers(subs), k, mode);
+  return merge(pointers(subs), top, mode);
 }
 
 // Tr_(K_a/K_from): levels from..a-1, each sum_j sigma_(1+t^b)^j by Horner with one key:
@@ -376,23 +379,7 @@ Ciphertext TraceTrees::pack_lwes(std::span<const LweCiphertext> lwes, std::uint3
     scale(item, m_inv);
     items.push_back(std::move(item));
   }
-  return trace_tower(pack_lwe_rec(pointers(items), k, mode), k + 1);
-}
-
-// Blocks over R_gamma, block u at X^u: levels gamma..a-1, stride-t subsequences as for LWEs.
-Ciphertext TraceTrees::pack_block_rec(std::span<const Ciphertext* const> items, std::uint32_t b,
-                                      std::uint32_t gamma, TreeMode mode) {
-  if (b == gamma) return merge(items, b, mode);
-  const std::uint32_t t = params_.ring.t();
-  std::vector<Ciphertext> subs;
-  std::vector<const Ciphertext*> part;
-  for (std::uint32_t s = 0; s < t; ++s) {
-    part.clear();
-    for (std::size_t i = s; i < items.size(); i += t)
-      part.push_back(items[i]);
-    subs.push_back(pack_block_rec(part, b - 1, gamma, mode));
-  }
-  return merge(pointers(subs), b, mode);
+  return trace_tower(merge_tree(pointers(items), k, 0, mode), k + 1);
 }
 
 Ciphertext TraceTrees::pack_blocks(std::span<const Ciphertext> blocks, std::uint32_t gamma,
@@ -410,7 +397,7 @@ Ciphertext TraceTrees::pack_blocks(std::span<const Ciphertext> blocks, std::uint
     require_ring(c, r, "pack_blocks");
     scale(c, f_inv);
   }
-  return pack_block_rec(pointers(items), r.a() - 1, gamma, mode);
+  return merge_tree(pointers(items), r.a() - 1, gamma, mode);
 }
 
 }  // namespace safhire::rlwe

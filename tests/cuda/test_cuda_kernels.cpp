@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "cuda_test.hpp"
 #include "safhire/core/primes.hpp"
 #include "safhire/cuda/device.hpp"
 #include "safhire/cuda/device_buffer.hpp"
@@ -27,18 +28,7 @@ using safhire::testing::random_words;
 using safhire::testing::u64;
 using Vec = std::vector<u64>;
 
-class CudaKernels : public ::testing::TestWithParam<RingParams> {
- protected:
-  void SetUp() override {
-    if (!cuda::device_available()) GTEST_SKIP() << "no CUDA device";
-    stream_ = std::make_unique<cuda::Stream>();
-  }
-  cudaStream_t stream() const { return stream_->get(); }
-  void synchronize() const { stream_->synchronize(); }
-
- private:
-  std::unique_ptr<cuda::Stream> stream_;  // created only when a device is present
-};
+class CudaKernels : public safhire::testing::CudaTestWithParam<RingParams> {};
 
 // Two primes per ring: the two largest below 2^62, and for the tiny rings also a tiny prime.
 std::vector<NttPlan> plans_for(const RingParams& r) {

@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "cuda_test.hpp"
 #include "safhire/cuda/device.hpp"
 #include "safhire/cuda/trees.hpp"
 
@@ -18,15 +19,7 @@ using namespace safhire;
 using u64 = std::uint64_t;
 using Vec = std::vector<u64>;
 
-class CudaTrees : public ::testing::TestWithParam<const char*> {
- protected:
-  void SetUp() override {
-    if (!cuda::device_available()) GTEST_SKIP() << "no CUDA device";
-    stream_ = std::make_unique<cuda::Stream>();
-  }
-  cudaStream_t stream() const { return stream_->get(); }
-  std::unique_ptr<cuda::Stream> stream_;
-};
+class CudaTrees : public safhire::testing::CudaTestWithParam<const char*> {};
 
 void expect_batch_equals(const cuda::DeviceCiphertexts& got,
                          const std::vector<rlwe::Ciphertext>& want, cudaStream_t stream,

@@ -82,9 +82,8 @@ class TraceTrees {
   std::vector<Ciphertext> bottom_node(const Ciphertext& c, TreeMode mode);
   Ciphertext trace_k1(const Ciphertext& c);  // Tr_(K_1/Q) through the subgroup tower
   Ciphertext merge(std::span<const Ciphertext* const> cs, std::uint32_t b, TreeMode mode);
-  Ciphertext pack_lwe_rec(std::span<const Ciphertext* const> items, std::uint32_t k, TreeMode mode);
-  Ciphertext pack_block_rec(std::span<const Ciphertext* const> items, std::uint32_t b,
-                            std::uint32_t gamma, TreeMode mode);
+  Ciphertext merge_tree(std::span<const Ciphertext* const> items, std::uint32_t top,
+                        std::uint32_t bottom, TreeMode mode);
   Ciphertext trace_tower(Ciphertext c, std::uint32_t from_level);
 
   ParameterSet params_;
