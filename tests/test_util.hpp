@@ -36,6 +36,14 @@ inline std::string ring_label(const ring::RingParams& r) {
   return std::to_string(r.t()) + "_" + std::to_string(r.a());
 }
 
+// A parameter-set name as a test-name suffix ("default-b8" -> "default_b8").
+inline std::string set_label(const char* name) {
+  std::string out = name;
+  for (char& c : out)
+    c = c == '-' ? '_' : c;
+  return out;
+}
+
 inline std::vector<u64> random_words(std::mt19937_64& rng, std::size_t n, u64 bound = 0) {
   std::vector<u64> v(n);
   for (auto& x : v)

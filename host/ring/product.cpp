@@ -4,8 +4,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <utility>
 #include <string>
+#include <utility>
 
 #include "safhire/core/error.hpp"
 #include "safhire/core/modarith.hpp"

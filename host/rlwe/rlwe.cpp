@@ -112,20 +112,24 @@ void NoiseProbe::add(u64 error) {
 }
 
 void NoiseProbe::add(std::span<const u64> errors) {
-  for (u64 e : errors) add(e);
+  for (u64 e : errors)
+    add(e);
 }
 
 double NoiseProbe::variance() const {
   return count_ == 0 ? 0.0 : static_cast<double>(sum_squares_ / count_) * 0x1p-128;
 }
 
-double NoiseProbe::log2_variance() const { return std::log2(variance()); }
+double NoiseProbe::log2_variance() const {
+  return std::log2(variance());
+}
 
 ring::TorusPoly phase_error(Encryptor& encryptor, const Ciphertext& ct,
                             std::span<const u64> expected_phase) {
   ring::TorusPoly p = encryptor.phase(ct);
   ring::require_degree(p.ring(), expected_phase.size(), "phase_error expected phase");
-  for (std::size_t i = 0; i < p.degree(); ++i) p[i] -= expected_phase[i];
+  for (std::size_t i = 0; i < p.degree(); ++i)
+    p[i] -= expected_phase[i];
   return p;
 }
 

@@ -12,6 +12,7 @@
 #include "safhire/cuda/device.hpp"
 #include "safhire/cuda/keyswitch.hpp"
 #include "safhire/ring/cyclotomic.hpp"
+#include "test_util.hpp"
 
 namespace {
 
@@ -87,9 +88,7 @@ TEST_P(CudaKeySwitch, CoefficientAutomorphismMatchesTheCpu) {
 INSTANTIATE_TEST_SUITE_P(DefaultSets, CudaKeySwitch,
                          ::testing::Values("default-b8", "default-b12", "default-b16"),
                          [](const auto& param_info) {
-                           std::string name = param_info.param;
-                           std::replace(name.begin(), name.end(), '-', '_');
-                           return name;
+                           return safhire::testing::set_label(param_info.param);
                          });
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "cuda_test.hpp"
 #include "safhire/cuda/device.hpp"
 #include "safhire/cuda/trees.hpp"
+#include "test_util.hpp"
 
 namespace {
 
@@ -95,9 +96,7 @@ TEST_P(CudaTrees, SplitAndPackMatchTheCpu) {
 INSTANTIATE_TEST_SUITE_P(DefaultSets, CudaTrees,
                          ::testing::Values("default-b8", "default-b12", "default-b16"),
                          [](const auto& param_info) {
-                           std::string name = param_info.param;
-                           std::replace(name.begin(), name.end(), '-', '_');
-                           return name;
+                           return safhire::testing::set_label(param_info.param);
                          });
 
 }  // namespace

@@ -128,7 +128,8 @@ TEST_P(ProductOnRing, SumsOfProductsInRnsNttForm) {
     product.to_ntt(d, rd);
     product.multiply_accumulate(ra, rd, acc);
     const Vec term = schoolbook(r, a, d);
-    for (std::size_t j = 0; j < n; ++j) expected[j] += term[j];
+    for (std::size_t j = 0; j < n; ++j)
+      expected[j] += term[j];
   }
   Vec out(n);
   product.from_ntt(acc, out);

@@ -268,9 +268,7 @@ TEST_P(TreesOnPaperRings, BlocksRepackAtEveryGamma) {
 INSTANTIATE_TEST_SUITE_P(PaperRings, TreesOnPaperRings,
                          ::testing::Values("default-b8", "default-b16", "default-b12"),
                          [](const auto& param_info) {
-                           std::string name = param_info.param;
-                           std::replace(name.begin(), name.end(), '-', '_');
-                           return name;
+                           return safhire::testing::set_label(param_info.param);
                          });
 
 TEST(Trees, MissingKeysAndBadShapesAreTypedErrors) {
