@@ -13,16 +13,11 @@ using core::u128;
 // ---- Gadget decomposition ---------------------------------------------------------------------
 
 GadgetDecomposer::GadgetDecomposer(const Gadget& gadget) : gadget_(gadget) {
-  // Validation: the same rules as a parameter set's gadget.
-  require(gadget.base >= 2 && gadget.levels >= 1, ErrorCode::invalid_parameters,
-          "gadget needs base >= 2 and levels >= 1");
+  validate_gadget(gadget, "gadget decomposition");
   const u128 two64 = static_cast<u128>(1) << 64;
   u128 power = 1;
   for (std::uint32_t i = 0; i < gadget.levels; ++i) {
     power *= gadget.base;
-    require(power <= two64, ErrorCode::invalid_parameters,
-            "gadget D^l = " + std::to_string(gadget.base) + "^" + std::to_string(gadget.levels) +
-                " exceeds 2^64");
     values_.push_back(static_cast<u64>((two64 + power / 2) / power));  // round(2^64 / D^(i+1))
   }
   view_.base = gadget.base;

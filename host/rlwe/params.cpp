@@ -21,8 +21,6 @@ SecurityEstimate estimate_security(std::uint32_t n, double log2_sigma) {
   return {128.0 * gap_128_current / gap, 128.0 * gap_128_2022 / gap};
 }
 
-namespace {
-
 void validate_gadget(const Gadget& g, const std::string& what) {
   require(g.base >= 2 && g.levels >= 1, ErrorCode::invalid_parameters,
           what + ": gadget needs base >= 2 and levels >= 1, got D = " + std::to_string(g.base) +
@@ -35,8 +33,6 @@ void validate_gadget(const Gadget& g, const std::string& what) {
                 " exceeds 2^64, the torus");
   }
 }
-
-}  // namespace
 
 ParameterSet::ParameterSet(std::string name_, std::uint16_t id_, ring::RingParams ring_,
                            std::uint32_t message_bits_, double log2_sigma_, Gadget gadget_full_,

@@ -25,6 +25,9 @@ struct Gadget {
   friend bool operator==(const Gadget&, const Gadget&) = default;
 };
 
+// Throws Error(invalid_parameters), naming `what`, unless D >= 2, l >= 1 and D^l <= 2^64.
+void validate_gadget(const Gadget& gadget, const std::string& what);
+
 // Estimated security in bits, and how it was obtained.
 struct SecurityEstimate {
   double bits;       // on the current Concrete / TFHE-rs curve (the one policies use)
