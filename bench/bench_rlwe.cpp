@@ -7,6 +7,10 @@
 //   pack_fast/2187     packing all N LWE samples of a ciphertext into one RLWE (N - 1 switches)
 //   pack_paper/2187    the same in paper mode (t^a - t + N (t-1)/2 switches)
 //   extract/2187/gamma0, /gamma1, /gamma2   the fast split tree at each level gamma
+//   powers/2187/gamma1, /gamma2       client: the phi(t^gamma) seeded powers of one chunk
+//   partial_extract/2187/gamma1, ...  server: every conjugate module-LWE sample of one chunk
+//   pack_blocks/2187/gamma1, ...      server: N outputs at level gamma into one RLWE (fast,
+//                                     t^(a-gamma) - 1 switches)
 #include <benchmark/benchmark.h>
 
 #include <string>
@@ -15,6 +19,7 @@
 #include "safhire/core/random.hpp"
 #include "safhire/rlwe/keyswitch.hpp"
 #include "safhire/rlwe/params.hpp"
+#include "safhire/rlwe/partial.hpp"
 #include "safhire/rlwe/rlwe.hpp"
 #include "safhire/rlwe/trees.hpp"
 
@@ -117,6 +122,59 @@ void register_trees(const ParameterSet& p) {
   }
 }
 
+void register_partial(const ParameterSet& p) {
+  const std::string m = std::to_string(p.ring.M());
+  for (std::uint32_t gamma = 1; gamma <= 2; ++gamma) {
+    const std::string suffix = m + "/gamma" + std::to_string(gamma);
+    benchmark::RegisterBenchmark(("powers/" + suffix).c_str(), [&p,
+                                                                gamma](benchmark::State& state) {
+      safhire::core::OsRandom random;
+      const SecretKey key(p, random);
+      Encryptor enc(key, random);
+      safhire::ring::TorusPoly mu(p.ring);
+      for (auto _ : state) {
+        auto powers = encrypt_powers(enc, mu.coeffs(), gamma);
+        benchmark::DoNotOptimize(powers.data());
+      }
+    })->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("partial_extract/" + suffix).c_str(),
+                                 [&p, gamma](benchmark::State& state) {
+                                   safhire::core::OsRandom random;
+                                   const SecretKey key(p, random);
+                                   Encryptor enc(key, random);
+                                   safhire::ring::TorusPoly mu(p.ring);
+                                   std::vector<Ciphertext> powers;
+                                   for (const auto& s : encrypt_powers(enc, mu.coeffs(), gamma))
+                                     powers.push_back(s.expand());
+                                   const PartialExtraction px(p.ring, gamma);
+                                   for (auto _ : state) {
+                                     auto conj = px.conjugates(powers);
+                                     benchmark::DoNotOptimize(conj.data());
+                                   }
+                                 })
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("pack_blocks/" + suffix).c_str(), [&p, gamma](
+                                                                        benchmark::State& state) {
+      safhire::core::OsRandom random;
+      const SecretKey key(p, random);
+      Encryptor enc(key, random);
+      const GaloisKeys keys = make_galois_keys(key, p.gadget(gamma), random);
+      safhire::ring::TorusPoly mu(p.ring);
+      const Ciphertext ct = enc.encrypt(mu.coeffs());
+      const std::vector<Ciphertext> blocks(p.ring.power(p.ring.a() - gamma), ct);
+      TraceTrees trees(p, p.gadget(gamma), keys);
+      for (auto _ : state) {
+        Ciphertext packed = trees.pack_blocks(blocks, gamma, TreeMode::fast);
+        benchmark::DoNotOptimize(packed.b.data());
+      }
+      state.counters["keyswitches"] =
+          static_cast<double>(trees.key_switches()) / static_cast<double>(state.iterations());
+      state.counters["keyswitches_per_s"] = benchmark::Counter(
+          static_cast<double>(trees.key_switches()), benchmark::Counter::kIsRate);
+    })->Unit(benchmark::kMillisecond);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -125,6 +183,7 @@ int main(int argc, char** argv) {
   }
   for (const char* set : {"default-b8", "default-b12", "default-b16"}) {
     register_trees(parameter_set(set));
+    register_partial(parameter_set(set));
   }
   for (const char* set : {"paper-b8", "paper-b12", "paper-b16"}) {
     register_set(parameter_set(set, SecurityPolicy::allow_insecure), true);

@@ -1,0 +1,231 @@
+#include "safhire/rlwe/partial.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "safhire/core/error.hpp"
+#include "safhire/core/modarith.hpp"
+#include "safhire/ring/cyclotomic.hpp"
+
+namespace safhire::rlwe {
+
+namespace {
+
+using ring::RingParams;
+using ring::TorusArith;
+
+// The exponent e mod M as an index in [0, M).
+std::uint32_t exponent_mod(std::int64_t e, std::uint32_t M) {
+  const std::int64_t m = static_cast<std::int64_t>(M);
+  return static_cast<std::uint32_t>(((e % m) + m) % m);
+}
+
+}  // namespace
+
+std::vector<std::uint64_t> power_elements(const RingParams& r, std::uint32_t gamma) {
+  require(gamma < r.a(), ErrorCode::invalid_argument,
+          "level gamma = " + std::to_string(gamma) + " must be below a = " + std::to_string(r.a()));
+  std::vector<std::uint64_t> out;
+  const std::uint32_t order = r.power(gamma);
+  for (std::uint64_t k = 1; k < std::max<std::uint32_t>(order, 2); ++k) {
+    if (k % r.t() != 0) out.push_back(k);
+  }
+  return out;
+}
+
+std::vector<SeededCiphertext> encrypt_powers(Encryptor& encryptor, std::span<const u64> mu,
+                                             std::uint32_t gamma) {
+  const RingParams& r = encryptor.params().ring;
+  ring::require_degree(r, mu.size(), "encrypt_powers message");
+  const u64 scale = core::inverse_mod_word<u64>(r.power(gamma));
+  std::vector<u64> scaled(mu.begin(), mu.end());
+  for (u64& c : scaled)
+    c *= scale;
+  std::vector<u64> conjugate(r.N());
+  std::vector<SeededCiphertext> out;
+  for (std::uint64_t k : power_elements(r, gamma)) {
+    ring::automorphism(r, std::span<const u64>(scaled), k, std::span<u64>(conjugate), TorusArith{});
+    out.push_back(encryptor.encrypt_seeded(conjugate));
+  }
+  return out;
+}
+
+PartialExtraction::PartialExtraction(const RingParams& r, std::uint32_t gamma)
+    : ring_(r),
+      sub_(r.t(), gamma >= 1 ? gamma : 1),
+      blocks_(gamma >= 1 && gamma < r.a() ? r.power(r.a() - gamma) : 0) {
+  require(gamma >= 1 && gamma < r.a(), ErrorCode::invalid_argument,
+          "partial extraction needs 1 <= gamma < a = " + std::to_string(r.a()) + ", got " +
+              std::to_string(gamma));
+  elements_ = power_elements(r, gamma);
+}
+
+ModuleLwe PartialExtraction::zero() const {
+  ModuleLwe x;
+  x.a.assign(ring_.N(), 0);
+  x.b.assign(lanes(), 0);
+  return x;
+}
+
+void PartialExtraction::require_sample(const ModuleLwe& x, const char* what) const {
+  require(x.a.size() == ring_.N() && x.b.size() == lanes(), ErrorCode::size_mismatch,
+          std::string(what) + ": a module-LWE sample of rank " + std::to_string(blocks_) +
+              " over " + sub_.name() + " expected");
+}
+
+// out = Z^e x in R_gamma for 0 <= e < t^gamma: exponents rotate mod t^gamma, and those that land
+// in [phi, t^gamma) fold into the t-1 lower blocks of length t^(gamma-1) (reference §1.2).
+void PartialExtraction::monomial_times(const u64* x, std::uint32_t e, u64* out) const {
+  const std::uint32_t L = lanes(), order = sub_.M(), inner = sub_.m(), t = sub_.t();
+  std::fill(out, out + L, u64{0});
+  for (std::uint32_t i = 0; i < L; ++i) {
+    std::uint32_t pos = i + e;
+    if (pos >= order) pos -= order;
+    if (pos < L) {
+      out[pos] += x[i];
+    } else {
+      for (std::uint32_t c = 0; c + 1 < t; ++c)
+        out[c * inner + (pos - L)] -= x[i];
+    }
+  }
+}
+
+// The blocks of one ciphertext, transposed to contiguous lanes: a_p, Z a_p and b_p for every p.
+struct PartialExtraction::Blocks {
+  std::vector<u64> a, za, b;  // [p * lanes + j]
+};
+
+PartialExtraction::Blocks PartialExtraction::blocks_of(const Ciphertext& ct) const {
+  require_ring(ct, ring_, "PartialExtraction");
+  const std::uint32_t T = blocks_, L = lanes();
+  Blocks out;
+  out.a.resize(ring_.N());
+  out.za.resize(ring_.N());
+  out.b.resize(ring_.N());
+  for (std::uint32_t p = 0; p < T; ++p) {
+    for (std::uint32_t j = 0; j < L; ++j) {
+      out.a[p * L + j] = ct.a[p + T * j];
+      out.b[p * L + j] = ct.b[p + T * j];
+    }
+    monomial_times(out.a.data() + p * L, 1, out.za.data() + p * L);
+  }
+  return out;
+}
+
+// Block u of a s = sum_(p + v = u) a_p s_v + Z sum_(p + v = u + T) a_p s_v, then times Z^twist.
+ModuleLwe PartialExtraction::sample(const Blocks& blocks, std::uint32_t u,
+                                    std::uint32_t twist) const {
+  const std::uint32_t T = blocks_, L = lanes();
+  ModuleLwe x = zero();
+  auto emit = [&](const u64* src, u64* dst) {
+    if (twist == 0) {
+      std::copy(src, src + L, dst);
+    } else {
+      monomial_times(src, twist, dst);
+    }
+  };
+  for (std::uint32_t v = 0; v < T; ++v) {
+    const u64* src = v <= u ? blocks.a.data() + std::size_t{u - v} * L
+                            : blocks.za.data() + std::size_t{u + T - v} * L;
+    emit(src, x.a.data() + std::size_t{v} * L);
+  }
+  emit(blocks.b.data() + std::size_t{u} * L, x.b.data());
+  return x;
+}
+
+ModuleLwe PartialExtraction::extract(const Ciphertext& ct, std::uint32_t u) const {
+  require(u < blocks_, ErrorCode::invalid_argument,
+          "block " + std::to_string(u) + " of " + std::to_string(blocks_));
+  return sample(blocks_of(ct), u, 0);
+}
+
+std::vector<ModuleLwe> PartialExtraction::conjugates(std::span<const Ciphertext> powers) const {
+  const std::uint32_t T = blocks_, L = lanes(), order = sub_.M();
+  require(powers.size() == elements_.size(), ErrorCode::size_mismatch,
+          "PartialExtraction::conjugates: " + std::to_string(elements_.size()) +
+              " powers expected at gamma = " + std::to_string(gamma()) + ", got " +
+              std::to_string(powers.size()));
+  std::vector<ModuleLwe> out(std::size_t{T} * L);
+  for (std::size_t kk = 0; kk < elements_.size(); ++kk) {
+    const std::uint64_t k = elements_[kk];
+    const Blocks blocks = blocks_of(powers[kk]);
+    for (std::uint32_t i = 0; i < T; ++i) {
+      const std::uint64_t ki = k * i;
+      const auto q = static_cast<std::uint32_t>(ki / T % order);
+      out[std::size_t{i} * L + kk] =
+          sample(blocks, static_cast<std::uint32_t>(ki % T), q == 0 ? 0 : order - q);
+    }
+  }
+  return out;
+}
+
+std::vector<u64> PartialExtraction::lane_plaintexts(std::span<const std::int64_t> w) const {
+  const std::uint32_t L = lanes(), order = sub_.M(), inner = sub_.m();  // t^gamma, t^(gamma-1)
+  require(w.size() == std::size_t{L} * L, ErrorCode::size_mismatch,
+          "lane_plaintexts: " + std::to_string(L) + " x " + std::to_string(L) +
+              " weights expected, got " + std::to_string(w.size()));
+  std::vector<u64> out(std::size_t{L} * elements_.size(), 0);
+  for (std::size_t kk = 0; kk < elements_.size(); ++kk) {
+    const auto k = static_cast<std::int64_t>(elements_[kk]);
+    const std::span<u64> p(out.data() + kk * L, L);
+    for (std::uint32_t z = 0; z < L; ++z) {
+      for (std::uint32_t j = 0; j < L; ++j) {
+        const u64 weight = static_cast<u64>(w[std::size_t{z} * L + j]);
+        if (weight == 0) continue;
+        // Z^z sigma_k(Z^-j - Z^(t^(gamma-1) - j mod t^(gamma-1))), exponents mod t^gamma.
+        const std::int64_t e1 = std::int64_t{z} - k * j;
+        const std::int64_t e2 = std::int64_t{z} + k * (std::int64_t{inner} - j % inner);
+        ring::add_monomial(sub_, p, exponent_mod(e1, order), weight, TorusArith{});
+        ring::add_monomial(sub_, p, exponent_mod(e2, order), u64{0} - weight, TorusArith{});
+      }
+    }
+  }
+  return out;
+}
+
+void PartialExtraction::multiply_accumulate(ModuleLwe& acc, std::span<const u64> p,
+                                            const ModuleLwe& x) const {
+  require_sample(acc, "multiply_accumulate accumulator");
+  require_sample(x, "multiply_accumulate input");
+  ring::require_degree(sub_, p.size(), "multiply_accumulate plaintext");
+  const std::uint32_t L = lanes();
+  // The matrix of p: column l is p Z^l.
+  std::vector<u64> matrix(std::size_t{L} * L);
+  std::vector<u64> column(L);
+  for (std::uint32_t l = 0; l < L; ++l) {
+    monomial_times(p.data(), l, column.data());
+    for (std::uint32_t r = 0; r < L; ++r)
+      matrix[std::size_t{r} * L + l] = column[r];
+  }
+  auto apply = [&](const u64* src, u64* dst) {
+    for (std::uint32_t r = 0; r < L; ++r) {
+      u64 sum = 0;
+      const u64* row = matrix.data() + std::size_t{r} * L;
+      for (std::uint32_t l = 0; l < L; ++l)
+        sum += row[l] * src[l];
+      dst[r] += sum;
+    }
+  };
+  for (std::uint32_t v = 0; v < blocks_; ++v)
+    apply(x.a.data() + std::size_t{v} * L, acc.a.data() + std::size_t{v} * L);
+  apply(x.b.data(), acc.b.data());
+}
+
+Ciphertext PartialExtraction::embed(const ModuleLwe& x) const {
+  require_sample(x, "PartialExtraction::embed");
+  const std::uint32_t T = blocks_, L = lanes();
+  Ciphertext ct(ring_);
+  std::vector<u64> shifted(L);
+  for (std::uint32_t j = 0; j < L; ++j) {
+    ct.a[T * j] = x.a[j];
+    ct.b[T * j] = x.b[j];
+  }
+  for (std::uint32_t v = 1; v < T; ++v) {
+    monomial_times(x.a.data() + std::size_t{v} * L, sub_.M() - 1, shifted.data());
+    for (std::uint32_t j = 0; j < L; ++j)
+      ct.a[(T - v) + T * j] = shifted[j];
+  }
+  return ct;
+}
+
+}  // namespace safhire::rlwe

@@ -1,0 +1,86 @@
+// Partial extraction at level gamma and the client's powers (docs/partial-extraction.md): the
+// client uploads Enc(sigma_k(t^-gamma m)) for the phi(t^gamma) elements k of (Z/t^gamma)^*; the
+// server cuts each into t^(a-gamma) module-LWE samples over R_gamma (free), takes linear
+// combinations whose results are clean (the trace Tr_(K_gamma/Q) is a plain sum over the
+// conjugates, so no key switch), and packs them with the top a-gamma levels of the merge tree
+// (TraceTrees::pack_blocks): t^(a-gamma) - 1 key switches per N outputs instead of N - 1.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "safhire/ring/ring_params.hpp"
+#include "safhire/rlwe/rlwe.hpp"
+
+namespace safhire::rlwe {
+
+// The Galois elements of the powers at level gamma: k in [1, t^gamma) prime to t, ascending
+// (phi(t^gamma) of them; {1} at gamma = 0, where the power is the chunk itself).
+std::vector<std::uint64_t> power_elements(const ring::RingParams& ring, std::uint32_t gamma);
+
+// Client: the powers of one chunk mu (torus words, N of them): Enc(sigma_k(t^-gamma mu)) for k in
+// power_elements, in that order. t^-gamma is taken mod 2^64, which on an encoded message
+// 2^(64-b) y is the message t^-gamma y mod 2^b: the server's traces multiply it back by t^gamma.
+std::vector<SeededCiphertext> encrypt_powers(Encryptor& encryptor, std::span<const u64> mu,
+                                             std::uint32_t gamma);
+
+// A module-LWE sample of rank T = t^(a-gamma) over R_gamma = Z[Z]/Phi_(t^gamma)(Z), under the
+// blocks s_v of the secret (s = sum_v X^v s_v(X^T)): b = sum_v a_v s_v + mu + e in R_gamma.
+struct ModuleLwe {
+  std::vector<u64> a;  // T elements of R_gamma: a[v * lanes + j] is coefficient j of a_v
+  std::vector<u64> b;  // lanes coefficients
+};
+
+// The block structure of R_a over R_gamma (1 <= gamma < a): R_a = R_gamma[X]/(X^T - Z), so block
+// u of a polynomial is the R_gamma element whose lane j is its coefficient u + T j.
+class PartialExtraction {
+ public:
+  PartialExtraction(const ring::RingParams& ring, std::uint32_t gamma);
+
+  const ring::RingParams& ring() const { return ring_; }
+  const ring::RingParams& subring() const { return sub_; }  // R_gamma, M = t^gamma
+  std::uint32_t gamma() const { return sub_.a(); }
+  std::uint32_t blocks() const { return blocks_; }  // T = t^(a-gamma)
+  std::uint32_t lanes() const { return sub_.N(); }  // phi(t^gamma)
+  const std::vector<std::uint64_t>& elements() const { return elements_; }
+
+  ModuleLwe zero() const;
+
+  // Block u of ct as a module-LWE sample whose phase is block u of ct's phase (no key switch).
+  ModuleLwe extract(const Ciphertext& ct, std::uint32_t u) const;
+
+  // From the powers of one chunk (expanded, in power_elements order): for every block i and
+  // element k, the sample whose phase is sigma_k(y_i), y_i the block i of t^-gamma m; at index
+  // i * lanes() + (position of k). sigma_k sends block i to block k i mod T times Z^q,
+  // q = floor(k i / T), which Z^-q undoes.
+  std::vector<ModuleLwe> conjugates(std::span<const Ciphertext> powers) const;
+
+  // The plaintexts of one (output block, input block) pair, for the lanes() x lanes() weights w
+  // (row-major: w[z * lanes + j] is the weight of input lane j in output lane z): P_k =
+  // sum_z Z^z sigma_k(c_z), c_z = sum_j w[z][j] (Z^-j - Z^(t^(gamma-1) - j mod t^(gamma-1))),
+  // t^gamma times the trace-dual of the weights. Then sum_k P_k * conj(i, k) has phase
+  // sum_z Z^z (sum_j w[z][j] y_i[j]) t^gamma: clean lanes. lanes() polynomials, P_k at
+  // [k_index * lanes(), (k_index + 1) * lanes()).
+  std::vector<u64> lane_plaintexts(std::span<const std::int64_t> w) const;
+
+  // acc += p x in R_gamma, component by component (p: lanes() words).
+  void multiply_accumulate(ModuleLwe& acc, std::span<const u64> p, const ModuleLwe& x) const;
+
+  // An RLWE ciphertext whose block 0 has x's phase (other blocks: unrelated values, which the
+  // merge of TraceTrees::pack_blocks removes): a_0 = x.a_0, a_(T-v) = Z^-1 x.a_v.
+  Ciphertext embed(const ModuleLwe& x) const;
+
+ private:
+  struct Blocks;
+  Blocks blocks_of(const Ciphertext& ct) const;
+  ModuleLwe sample(const Blocks& blocks, std::uint32_t u, std::uint32_t twist) const;
+  void monomial_times(const u64* x, std::uint32_t e, u64* out) const;
+  void require_sample(const ModuleLwe& x, const char* what) const;
+
+  ring::RingParams ring_, sub_;
+  std::uint32_t blocks_;
+  std::vector<std::uint64_t> elements_;
+};
+
+}  // namespace safhire::rlwe
