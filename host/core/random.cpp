@@ -92,6 +92,30 @@ void expand_seed(const Seed& seed, std::span<std::uint64_t> out) {
   stream.fill_words(out);
 }
 
+Seed derive_seed(const Seed& key, std::uint64_t id, const char (&context)[9]) {
+  static_assert(crypto_kdf_CONTEXTBYTES == 8 && crypto_kdf_KEYBYTES == 32);
+  Seed out{};
+  require(crypto_kdf_derive_from_key(out.data(), out.size(), id, context, key.data()) == 0,
+          ErrorCode::internal, "crypto_kdf_derive_from_key failed");
+  return out;
+}
+
+std::vector<std::uint32_t> random_permutation(RandomSource& random, std::uint32_t n) {
+  std::vector<std::uint32_t> p(n);
+  for (std::uint32_t i = 0; i < n; ++i)
+    p[i] = i;
+  for (std::uint32_t i = n; i > 1; --i) {
+    // j uniform in [0, i): reject the top partial range of 64-bit words.
+    const std::uint64_t limit = ~std::uint64_t{0} - (~std::uint64_t{0} % i + 1) % i;
+    std::uint64_t w;
+    do {
+      w = random.word();
+    } while (w > limit);
+    std::swap(p[i - 1], p[w % i]);
+  }
+  return p;
+}
+
 void sample_binary(RandomSource& random, std::span<std::uint64_t> out) {
   std::vector<std::uint8_t> bytes((out.size() + 7) / 8);
   random.fill(bytes);

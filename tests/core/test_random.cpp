@@ -3,7 +3,10 @@
 // deterministic; the bounds are many standard errors wide).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
+#include <numeric>
 #include <vector>
 
 #include "safhire/core/error.hpp"
@@ -107,6 +110,38 @@ TEST(Random, GaussianHasTheRequestedWidth) {
   std::vector<std::uint64_t> v(4);
   EXPECT_THROW(sample_gaussian(random, 0.5, v), safhire::Error);
   EXPECT_THROW(sample_gaussian(random, 0x1p-70, v), safhire::Error);
+}
+
+TEST(Random, DerivedSeedsAreDeterministicAndIndependentPerIdAndContext) {
+  Seed key{};
+  key[3] = 7;
+  EXPECT_EQ(derive_seed(key, 5, "SFHshufl"), derive_seed(key, 5, "SFHshufl"));
+  EXPECT_NE(derive_seed(key, 5, "SFHshufl"), derive_seed(key, 6, "SFHshufl"));
+  EXPECT_NE(derive_seed(key, 5, "SFHshufl"), derive_seed(key, 5, "SFHother"));
+  Seed other = key;
+  other[0] ^= 1;
+  EXPECT_NE(derive_seed(key, 5, "SFHshufl"), derive_seed(other, 5, "SFHshufl"));
+}
+
+TEST(Random, PermutationsAreUniform) {
+  // All 24 orders of 4 elements, each with probability 1/24 (chi-square, 23 degrees of freedom,
+  // bound far in the tail: p < 1e-9).
+  auto random = SeededRandom::from_counter(9);
+  std::map<std::vector<std::uint32_t>, int> counts;
+  const int draws = 48000;
+  for (int i = 0; i < draws; ++i)
+    ++counts[random_permutation(random, 4)];
+  ASSERT_EQ(counts.size(), 24U);
+  double chi2 = 0;
+  for (const auto& [perm, c] : counts)
+    chi2 += (c - draws / 24.0) * (c - draws / 24.0) / (draws / 24.0);
+  EXPECT_LT(chi2, 80.0);
+  std::vector<std::uint32_t> p = random_permutation(random, 1000), id(1000);
+  std::iota(id.begin(), id.end(), 0U);
+  EXPECT_NE(p, id);
+  std::sort(p.begin(), p.end());
+  EXPECT_EQ(p, id);
+  EXPECT_TRUE(random_permutation(random, 0).empty());
 }
 
 }  // namespace

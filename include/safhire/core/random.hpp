@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 namespace safhire::core {
 
@@ -49,6 +50,13 @@ class SeededRandom final : public RandomSource {
 
 // out = the first out.size() words of SeededRandom(seed): the expansion of a seeded `a`.
 void expand_seed(const Seed& seed, std::span<std::uint64_t> out);
+
+// Subkey number `id` of `key` in the 8-character context `context` (libsodium's
+// crypto_kdf_derive_from_key, BLAKE2b): independent seeds from one secret, e.g. one per round.
+Seed derive_seed(const Seed& key, std::uint64_t id, const char (&context)[9]);
+
+// A uniform permutation of 0..n-1 (Fisher-Yates with rejection-sampled indices, so unbiased).
+std::vector<std::uint32_t> random_permutation(RandomSource& random, std::uint32_t n);
 
 // ---- Samplers, writing torus words (signed values as two's complement) --------------------------
 
