@@ -183,6 +183,32 @@ std::vector<u64> PartialExtraction::lane_plaintexts(std::span<const std::int64_t
   return out;
 }
 
+void PartialExtraction::monomial_accumulate(ModuleLwe& acc, const ModuleLwe& x, std::uint32_t e,
+                                            u64 c) const {
+  require_sample(acc, "monomial_accumulate accumulator");
+  require_sample(x, "monomial_accumulate input");
+  const std::uint32_t L = lanes(), inner = sub_.m(), t = sub_.t(), order = sub_.M();
+  require(e < L, ErrorCode::invalid_argument, "monomial_accumulate: exponent out of range");
+  // Exponent i + e mod t^gamma; those in [L, t^gamma) fold into -sum_(c < t-1) Z^(c t^(gamma-1) +
+  // r).
+  auto apply = [&](const u64* src, u64* dst) {
+    for (std::uint32_t i = 0; i < L; ++i) {
+      std::uint32_t pos = i + e;
+      if (pos >= order) pos -= order;
+      const u64 v = c * src[i];
+      if (pos < L) {
+        dst[pos] += v;
+      } else {
+        for (std::uint32_t block = 0; block + 1 < t; ++block)
+          dst[block * inner + (pos - L)] -= v;
+      }
+    }
+  };
+  for (std::uint32_t v = 0; v < blocks_; ++v)
+    apply(x.a.data() + std::size_t{v} * L, acc.a.data() + std::size_t{v} * L);
+  apply(x.b.data(), acc.b.data());
+}
+
 void PartialExtraction::multiply_accumulate(ModuleLwe& acc, std::span<const u64> p,
                                             const ModuleLwe& x) const {
   require_sample(acc, "multiply_accumulate accumulator");

@@ -64,6 +64,10 @@ class PartialExtraction {
   // [k_index * lanes(), (k_index + 1) * lanes()).
   std::vector<u64> lane_plaintexts(std::span<const std::int64_t> w) const;
 
+  // acc += c Z^e x in R_gamma, component by component (0 <= e < lanes()): one nonzero
+  // coefficient of a plaintext, for sparse weights.
+  void monomial_accumulate(ModuleLwe& acc, const ModuleLwe& x, std::uint32_t e, u64 c) const;
+
   // acc += p x in R_gamma, component by component (p: lanes() words).
   void multiply_accumulate(ModuleLwe& acc, std::span<const u64> p, const ModuleLwe& x) const;
 
