@@ -1,0 +1,133 @@
+// One hybrid inference (DESIGN.md §1): the client encrypts its activations, the server runs each
+// round's linear block on ciphertexts, shuffles and packs the outputs, and the client decrypts,
+// applies ReLU and requantization, and re-encrypts for the next round; after the last round
+// (never shuffled) it holds the logits. Level gamma = 0 works on LWE samples (sample extraction,
+// pack_lwes); gamma >= 1 on the conjugate module-LWE samples of docs/partial-extraction.md
+// (client powers, pack_blocks). Slot s of a round's result is coefficient s mod N of packed
+// ciphertext s / N, and the next upload keeps that order: the server undoes its permutation by
+// re-indexing, for free.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "safhire/core/random.hpp"
+#include "safhire/hybrid/model.hpp"
+#include "safhire/rlwe/params.hpp"
+#include "safhire/rlwe/partial.hpp"
+#include "safhire/rlwe/trees.hpp"
+
+namespace safhire::hybrid {
+
+// What the client knows of the model: shapes and requantization, not weights.
+struct ModelInfo {
+  std::uint32_t accumulator_bits = 0;
+  std::int64_t activation_max = 0;
+  std::size_t input_size = 0;
+  std::vector<std::size_t> outputs;             // per round
+  std::vector<std::optional<Requant>> requant;  // per round; absent for the last
+  static ModelInfo of(const Model& model);
+};
+
+struct InferenceOptions {
+  std::uint32_t gamma = 0;
+  rlwe::TreeMode mode = rlwe::TreeMode::fast;
+  bool shuffle = true;  // every round but the last
+};
+
+// Client -> server: the activation of one round, chunk by chunk (at gamma >= 1, the
+// phi(t^gamma) powers of each chunk in power_elements order).
+struct Upload {
+  std::uint32_t round = 0;
+  std::uint32_t values = 0;
+  std::vector<rlwe::SeededCiphertext> ciphertexts;
+};
+
+// Server -> client: one round's outputs in slot order.
+struct Download {
+  std::uint32_t round = 0;
+  std::uint32_t values = 0;
+  std::vector<rlwe::Ciphertext> packed;
+};
+
+class Client {
+ public:
+  // Generates the secret key and the evaluation keys; `random` must be a CSPRNG (OsRandom) in
+  // production, a SeededRandom in tests.
+  Client(ModelInfo model, const rlwe::ParameterSet& params, InferenceOptions options,
+         core::RandomSource& random);
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  const rlwe::GaloisKeys& evaluation_keys() const { return keys_; }
+  const rlwe::ParameterSet& params() const { return params_; }
+
+  Upload start(std::span<const std::int64_t> input);
+  // Decrypts a round's result: the next upload, or nothing once the logits are in.
+  std::optional<Upload> receive(const Download& download);
+  const std::vector<std::int64_t>& logits() const { return logits_; }
+  // The pre-activations of every round as the client saw them (slot order): what it learns.
+  const std::vector<std::vector<std::int64_t>>& seen() const { return seen_; }
+
+ private:
+  Upload encrypt(std::uint32_t round, std::span<const std::int64_t> values);
+
+  ModelInfo model_;
+  rlwe::ParameterSet params_;
+  InferenceOptions options_;
+  core::RandomSource* random_;
+  rlwe::SecretKey key_;
+  rlwe::Encryptor encryptor_;
+  rlwe::GaloisKeys keys_;
+  std::uint32_t next_round_ = 0;
+  std::vector<std::int64_t> logits_;
+  std::vector<std::vector<std::int64_t>> seen_;
+};
+
+// Server time per step, in seconds.
+struct ServerTimes {
+  double extract = 0, linear = 0, pack = 0, other = 0;
+  double total() const { return extract + linear + pack + other; }
+};
+
+class Server {
+ public:
+  // `keys` are the client's evaluation keys (for params.gadget(gamma)); `session_seed` the
+  // secret from which every round's permutation is derived (from a CSPRNG in production).
+  Server(const Model& model, const rlwe::ParameterSet& params, InferenceOptions options,
+         const rlwe::GaloisKeys& keys, const core::Seed& session_seed);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  Download process(const Upload& upload);
+
+  // The permutation of round r: slot s carries output permutation(r)[s] (identity when not
+  // shuffled, and for the last round).
+  std::vector<std::uint32_t> permutation(std::uint32_t round) const;
+
+  const ServerTimes& times() const { return times_; }
+  std::uint64_t key_switches() const;
+
+ private:
+  struct Activation;
+  void extract(const Upload& upload);
+  Download linear_and_pack(std::uint32_t round);
+
+  const Model* model_;
+  rlwe::ParameterSet params_;
+  InferenceOptions options_;
+  core::Seed seed_;
+  rlwe::TraceTrees trees_;
+  std::optional<rlwe::PartialExtraction> partial_;
+  std::vector<std::unique_ptr<Activation>> activations_;
+  std::vector<std::uint32_t> previous_permutation_;
+  std::uint32_t next_round_ = 0;
+  ServerTimes times_;
+};
+
+}  // namespace safhire::hybrid

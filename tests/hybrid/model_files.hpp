@@ -1,0 +1,53 @@
+// The trained models of models/ and their reference files: quantized test images with the logits
+// that models/train.py's numpy integer evaluator computed (an implementation independent of
+// src/hybrid).
+#pragma once
+
+#include <cstdint>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "safhire/core/serialize.hpp"
+
+namespace safhire::hybrid::testing {
+
+inline std::string model_path(const std::string& name) {
+  return std::string(SAFHIRE_MODELS_DIR) + "/" + name;
+}
+
+struct ReferenceImage {
+  std::vector<std::int64_t> pixels;
+  std::int64_t label = 0;
+  std::vector<std::int64_t> logits;
+};
+
+// "SFHT", u16 version 1, u16 0, u32 count, u32 pixels per image; then per image u8 pixels, a u8
+// label and 10 i32 logits.
+inline std::vector<ReferenceImage> load_reference(const std::string& name) {
+  std::ifstream f(model_path(name), std::ios::binary);
+  const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(f)),
+                                        std::istreambuf_iterator<char>());
+  core::ByteReader in(bytes, name);
+  for (char c : std::string("SFHT")) {
+    if (in.u8() != static_cast<std::uint8_t>(c)) in.fail("bad magic");
+  }
+  in.u16();
+  in.u16();
+  const std::uint32_t count = in.u32(), pixels = in.u32();
+  std::vector<ReferenceImage> out(count);
+  for (ReferenceImage& img : out) {
+    img.pixels.resize(pixels);
+    for (auto& p : img.pixels)
+      p = in.u8();
+    img.label = in.u8();
+    img.logits.resize(10);
+    for (auto& l : img.logits)
+      l = static_cast<std::int32_t>(in.u32());
+  }
+  in.expect_end();
+  return out;
+}
+
+}  // namespace safhire::hybrid::testing

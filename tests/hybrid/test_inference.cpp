@@ -1,0 +1,177 @@
+// Encrypted inference end to end, in process: the client's logits equal the plaintext integer
+// evaluator's, bit for bit, at every level gamma; the server's permutations are fresh per session
+// and round and are undone correctly; the client sees only permuted hidden pre-activations;
+// malformed messages are rejected with typed errors and leave the session usable.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "model_files.hpp"
+#include "safhire/core/error.hpp"
+#include "safhire/hybrid/inference.hpp"
+
+namespace {
+
+using namespace safhire::hybrid;
+using safhire::ErrorCode;
+using safhire::core::Seed;
+using safhire::core::SeededRandom;
+using safhire::hybrid::testing::load_reference;
+using safhire::hybrid::testing::model_path;
+using safhire::rlwe::ParameterSet;
+
+Seed seed_of(std::uint8_t v) {
+  Seed s{};
+  s[0] = v;
+  return s;
+}
+
+struct Transcript {
+  std::vector<std::int64_t> logits;
+  std::vector<std::vector<std::int64_t>> seen;
+  std::vector<std::vector<std::uint32_t>> perms;
+  std::uint64_t key_switches = 0;
+};
+
+Transcript infer(const Model& model, const ParameterSet& params, InferenceOptions options,
+                 const std::vector<std::int64_t>& image, std::uint8_t session = 1) {
+  SeededRandom random = SeededRandom::from_counter(200 + session);
+  Client client(ModelInfo::of(model), params, options, random);
+  Server server(model, params, options, client.evaluation_keys(), seed_of(session));
+  std::optional<Upload> up = client.start(image);
+  while (up)
+    up = client.receive(server.process(*up));
+  Transcript run{client.logits(), client.seen(), {}, server.key_switches()};
+  for (std::uint32_t r = 0; r < model.rounds().size(); ++r)
+    run.perms.push_back(server.permutation(r));
+  return run;
+}
+
+struct Case {
+  const char* model;
+  const char* set;
+  std::uint32_t gamma;
+};
+
+std::string case_label(const Case& c) {
+  std::string s = std::string(c.model) + "_" + c.set + "_gamma" + std::to_string(c.gamma);
+  for (char& ch : s)
+    ch = ch == '-' ? '_' : ch;
+  return s;
+}
+
+class EncryptedInference : public ::testing::TestWithParam<Case> {};
+
+TEST_P(EncryptedInference, LogitsEqualThePlaintextEvaluator) {
+  const Case c = GetParam();
+  const Model model = Model::load(model_path(std::string(c.model) + ".sfhm"));
+  const ParameterSet& params = safhire::rlwe::parameter_set(c.set);
+  const auto refs = load_reference(std::string(c.model) + ".ref");
+  InferenceOptions options;
+  options.gamma = c.gamma;
+  const auto& image = refs[c.gamma].pixels;
+  const Transcript run = infer(model, params, options, image);
+  std::vector<std::vector<std::int64_t>> accs;
+  EXPECT_EQ(run.logits, evaluate(model, image, &accs));
+  // Packing cost: per packed ciphertext N - 1 (gamma 0) or t^(a-gamma) - 1 switches.
+  std::uint64_t packs = 0;
+  for (const auto& round : model.rounds())
+    packs += (round.output.size() + params.ring.N() - 1) / params.ring.N();
+  const std::uint64_t per_pack =
+      c.gamma == 0 ? params.ring.N() - 1 : params.ring.power(params.ring.a() - c.gamma) - 1;
+  EXPECT_EQ(run.key_switches, packs * per_pack);
+  // What the client saw: round r's accumulators in the server's slot order.
+  ASSERT_EQ(run.seen.size(), accs.size());
+  for (std::size_t r = 0; r < accs.size(); ++r) {
+    for (std::size_t s = 0; s < accs[r].size(); ++s)
+      ASSERT_EQ(run.seen[r][s], accs[r][run.perms[r][s]]) << "round " << r << ", slot " << s;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Small, EncryptedInference,
+    ::testing::Values(Case{"small-b8", "default-b8", 0}, Case{"small-b8", "default-b8", 1},
+                      Case{"small-b8", "default-b8", 2}, Case{"small-b12", "default-b12", 0},
+                      Case{"small-b12", "default-b12", 1}, Case{"small-b12", "default-b12", 2},
+                      Case{"small-b16", "default-b16", 0}, Case{"small-b16", "default-b16", 1},
+                      Case{"small-b16", "default-b16", 2}),
+    [](const auto& param_info) { return case_label(param_info.param); });
+
+TEST(Shuffling, FreshPerSessionAndRoundAndNeverOnTheLastRound) {
+  const Model model = Model::load(model_path("small-b8.sfhm"));
+  const ParameterSet& params = safhire::rlwe::parameter_set("default-b8");
+  SeededRandom random = SeededRandom::from_counter(210);
+  Client client(ModelInfo::of(model), params, {}, random);
+  Server a(model, params, {}, client.evaluation_keys(), seed_of(1));
+  Server b(model, params, {}, client.evaluation_keys(), seed_of(2));
+  const std::uint32_t rounds = static_cast<std::uint32_t>(model.rounds().size());
+  for (std::uint32_t r = 0; r + 1 < rounds; ++r) {
+    const auto pa = a.permutation(r), pb = b.permutation(r);
+    std::vector<std::uint32_t> sorted = pa;
+    std::sort(sorted.begin(), sorted.end());
+    std::vector<std::uint32_t> id(pa.size());
+    std::iota(id.begin(), id.end(), 0U);
+    EXPECT_EQ(sorted, id) << "round " << r << " is not a permutation";
+    EXPECT_NE(pa, id) << "round " << r << " is not shuffled";
+    EXPECT_NE(pa, pb) << "two sessions share round " << r << "'s permutation";
+    if (r + 2 < rounds && pa.size() == a.permutation(r + 1).size()) {
+      EXPECT_NE(pa, a.permutation(r + 1)) << "rounds " << r << " and " << r + 1 << " share one";
+    }
+  }
+  std::vector<std::uint32_t> last = a.permutation(rounds - 1), id(last.size());
+  std::iota(id.begin(), id.end(), 0U);
+  EXPECT_EQ(last, id);
+}
+
+TEST(Shuffling, ClientNeverSeesUnshuffledHiddenPreactivations) {
+  const Model model = Model::load(model_path("small-b8.sfhm"));
+  const auto refs = load_reference("small-b8.ref");
+  const Transcript run =
+      infer(model, safhire::rlwe::parameter_set("default-b8"), {}, refs[5].pixels);
+  std::vector<std::vector<std::int64_t>> accs;
+  evaluate(model, refs[5].pixels, &accs);
+  for (std::size_t r = 0; r + 1 < accs.size(); ++r)
+    EXPECT_NE(run.seen[r], accs[r]) << "round " << r << " reached the client in model order";
+  EXPECT_EQ(run.seen.back(), accs.back());  // the logits, by design
+}
+
+TEST(Messages, MalformedUploadsAreRejectedAndTheSessionContinues) {
+  const Model model = Model::load(model_path("small-b8.sfhm"));
+  const auto refs = load_reference("small-b8.ref");
+  const ParameterSet& params = safhire::rlwe::parameter_set("default-b8");
+  SeededRandom random = SeededRandom::from_counter(220);
+  Client client(ModelInfo::of(model), params, {}, random);
+  Server server(model, params, {}, client.evaluation_keys(), seed_of(3));
+  std::optional<Upload> up = client.start(refs[0].pixels);
+  auto code_of = [&](const Upload& bad) {
+    try {
+      server.process(bad);
+    } catch (const safhire::Error& e) {
+      return e.code();
+    }
+    return ErrorCode::internal;
+  };
+  Upload wrong_round = *up;
+  wrong_round.round = 3;
+  EXPECT_EQ(code_of(wrong_round), ErrorCode::malformed_input);
+  Upload missing = *up;
+  missing.ciphertexts.pop_back();
+  EXPECT_EQ(code_of(missing), ErrorCode::malformed_input);
+  Upload wrong_count = *up;
+  wrong_count.values += 1;
+  EXPECT_EQ(code_of(wrong_count), ErrorCode::malformed_input);
+  Upload wrong_ring = *up;
+  wrong_ring.ciphertexts[0] = safhire::rlwe::SeededCiphertext(safhire::ring::RingParams(3, 3));
+  EXPECT_EQ(code_of(wrong_ring), ErrorCode::size_mismatch);
+  // The session goes on with the genuine messages.
+  while (up)
+    up = client.receive(server.process(*up));
+  EXPECT_EQ(client.logits(), evaluate(model, refs[0].pixels));
+  // A download for the wrong round is rejected by the client.
+  Download stray;
+  stray.round = 7;
+  EXPECT_THROW(client.receive(stray), safhire::Error);
+}
+
+}  // namespace

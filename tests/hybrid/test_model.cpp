@@ -1,0 +1,138 @@
+// The model file and the plaintext integer evaluator: the C++ evaluator reproduces the logits of
+// models/train.py's numpy evaluator on its reference images; the server's tap view of a round
+// (pool windows expanded) gives the same accumulators as the direct evaluator; files round-trip;
+// malformed, truncated and out-of-bound files are typed errors.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "model_files.hpp"
+#include "safhire/core/error.hpp"
+#include "safhire/hybrid/model.hpp"
+
+namespace {
+
+using namespace safhire::hybrid;
+using safhire::ErrorCode;
+using safhire::hybrid::testing::load_reference;
+using safhire::hybrid::testing::model_path;
+
+class TrainedModels : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(TrainedModels, EvaluatorMatchesTheNumpyReference) {
+  const Model m = Model::load(model_path(std::string(GetParam()) + ".sfhm"));
+  const auto refs = load_reference(std::string(GetParam()) + ".ref");
+  ASSERT_FALSE(refs.empty());
+  for (std::size_t i = 0; i < refs.size(); ++i)
+    ASSERT_EQ(evaluate(m, refs[i].pixels), refs[i].logits) << "image " << i;
+}
+
+TEST_P(TrainedModels, TapsGiveTheSameAccumulatorsAsTheDirectEvaluator) {
+  const Model m = Model::load(model_path(std::string(GetParam()) + ".sfhm"));
+  const auto refs = load_reference(std::string(GetParam()) + ".ref");
+  std::vector<std::vector<std::int64_t>> accs;
+  evaluate(m, refs[0].pixels, &accs);
+  // Activations rebuilt from the direct evaluator's accumulators.
+  std::vector<std::vector<std::int64_t>> acts = {refs[0].pixels};
+  for (std::size_t r = 0; r + 1 < m.rounds().size(); ++r) {
+    acts.emplace_back();
+    for (std::int64_t v : accs[r])
+      acts.back().push_back(requantize(v, *m.rounds()[r].requant, m.activation_max()));
+  }
+  std::vector<Tap> list;
+  for (std::size_t r = 0; r < m.rounds().size(); ++r) {
+    const Round& round = m.rounds()[r];
+    const std::size_t hw = std::size_t{round.output.h} * round.output.w;
+    for (std::size_t o = 0; o < round.output.size(); ++o) {
+      taps(m, r, o, list);
+      std::int64_t sum = round.bias[o / hw];
+      for (const Tap& t : list)
+        sum += t.weight * acts[t.source][t.index];
+      ASSERT_EQ(sum, accs[r][o]) << "round " << r << ", output " << o;
+    }
+  }
+}
+
+TEST_P(TrainedModels, FileRoundTripsAndEveryTruncationIsRejected) {
+  const Model m = Model::load(model_path(std::string(GetParam()) + ".sfhm"));
+  const std::vector<std::uint8_t> bytes = m.serialize();
+  EXPECT_EQ(Model::parse(bytes).serialize(), bytes);
+  for (std::size_t cut = 0; cut < bytes.size(); cut += 1 + cut / 64) {
+    try {
+      Model::parse(std::span<const std::uint8_t>(bytes.data(), cut));
+      FAIL() << "a file cut at " << cut << " bytes was accepted";
+    } catch (const safhire::Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::malformed_input);
+    }
+  }
+  std::vector<std::uint8_t> longer = bytes;
+  longer.push_back(0);
+  EXPECT_THROW(Model::parse(longer), safhire::Error);
+}
+
+INSTANTIATE_TEST_SUITE_P(Small, TrainedModels,
+                         ::testing::Values("small-b8", "small-b12", "small-b16"),
+                         [](const auto& param_info) {
+                           std::string s = param_info.param;
+                           for (char& c : s)
+                             c = c == '-' ? '_' : c;
+                           return s;
+                         });
+
+ErrorCode parse_error(const std::vector<std::uint8_t>& bytes) {
+  try {
+    Model::parse(bytes);
+  } catch (const safhire::Error& e) {
+    return e.code();
+  }
+  return ErrorCode::internal;
+}
+
+TEST(ModelFile, CorruptFieldsAreTypedErrors) {
+  const Model m = Model::load(model_path("small-b8.sfhm"));
+  const std::vector<std::uint8_t> good = m.serialize();
+  auto with = [&](std::size_t at, std::uint8_t value) {
+    std::vector<std::uint8_t> b = good;
+    b[at] = value;
+    return b;
+  };
+  const std::size_t header = 4 + 4 + 4 + m.name().size();  // magic, version, name length, name
+  EXPECT_EQ(parse_error(with(0, 'X')), ErrorCode::malformed_input);         // magic
+  EXPECT_EQ(parse_error(with(4, 2)), ErrorCode::malformed_input);           // version
+  EXPECT_EQ(parse_error(with(8, 0xff)), ErrorCode::malformed_input);        // name length
+  EXPECT_EQ(parse_error(with(header, 40)), ErrorCode::malformed_input);     // accumulator bits
+  EXPECT_EQ(parse_error(with(header + 1, 8)), ErrorCode::malformed_input);  // activation bits
+  EXPECT_EQ(parse_error(with(header + 4, 0)), ErrorCode::malformed_input);  // input channels
+  const std::size_t round0 = header + 4 + 12 + 4;
+  EXPECT_EQ(parse_error(with(round0 + 8, 5)), ErrorCode::malformed_input);     // source ahead
+  EXPECT_EQ(parse_error(with(round0 + 16, 3)), ErrorCode::malformed_input);    // input channels
+  EXPECT_EQ(parse_error(with(round0 + 20, 200)), ErrorCode::malformed_input);  // kernel
+}
+
+TEST(ModelFile, AccumulatorBoundIsEnforced) {
+  const Model m = Model::load(model_path("small-b8.sfhm"));
+  std::vector<std::uint8_t> bytes = m.serialize();
+  // The first weight of round 0 (after its 8-byte round header and 24-byte term header).
+  const std::size_t header = 4 + 4 + 4 + m.name().size() + 4 + 12 + 4;
+  const std::size_t w0 = header + 8 + 24;
+  bytes[w0] = 0xff;
+  bytes[w0 + 1] = 0x7f;  // 32767
+  try {
+    Model::parse(bytes);
+    FAIL() << "accepted a weight beyond the accumulator bound";
+  } catch (const safhire::Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::malformed_input);
+    EXPECT_NE(std::string(e.what()).find("accumulator bound"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ModelFile, InputsOutOfRangeAreRejected) {
+  const Model m = Model::load(model_path("small-b8.sfhm"));
+  std::vector<std::int64_t> x(m.activation(0).size(), 0);
+  x[5] = m.activation_max() + 1;
+  EXPECT_THROW(evaluate(m, x), safhire::Error);
+  x.pop_back();
+  EXPECT_THROW(evaluate(m, x), safhire::Error);
+}
+
+}  // namespace
