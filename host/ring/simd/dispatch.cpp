@@ -96,4 +96,12 @@ const KernelTable& checked_kernels(SimdIsa isa) {
 }
 
 }  // namespace simd
+
+void torus_dot(std::span<const std::uint64_t* const> rows, std::span<const std::uint64_t> weights,
+               std::span<std::uint64_t> out, SimdIsa isa) {
+  require(rows.size() == weights.size(), ErrorCode::size_mismatch, "torus_dot: one weight per row");
+  simd::checked_kernels(isa).torus_dot(rows.data(), weights.data(), rows.size(), out.data(),
+                                       out.size());
+}
+
 }  // namespace safhire::ring

@@ -441,6 +441,36 @@ void crt_lift(const core::Crt2& crt, const u64* x1p, const u64* x2p, u64* out, s
   });
 }
 
+// Four registers of outputs stay in registers across all rows; the tail a register (or word) at
+// a time.
+void torus_dot(const u64* const* rows, const u64* weights, std::size_t count, u64* out,
+               std::size_t len) {
+  constexpr std::size_t kBlock = 4 * V::kLanes;
+  std::size_t i = 0;
+  for (; i + kBlock <= len; i += kBlock) {
+    auto a0 = V::zero(), a1 = V::zero(), a2 = V::zero(), a3 = V::zero();
+    for (std::size_t t = 0; t < count; ++t) {
+      const auto w = V::set1(weights[t]);
+      const u64* r = rows[t] + i;
+      a0 = V::add(a0, V::mullo(w, V::load(r)));
+      a1 = V::add(a1, V::mullo(w, V::load(r + V::kLanes)));
+      a2 = V::add(a2, V::mullo(w, V::load(r + 2 * V::kLanes)));
+      a3 = V::add(a3, V::mullo(w, V::load(r + 3 * V::kLanes)));
+    }
+    V::store(out + i, a0);
+    V::store(out + i + V::kLanes, a1);
+    V::store(out + i + 2 * V::kLanes, a2);
+    V::store(out + i + 3 * V::kLanes, a3);
+  }
+  for_each_lane_block(len - i, [&](auto lanes, std::size_t j) {
+    using L = decltype(lanes);
+    auto acc = L::zero();
+    for (std::size_t t = 0; t < count; ++t)
+      acc = L::add(acc, L::mullo(L::set1(weights[t]), L::load(rows[t] + i + j)));
+    L::store(out + i + j, acc);
+  });
+}
+
 constexpr KernelTable kTable = {
     SAFHIRE_SIMD_NAME,
     ntt_forward,
@@ -451,6 +481,7 @@ constexpr KernelTable kTable = {
     pointwise_montgomery_accumulate,
     lift_torus,
     crt_lift,
+    torus_dot,
 };
 
 }  // namespace safhire::ring::simd::SAFHIRE_SIMD_NS

@@ -47,6 +47,9 @@ struct KernelTable {
   // Residues mod q1, q2 -> centred CRT lift mod 2^64.
   void (*crt_lift)(const core::Crt2& crt, const std::uint64_t* x1, const std::uint64_t* x2,
                    std::uint64_t* out, std::size_t len);
+  // out[i] = sum_t weights[t] rows[t][i] mod 2^64 (torus words times integer weights).
+  void (*torus_dot)(const std::uint64_t* const* rows, const std::uint64_t* weights,
+                    std::size_t count, std::uint64_t* out, std::size_t len);
 };
 
 const KernelTable& scalar_kernels();

@@ -4,6 +4,8 @@
 // every available set against the scalar one, bit for bit).
 #pragma once
 
+#include <cstdint>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -22,5 +24,11 @@ std::vector<SimdIsa> available_simd();
 // The best available set, or the one SAFHIRE_SIMD names (an unavailable or unknown name throws
 // Error(ErrorCode::unsupported)).
 SimdIsa default_simd();
+
+// out[i] = sum_t weights[t] rows[t][i] mod 2^64: torus words times integer weights (negative
+// weights as two's complement), the multiply-accumulate of a linear layer over ciphertext words.
+// Every rows[t] holds out.size() words. Runs the kernels of `isa`.
+void torus_dot(std::span<const std::uint64_t* const> rows, std::span<const std::uint64_t> weights,
+               std::span<std::uint64_t> out, SimdIsa isa = default_simd());
 
 }  // namespace safhire::ring
