@@ -8,14 +8,17 @@ terms (a convolution of an earlier activation, optionally after a sum-pool; an i
 is a fixed 1x1 diagonal convolution) plus a bias. Its integer semantics, which the exported file
 carries and which src/hybrid evaluates bit for bit:
 
-    acc   = bias_q + sum_terms conv(pool(act[src]), w_q)        (int64, |acc| < 2^(b-1))
+    acc   = bias_q + sum_terms conv(pool(act[src]), w_q)        (int64, |acc| < 2^(b_r-1))
     act'  = clip((max(acc, 0) * mult + 2^(shift-1)) >> shift, 0, 2^a - 1)   (client, exact)
     logits = acc of the last round
 
-Accumulator-aware quantization (A2Q-style): all terms of a round share one weight scale s_w,
-the smallest for which every output channel keeps sum |w_q| * max_input + |bias_q| < 2^(b-1)
-with w_q = round(w / s_w) (found by bisection on the rounded weights themselves). Every hidden activation uses one
-global unsigned a-bit scale, so an identity shortcut is the float weight 1.
+Accumulator-aware quantization (A2Q-style): all terms of a round share one weight scale s_w, the
+smallest for which every output channel keeps sum |w_q| * max_input + |bias_q| < 2^(b_r-1) with
+w_q = round(w / s_w) (found by bisection on the rounded weights themselves). Hidden rounds have
+b_r = b; the first and last may be wider (--edge-bits): the first reads the image at
+--input-bits, the last sum-pools the final activation, which no narrow accumulator can hold.
+Every hidden activation uses one global unsigned a-bit scale, so an identity shortcut is the
+float weight 1.
 
 The script writes models/<name>-b<bits>.sfhm (format in docs/model-format.md) and
 models/<name>-b<bits>.ref: test images (quantized) with the logits of an independent numpy
@@ -38,7 +41,7 @@ import torch.nn.functional as F
 
 DATA = "/usr/share/datasets/fashion-mnist"
 HERE = os.path.dirname(os.path.abspath(__file__))
-ACT_BITS = {8: 2, 12: 4, 16: 6}  # activation bits a for accumulator bits b
+ACT_BITS = {8: 2, 12: 4, 16: 6}  # default activation bits a for accumulator bits b
 BIAS_SHARE = 4  # |bias_q| <= 2^(b-1) / BIAS_SHARE
 SHIFT = 24  # requantization multiplier precision
 
@@ -129,10 +132,16 @@ def weight_scale(ws, budget):
 
 
 class QuantNet(nn.Module):
-    def __init__(self, rounds, bits):
+    """rounds: the architecture; bits: accumulator bits of the hidden rounds; edge_bits: those of
+    the first and last rounds (which read the image and pool the last activation); act_bits and
+    input_bits: unsigned activation and image precision."""
+
+    def __init__(self, rounds, bits, edge_bits, act_bits, input_bits):
         super().__init__()
-        self.rounds, self.bits, self.act_bits = rounds, bits, ACT_BITS[bits]
-        self.amax = (1 << self.act_bits) - 1
+        self.rounds, self.act_bits, self.input_bits = rounds, act_bits, input_bits
+        self.round_bits = [edge_bits if i in (0, len(rounds) - 1) else bits
+                           for i in range(len(rounds))]
+        self.amax, self.amax_in = (1 << act_bits) - 1, (1 << input_bits) - 1
         self.weights = nn.ParameterList()
         self.biases = nn.ParameterList()
         for r in rounds:
@@ -150,9 +159,9 @@ class QuantNet(nn.Module):
     def act_scale(self):
         return self.clip.abs() / self.amax + 1e-6
 
-    def round_weights(self, i, s_main):
+    def round_weights(self, i):
         """The float weights of round i's terms, in units where the main source's integer
-        activations are the inputs, and the l1 budget of each output channel."""
+        activations are the inputs."""
         r = self.rounds[i]
         ws, base = [], sum(len(x["terms"]) for x in self.rounds[:i])
         for j, t in enumerate(r["terms"]):
@@ -167,20 +176,24 @@ class QuantNet(nn.Module):
                 ws.append(w / float(t["pool"] * t["pool"] if t["pool"] else 1))
         return ws
 
+    def quantizer(self, i):
+        """Round i's weight scale and bias limit: every output channel keeps
+        |bias_q| + sum |w_q| max_input <= 2^(b_i - 1) - 1."""
+        r = self.rounds[i]
+        limit = (1 << (self.round_bits[i] - 1)) - 1
+        bias_limit = (1 << (self.round_bits[i] - 1)) // BIAS_SHARE
+        max_input = max((self.amax_in if t["src"] == 0 else self.amax) *
+                        (t["pool"] ** 2 if t["pool"] else 1) for t in r["terms"])
+        ws = self.round_weights(i)
+        return ws, weight_scale(ws, (limit - bias_limit) / max_input), bias_limit
+
     def forward(self, x):
-        s_in = 1.0 / self.amax
-        acts = [torch.clamp(torch.round(x * self.amax), 0, self.amax)]
-        scales = [s_in]
+        acts = [torch.clamp(torch.round(x * self.amax_in), 0, self.amax_in)]
+        scales = [1.0 / self.amax_in]
         s_a = self.act_scale()
-        limit = (1 << (self.bits - 1)) - 1
-        bias_limit = (1 << (self.bits - 1)) // BIAS_SHARE
         for i, r in enumerate(self.rounds):
             s_main = scales[r["terms"][0]["src"]]
-            ws = self.round_weights(i, s_main)
-            # Largest input of a term: (2^a - 1) times its pool area.
-            area = max((t["pool"] ** 2 if t["pool"] else 1) for t in r["terms"])
-            budget = (limit - bias_limit) / (self.amax * area)
-            s_w = weight_scale(ws, budget)
+            ws, s_w, bias_limit = self.quantizer(i)
             acc = torch.clamp(RoundSTE.apply(self.biases[i] / (s_w * s_main)), -bias_limit,
                               bias_limit).view(1, -1, 1, 1)
             for t, w in zip(r["terms"], ws):
@@ -188,7 +201,7 @@ class QuantNet(nn.Module):
                 if t["pool"]:
                     src = F.avg_pool2d(src, t["pool"]) * (t["pool"] ** 2)  # sum-pool
                 wq = RoundSTE.apply(w / s_w)
-                k, stride, pad = (1, 1, 0) if t["identity"] else (t["k"], t["stride"], t["pad"])
+                stride, pad = (1, 0) if t["identity"] else (t["stride"], t["pad"])
                 acc = acc + F.conv2d(src, wq, stride=stride, padding=pad)
             if i + 1 == len(self.rounds):
                 return acc.flatten(1) * (s_w * s_main)
@@ -200,19 +213,15 @@ class QuantNet(nn.Module):
 
     @torch.no_grad()
     def integer_model(self):
-        """The integer model: per round the quantized terms, biases and requantization."""
-        s_in = 1.0 / self.amax
+        """The integer model: per round the accumulator bits, quantized terms, biases and
+        requantization (the same arithmetic as forward, exported)."""
         s_a = float(self.act_scale())
-        scales = [s_in]
-        limit = (1 << (self.bits - 1)) - 1
-        bias_limit = (1 << (self.bits - 1)) // BIAS_SHARE
+        scales = [1.0 / self.amax_in]
         out = []
         for i, r in enumerate(self.rounds):
             s_main = scales[r["terms"][0]["src"]]
-            ws = self.round_weights(i, s_main)
-            area = max((t["pool"] ** 2 if t["pool"] else 1) for t in r["terms"])
-            budget = (limit - bias_limit) / (self.amax * area)
-            s_w = float(weight_scale(ws, budget))
+            ws, s_w, bias_limit = self.quantizer(i)
+            s_w = float(s_w)
             bias = torch.clamp(torch.round(self.biases[i] / (s_w * s_main)), -bias_limit,
                                bias_limit).long().numpy()
             terms = []
@@ -225,7 +234,8 @@ class QuantNet(nn.Module):
             if i + 1 < len(self.rounds):
                 mult = int(round(s_w * s_main / s_a * (1 << SHIFT)))
                 rq = (mult, SHIFT)
-            out.append(dict(out=r["out"], terms=terms, bias=bias, requant=rq))
+            out.append(dict(out=r["out"], bits=self.round_bits[i], terms=terms, bias=bias,
+                            requant=rq))
             scales.append(s_a)
         return out
 
@@ -233,26 +243,27 @@ class QuantNet(nn.Module):
 # ---- Independent integer evaluator (numpy) ---------------------------------------------------
 
 def np_conv(x, w, stride, pad):
-    """x: [C,H,W] int64, w: [O,C,k,k] -> [O,H',W'] int64 (exact)."""
-    c, h, wd = x.shape
+    """x: [B,C,H,W] int64, w: [O,C,k,k] -> [B,O,H',W'] int64 (exact)."""
+    b, c, h, wd = x.shape
     o, _, k, _ = w.shape
-    xp = np.pad(x, ((0, 0), (pad, pad), (pad, pad)))
+    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
     ho, wo = (h + 2 * pad - k) // stride + 1, (wd + 2 * pad - k) // stride + 1
-    out = np.zeros((o, ho, wo), dtype=np.int64)
+    out = np.zeros((b, o, ho, wo), dtype=np.int64)
     for di in range(k):
         for dj in range(k):
-            patch = xp[:, di:di + stride * ho:stride, dj:dj + stride * wo:stride]
-            out += np.einsum("oc,chw->ohw", w[:, :, di, dj], patch)
+            patch = xp[:, :, di:di + stride * ho:stride, dj:dj + stride * wo:stride]
+            out += np.einsum("oc,bchw->bohw", w[:, :, di, dj], patch, optimize=True)
     return out
 
 
 def np_sum_pool(x, k):
-    c, h, w = x.shape
-    return x.reshape(c, h // k, k, w // k, k).sum(axis=(2, 4))
+    b, c, h, w = x.shape
+    return x.reshape(b, c, h // k, k, w // k, k).sum(axis=(3, 5))
 
 
-def np_evaluate(model, image_q, amax):
-    acts = [image_q.astype(np.int64)]
+def np_evaluate(model, images_q, amax):
+    """Logits of a batch of quantized images [B,C,H,W], in exact int64 arithmetic."""
+    acts = [images_q.astype(np.int64)]
     for r in model:
         acc = None
         for t in r["terms"]:
@@ -261,25 +272,25 @@ def np_evaluate(model, image_q, amax):
                 src = np_sum_pool(src, t["pool"])
             y = np_conv(src, t["w"], t["stride"], t["pad"])
             acc = y if acc is None else acc + y
-        acc = acc + r["bias"].reshape(-1, 1, 1)
+        acc = acc + r["bias"].reshape(1, -1, 1, 1)
         if r["requant"] is None:
-            return acc.reshape(-1)
+            return acc.reshape(len(acc), -1)
         mult, shift = r["requant"]
         acts.append(np.minimum((np.maximum(acc, 0) * mult + (1 << (shift - 1))) >> shift, amax))
 
 
 # ---- File format (docs/model-format.md) ------------------------------------------------------
 
-def write_model(path, name, bits, act_bits, shape, model):
+def write_model(path, name, bits, act_bits, input_bits, shape, model):
     buf = bytearray()
     buf += b"SFHM" + struct.pack("<HH", 1, 0)
     nb = name.encode()
     buf += struct.pack("<I", len(nb)) + nb
-    buf += struct.pack("<BBH", bits, act_bits, 0)
+    buf += struct.pack("<BBBB", bits, act_bits, input_bits, 0)
     buf += struct.pack("<III", *shape)
     buf += struct.pack("<I", len(model))
     for r in model:
-        buf += struct.pack("<II", r["out"], len(r["terms"]))
+        buf += struct.pack("<III", r["out"], r["bits"], len(r["terms"]))
         for t in r["terms"]:
             o, c, k, _ = t["w"].shape
             buf += struct.pack("<IIIIII", t["src"], t["pool"], c, k, t["stride"], t["pad"])
@@ -318,64 +329,173 @@ def evaluate_float(net, x, y, batch=1000):
     return correct / len(x)
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("arch", choices=sorted(ARCHS))
-    ap.add_argument("--bits", type=int, default=8, choices=sorted(ACT_BITS))
-    ap.add_argument("--epochs", type=int, default=3)
-    ap.add_argument("--batch", type=int, default=128)
-    ap.add_argument("--lr", type=float, default=2e-3)
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--reference-images", type=int, default=64)
-    args = ap.parse_args()
-    torch.manual_seed(args.seed)
-    torch.set_num_threads(args.threads)
-    xtr, ytr = load_split("train")
-    xte, yte = load_split("test")
-    net = QuantNet(ARCHS[args.arch](), args.bits)
-    opt = torch.optim.Adam(net.parameters(), lr=args.lr)
-    steps = args.epochs * (len(xtr) // args.batch)
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=args.lr, total_steps=steps)
-    g = torch.Generator().manual_seed(args.seed)
-    for epoch in range(args.epochs):
+class FloatNet(nn.Module):
+    """The same rounds in floating point, with a batch norm after every convolution but the
+    last round's (which has a bias): the network that pre-training fits and `fold` turns into
+    the starting point of quantization-aware training."""
+
+    def __init__(self, rounds):
+        super().__init__()
+        self.rounds = rounds
+        self.convs, self.bns = nn.ModuleList(), nn.ModuleList()
+        for i, r in enumerate(rounds):
+            last = i + 1 == len(rounds)
+            for t in r["terms"]:
+                if t["identity"]:
+                    self.convs.append(nn.Identity())
+                    self.bns.append(nn.Identity())
+                    continue
+                self.convs.append(nn.Conv2d(t["in_c"], r["out"], t["k"], t["stride"], t["pad"],
+                                            bias=last))
+                self.bns.append(nn.Identity() if last else nn.BatchNorm2d(r["out"]))
+
+    def forward(self, x, hidden=None):
+        acts, j = [x], 0
+        for i, r in enumerate(self.rounds):
+            acc = 0
+            for t in r["terms"]:
+                src = acts[t["src"]]
+                if t["pool"]:
+                    src = F.avg_pool2d(src, t["pool"])
+                acc = acc + self.bns[j](self.convs[j](src))
+                j += 1
+            if i + 1 == len(self.rounds):
+                return acc.flatten(1)
+            acts.append(F.relu(acc))
+            if hidden is not None:
+                hidden.append(acts[-1].detach().flatten())
+
+
+@torch.no_grad()
+def fold(qnet, fnet, x_calibration):
+    """Batch norms folded into the convolutions (w s, bias + beta - mu s, s = gamma / sigma),
+    and the activation clip set to the 99.9th percentile of the float network's activations."""
+    j = 0
+    for i, r in enumerate(fnet.rounds):
+        bias = torch.zeros(r["out"])
+        for t in r["terms"]:
+            conv, bn = fnet.convs[j], fnet.bns[j]
+            if not t["identity"]:
+                w = conv.weight.clone()
+                if isinstance(bn, nn.BatchNorm2d):
+                    sc = bn.weight / torch.sqrt(bn.running_var + bn.eps)
+                    w *= sc.view(-1, 1, 1, 1)
+                    bias += bn.bias - bn.running_mean * sc
+                if conv.bias is not None:
+                    bias += conv.bias
+                qnet.weights[j].copy_(w)
+            j += 1
+        qnet.biases[i].copy_(bias)
+    fnet.eval()
+    hidden = []
+    fnet(x_calibration, hidden)
+    values = torch.cat(hidden)
+    values = values[values > 0]
+    k = max(1, int(0.999 * len(values)))
+    qnet.clip.copy_(values.kthvalue(k).values)
+
+
+def augment(xb, g):
+    """Random horizontal flip and a random shift of up to 2 pixels (zero padding)."""
+    flip = torch.rand(len(xb), generator=g) < 0.5
+    xb = torch.where(flip.view(-1, 1, 1, 1), xb.flip(3), xb)
+    padded = F.pad(xb, (2, 2, 2, 2))
+    dy, dx = torch.randint(0, 5, (2,), generator=g).tolist()
+    return padded[:, :, dy:dy + 32, dx:dx + 32]
+
+
+def train(net, xtr, ytr, xte, yte, epochs, opt, batch, seed, label):
+    steps = epochs * (len(xtr) // batch)
+    lr = opt.param_groups[0]["lr"]
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=steps)
+    g = torch.Generator().manual_seed(seed)
+    acc = 0.0
+    for epoch in range(epochs):
         net.train()
         perm = torch.randperm(len(xtr), generator=g)
         t0, total = time.time(), 0.0
-        for i in range(len(xtr) // args.batch):
-            idx = perm[i * args.batch:(i + 1) * args.batch]
-            xb = xtr[idx]
-            # Light augmentation: random horizontal flip.
-            flip = torch.rand(len(xb), generator=g) < 0.5
-            xb = torch.where(flip.view(-1, 1, 1, 1), xb.flip(3), xb)
-            loss = F.cross_entropy(net(xb), ytr[idx])
+        for i in range(len(xtr) // batch):
+            idx = perm[i * batch:(i + 1) * batch]
+            loss = F.cross_entropy(net(augment(xtr[idx], g)), ytr[idx])
             opt.zero_grad()
             loss.backward()
             opt.step()
             sched.step()
             total += loss.item()
         acc = evaluate_float(net, xte, yte)
-        print(f"epoch {epoch + 1}: loss {total / (len(xtr) // args.batch):.4f}, "
-              f"fake-quant test accuracy {acc:.4f} ({time.time() - t0:.0f} s)", flush=True)
+        print(f"{label} epoch {epoch + 1}: loss {total / (len(xtr) // batch):.4f}, "
+              f"test accuracy {acc:.4f} ({time.time() - t0:.0f} s)", flush=True)
+    return acc
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("arch", choices=sorted(ARCHS))
+    ap.add_argument("--bits", type=int, default=8, choices=sorted(ACT_BITS))
+    ap.add_argument("--act-bits", type=int, default=0, help="activation bits (default by b)")
+    ap.add_argument("--input-bits", type=int, default=0,
+                    help="image bits (default: the activation bits)")
+    ap.add_argument("--edge-bits", type=int, default=0,
+                    help="accumulator bits of the first and last rounds (default: b)")
+    ap.add_argument("--pretrain-epochs", type=int, default=0,
+                    help="float epochs with batch norm before folding and QAT")
+    ap.add_argument("--float-checkpoint", default="",
+                    help="where the pre-trained float network is saved (with --pretrain-epochs) "
+                         "or loaded from (without)")
+    ap.add_argument("--epochs", type=int, default=3, help="quantization-aware epochs")
+    ap.add_argument("--batch", type=int, default=128)
+    ap.add_argument("--lr", type=float, default=2e-3)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--train-images", type=int, default=0, help="subset, for smoke tests")
+    ap.add_argument("--reference-images", type=int, default=64)
+    args = ap.parse_args()
+    act_bits = args.act_bits or ACT_BITS[args.bits]
+    input_bits = args.input_bits or act_bits
+    edge_bits = args.edge_bits or args.bits
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(args.threads)
+    xtr, ytr = load_split("train")
+    xte, yte = load_split("test")
+    if args.train_images:
+        xtr, ytr = xtr[:args.train_images], ytr[:args.train_images]
+    net = QuantNet(ARCHS[args.arch](), args.bits, edge_bits, act_bits, input_bits)
+    fp32_acc = None
+    if args.pretrain_epochs or args.float_checkpoint:
+        fnet = FloatNet(ARCHS[args.arch]())
+        if args.pretrain_epochs:
+            opt = torch.optim.SGD(fnet.parameters(), lr=0.1, momentum=0.9, nesterov=True,
+                                  weight_decay=5e-4)
+            fp32_acc = train(fnet, xtr, ytr, xte, yte, args.pretrain_epochs, opt, args.batch,
+                             args.seed, "fp32")
+            if args.float_checkpoint:
+                torch.save(dict(state=fnet.state_dict(), accuracy=fp32_acc), args.float_checkpoint)
+        else:
+            saved = torch.load(args.float_checkpoint)
+            fnet.load_state_dict(saved["state"])
+            fp32_acc = saved["accuracy"]
+        fold(net, fnet, xtr[:512])
+    opt = torch.optim.Adam(net.parameters(), lr=args.lr)
+    acc = train(net, xtr, ytr, xte, yte, args.epochs, opt, args.batch, args.seed + 1, "qat")
 
     model = net.integer_model()
-    act_bits = ACT_BITS[args.bits]
-    amax = (1 << act_bits) - 1
-    images_q = np.clip(np.round(xte.numpy()[:, :, :, :] * amax), 0, amax).astype(np.int64)
-    correct, logits_all = 0, []
-    for i in range(len(images_q)):
-        lg = np_evaluate(model, images_q[i], amax)
-        logits_all.append(lg)
-        correct += int(np.argmax(lg) == yte[i].item())
+    amax, amax_in = (1 << act_bits) - 1, (1 << input_bits) - 1
+    images_q = np.clip(np.round(xte.numpy() * amax_in), 0, amax_in).astype(np.int64)
+    logits_all = np.concatenate([np_evaluate(model, images_q[i:i + 500], amax)
+                                 for i in range(0, len(images_q), 500)])
+    correct = int((logits_all.argmax(axis=1) == yte.numpy()).sum())
     int_acc = correct / len(images_q)
     print(f"integer model (numpy evaluator) test accuracy {int_acc:.4f}")
     name = f"{args.arch}-b{args.bits}"
-    write_model(os.path.join(HERE, name + ".sfhm"), name, args.bits, act_bits, (1, 32, 32), model)
+    write_model(os.path.join(HERE, name + ".sfhm"), name, args.bits, act_bits, input_bits,
+                (1, 32, 32), model)
     n = args.reference_images
     write_reference(os.path.join(HERE, name + ".ref"), images_q[:n], yte.numpy()[:n],
                     logits_all[:n])
-    card = dict(model=name, arch=args.arch, accumulator_bits=args.bits, activation_bits=act_bits,
-                epochs=args.epochs, seed=args.seed, fake_quant_accuracy=acc,
+    card = dict(model=name, arch=args.arch, accumulator_bits=args.bits, edge_bits=edge_bits,
+                activation_bits=act_bits, input_bits=input_bits,
+                pretrain_epochs=args.pretrain_epochs, epochs=args.epochs, seed=args.seed,
+                fp32_accuracy=fp32_acc, fake_quant_accuracy=acc,
                 integer_accuracy=int_acc, test_images=len(images_q))
     with open(os.path.join(HERE, name + ".json"), "w") as f:
         json.dump(card, f, indent=2)

@@ -1,5 +1,5 @@
-// The `safhire` command-line program: version, a description of the rings and primes this build
-// uses and of the CUDA device, and (until the inference demo exists) an NTT round trip.
+// The `safhire` command-line program: encrypted inference (demo, serve, infer), a description
+// of the rings, primes, parameter sets and CUDA devices of this build, and an NTT check.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "inference_commands.hpp"
 #include "safhire/core/error.hpp"
 #include "safhire/core/primes.hpp"
 #include "safhire/core/version.hpp"
@@ -30,7 +31,16 @@ const RingParams kPaperRings[] = {RingParams(3, 7), RingParams(7, 4), RingParams
 
 void print_usage() {
   std::puts(
-      "usage: safhire <command>\n"
+      "usage: safhire <command> [options]\n"
+      "  demo                 encrypted inference of Fashion-MNIST test images, in process:\n"
+      "                       accuracy, agreement with plaintext, time, communication\n"
+      "      [--images N (100)] [--gamma G (0)] [--mode fast|paper] [--model FILE]\n"
+      "      [--set NAME] [--threads T (1)] [--json]\n"
+      "  serve                serve encrypted inference over TCP\n"
+      "      [--port P (7788)] [--model FILE] [--threads T (1)]\n"
+      "  infer                encrypted inference against a server\n"
+      "      [--server HOST:PORT] [--images N (10)] [--set NAME] [--gamma G]\n"
+      "      [--input-bits B (8)]\n"
       "  --version            print the version\n"
       "  info                 rings, NTT primes, CPU kernels and CUDA devices\n"
       "  ntt-demo [t a]       NTT round trip and an exact product checked against the\n"
@@ -153,6 +163,9 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (command == "info") return run_info();
+    if (command == "demo") return safhire::apps::run_demo(argc, argv);
+    if (command == "serve") return safhire::apps::run_serve(argc, argv);
+    if (command == "infer") return safhire::apps::run_infer(argc, argv);
     if (command == "ntt-demo") {
       if (argc == 4) return run_ntt_demo({RingParams(parse_u32(argv[2]), parse_u32(argv[3]))});
       return run_ntt_demo({std::begin(kPaperRings), std::end(kPaperRings)});

@@ -1,10 +1,14 @@
 #include "safhire/hybrid/inference.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <unordered_map>
 
 #include "safhire/core/error.hpp"
+#include "safhire/core/parallel.hpp"
+#include "safhire/ring/simd.hpp"
+#include "safhire/rlwe/noise.hpp"
 #include "safhire/rlwe/rlwe.hpp"
 
 namespace safhire::hybrid {
@@ -45,31 +49,61 @@ u64 scaled(std::int64_t v, std::uint32_t bits) {
 
 ModelInfo ModelInfo::of(const Model& model) {
   ModelInfo info;
-  info.accumulator_bits = model.accumulator_bits();
   info.activation_max = model.activation_max();
+  info.input_max = model.input_max();
   info.input_size = model.activation(0).size();
   for (const Round& r : model.rounds()) {
     info.outputs.push_back(r.output.size());
+    info.round_bits.push_back(r.bits);
     info.requant.push_back(r.requant);
   }
+  for (std::size_t s = 0; s < model.rounds().size(); ++s)
+    info.encoding_bits.push_back(model.encoding_bits(s));
   return info;
+}
+
+std::vector<RoundNoise> estimate_round_noise(const Model& model, const rlwe::ParameterSet& params,
+                                             std::uint32_t gamma) {
+  const double fresh = std::exp2(2 * params.log2_sigma);
+  const double phi =
+      gamma == 0 ? 1.0
+                 : static_cast<double>(params.ring.power(gamma) - params.ring.power(gamma - 1));
+  const double gain = gamma == 0 ? 1.0 : 4 * phi * phi;
+  const double pack = std::exp2(rlwe::estimate_packing_noise(params).log2_variance);
+  std::vector<RoundNoise> out;
+  for (const Round& round : model.rounds()) {
+    double worst = 0;  // largest sum of squared weights over the output channels
+    for (std::uint32_t o = 0; o < round.output.c; ++o) {
+      double sum = 0;
+      for (const Term& t : round.terms) {
+        const double area = t.pool == 0 ? 1.0 : static_cast<double>(t.pool) * t.pool;
+        for (std::uint32_t i = 0; i < t.input.c; ++i)
+          for (std::uint32_t ky = 0; ky < t.kernel; ++ky)
+            for (std::uint32_t kx = 0; kx < t.kernel; ++kx) {
+              const double w = t.weight(o, i, ky, kx);
+              sum += w * w * area;
+            }
+      }
+      worst = std::max(worst, sum);
+    }
+    const double variance = fresh * gain * worst + pack;
+    const double half_step = std::exp2(-static_cast<double>(round.bits) - 1);
+    out.push_back(
+        RoundNoise{std::log2(variance) / 2, std::erfc(half_step / std::sqrt(2 * variance))});
+  }
+  return out;
 }
 
 // ---- Client -----------------------------------------------------------------------------------
 
-Client::Client(ModelInfo model, const rlwe::ParameterSet& params, InferenceOptions options,
+Client::Client(const rlwe::ParameterSet& params, InferenceOptions options,
                core::RandomSource& random)
-    : model_(std::move(model)),
-      params_(params),
+    : params_(params),
       options_(options),
       random_(&random),
       key_(params_, random),
       encryptor_(key_, random),
       keys_(rlwe::make_galois_keys(key_, params_.gadget(options.gamma), random)) {
-  require(model_.accumulator_bits <= params_.message_bits, ErrorCode::invalid_parameters,
-          "a model with " + std::to_string(model_.accumulator_bits) +
-              "-bit accumulators needs a parameter set of at least that precision, got " +
-              params_.name);
   require(options.gamma < params_.ring.a(), ErrorCode::invalid_argument, "gamma must be below a");
 }
 
@@ -77,8 +111,8 @@ Upload Client::encrypt(std::uint32_t round, std::span<const std::int64_t> values
   Upload up;
   up.round = round;
   up.values = static_cast<std::uint32_t>(values.size());
-  for (const ring::TorusPoly& chunk :
-       rlwe::encode_chunks(params_.ring, values, params_.message_bits)) {
+  const std::uint32_t bits = model_.encoding_bits.at(round);
+  for (const ring::TorusPoly& chunk : rlwe::encode_chunks(params_.ring, values, bits)) {
     if (options_.gamma == 0) {
       up.ciphertexts.push_back(encryptor_.encrypt_seeded(chunk.coeffs()));
     } else {
@@ -89,11 +123,19 @@ Upload Client::encrypt(std::uint32_t round, std::span<const std::int64_t> values
   return up;
 }
 
-Upload Client::start(std::span<const std::int64_t> input) {
+Upload Client::start(const ModelInfo& model, std::span<const std::int64_t> input) {
+  for (std::uint32_t b : model.round_bits) {
+    require(b >= 2 && b <= 32, ErrorCode::invalid_argument, "round precision out of range");
+  }
+  require(!model.outputs.empty() && model.round_bits.size() == model.outputs.size() &&
+              model.requant.size() == model.outputs.size() &&
+              model.encoding_bits.size() == model.outputs.size(),
+          ErrorCode::invalid_argument, "inconsistent model description");
+  model_ = model;
   require(input.size() == model_.input_size, ErrorCode::invalid_argument,
           "client input: " + std::to_string(model_.input_size) + " values expected");
   for (std::int64_t v : input) {
-    require(v >= 0 && v <= model_.activation_max, ErrorCode::invalid_argument,
+    require(v >= 0 && v <= model_.input_max, ErrorCode::invalid_argument,
             "client input value " + std::to_string(v) + " out of range");
   }
   next_round_ = 0;
@@ -113,9 +155,9 @@ std::optional<Upload> Client::receive(const Download& d) {
   acc.reserve(n);
   for (const rlwe::Ciphertext& ct : d.packed) {
     rlwe::require_ring(ct, params_.ring, "download");
-    const std::vector<std::int64_t> m = encryptor_.decrypt(ct);
+    const ring::TorusPoly phase = encryptor_.phase(ct);
     for (std::size_t j = 0; j < N && acc.size() < n; ++j)
-      acc.push_back(m[j]);
+      acc.push_back(rlwe::decode_message(phase[j], model_.round_bits[d.round]));
   }
   seen_.push_back(acc);
   ++next_round_;
@@ -140,14 +182,24 @@ struct Server::Activation {
 };
 
 Server::Server(const Model& model, const rlwe::ParameterSet& params, InferenceOptions options,
-               const rlwe::GaloisKeys& keys, const core::Seed& session_seed)
+               const rlwe::GaloisKeys& keys, const core::Seed& session_seed, unsigned threads)
     : model_(&model),
       params_(params),
       options_(options),
       seed_(session_seed),
-      trees_(params_, params_.gadget(options.gamma), keys) {
-  require(model.accumulator_bits() <= params_.message_bits, ErrorCode::invalid_parameters,
-          "model precision above the parameter set's");
+      threads_(std::max(threads, 1U)),
+      simd_(ring::default_simd()) {
+  for (unsigned w = 0; w < threads_; ++w)
+    trees_.push_back(
+        std::make_unique<rlwe::TraceTrees>(params_, params_.gadget(options.gamma), keys));
+  const std::vector<RoundNoise> noise = estimate_round_noise(model, params_, options.gamma);
+  for (std::size_t r = 0; r < noise.size(); ++r) {
+    require(noise[r].failure_probability <= kMaxFailureProbability, ErrorCode::invalid_parameters,
+            "round " + std::to_string(r) + " of " + model.name() + " at " +
+                std::to_string(model.rounds()[r].bits) + " bits: estimated noise 2^" +
+                std::to_string(noise[r].log2_std) + " is too large for " + params_.name +
+                " at gamma = " + std::to_string(options.gamma));
+  }
   if (options.gamma >= 1) partial_.emplace(params_.ring, options.gamma);
   activations_.resize(model.rounds().size());
 }
@@ -155,7 +207,10 @@ Server::Server(const Model& model, const rlwe::ParameterSet& params, InferenceOp
 Server::~Server() = default;
 
 std::uint64_t Server::key_switches() const {
-  return trees_.key_switches();
+  std::uint64_t total = 0;
+  for (const auto& t : trees_)
+    total += t->key_switches();
+  return total;
 }
 
 std::vector<std::uint32_t> Server::permutation(std::uint32_t round) const {
@@ -203,97 +258,114 @@ void Server::extract(const Upload& up) {
 
 Download Server::linear_and_pack(std::uint32_t r) {
   const Round& round = model_->rounds()[r];
-  const std::size_t n = round.output.size(), N = params_.ring.N(),
-                    hw = std::size_t{round.output.h} * round.output.w;
-  const std::uint32_t bits = params_.message_bits;
+  const std::size_t n = round.output.size(), N = params_.ring.N();
+  const std::size_t hw = std::size_t{round.output.h} * round.output.w;
+  const std::uint32_t bits = round.bits;
   const std::vector<std::uint32_t> perm = permutation(r);
+  const std::size_t packs = chunks_for(n, N);
   Download d;
   d.round = r;
   d.values = static_cast<std::uint32_t>(n);
-  std::vector<Tap> tap_list;
-  for (std::size_t g = 0; g * N < n; ++g) {
-    auto start = Clock::now();
-    if (!partial_) {
-      // One LWE sample per slot: bias, then w times each tap's row.
-      std::vector<rlwe::LweCiphertext> lwes(N);
-      for (std::size_t j = 0; j < N; ++j) {
-        rlwe::LweCiphertext& out = lwes[j];
-        out.a.assign(N, 0);
-        const std::size_t s = g * N + j;
-        if (s >= n) continue;
-        const std::uint32_t o = perm[s];
-        std::vector<u64> acc(N + 1, 0);
-        acc[N] = scaled(round.bias[o / hw], bits);
-        taps(*model_, r, o, tap_list);
-        for (const Tap& tp : tap_list) {
-          const Activation& src = *activations_[tp.source];
-          const u64* row = src.lwe.data() + std::size_t{tp.index} * (N + 1);
-          const u64 w = static_cast<u64>(static_cast<std::int64_t>(tp.weight));
-          for (std::size_t k = 0; k <= N; ++k)
-            acc[k] += w * row[k];
-        }
-        std::copy(acc.begin(), acc.begin() + static_cast<std::ptrdiff_t>(N), out.a.begin());
-        out.b = acc[N];
-      }
-      times_.linear += seconds_since(start);
-      start = Clock::now();
-      d.packed.push_back(trees_.pack_lwes(lwes, params_.ring.a() - 1, options_.mode));
-      times_.pack += seconds_since(start);
-      continue;
-    }
-    // gamma >= 1: output block beta holds slots g N + beta + T z (lane z). For every input
-    // block it reads, the lanes x lanes weights W[z][j], then sum_k P_k conj(i, k).
-    const rlwe::PartialExtraction& px = *partial_;
-    const std::uint32_t T = px.blocks(), L = px.lanes();
-    const std::size_t K = px.elements().size();
-    std::vector<rlwe::Ciphertext> blocks;
+  d.packed.assign(packs, rlwe::Ciphertext(params_.ring));
+  struct Scratch {
+    std::vector<Tap> taps;
+    std::vector<const u64*> rows;
+    std::vector<u64> weights;
     std::unordered_map<u64, std::size_t> pair_of;
-    std::vector<std::vector<std::int64_t>> weights;
-    std::vector<const rlwe::ModuleLwe*> inputs;
-    for (std::uint32_t beta = 0; beta < T; ++beta) {
-      rlwe::ModuleLwe acc = px.zero();
-      pair_of.clear();
-      std::size_t used = 0;
-      for (std::uint32_t z = 0; z < L; ++z) {
-        const std::size_t s = g * N + beta + std::size_t{T} * z;
-        if (s >= n) continue;
-        const std::uint32_t o = perm[s];
-        acc.b[z] += scaled(round.bias[o / hw], bits);
-        taps(*model_, r, o, tap_list);
-        for (const Tap& tp : tap_list) {
-          const Activation& src = *activations_[tp.source];
-          const std::uint32_t slot = src.slot[tp.index];
-          const std::uint32_t c = slot / static_cast<std::uint32_t>(N),
-                              p = slot % static_cast<std::uint32_t>(N);
-          const std::uint32_t i = p % T, j = p / T;
-          const u64 key = (u64{tp.source} << 48) | (u64{c} << 24) | i;
-          auto [it, fresh] = pair_of.try_emplace(key, used);
-          if (fresh) {
-            if (weights.size() <= used) weights.emplace_back();
-            weights[used].assign(std::size_t{L} * L, 0);
-            if (inputs.size() <= used) inputs.push_back(nullptr);
-            inputs[used] = src.conj[c].data() + std::size_t{i} * L;
-            ++used;
-          }
-          weights[it->second][std::size_t{z} * L + j] += tp.weight;
-        }
+    std::vector<std::vector<std::int64_t>> pair_weights;
+    std::vector<const rlwe::ModuleLwe*> pair_inputs;
+  };
+  std::vector<Scratch> scratch(threads_);
+  auto start = Clock::now();
+  if (!partial_) {
+    // One LWE sample per slot s: bias + sum of w times each tap's row (N + 1 words, b last).
+    std::vector<u64> rows(n * (N + 1));
+    core::parallel_for(n, threads_, [&](std::size_t s, unsigned w) {
+      Scratch& sc = scratch[w];
+      const std::uint32_t o = perm[s];
+      taps(*model_, r, o, sc.taps);
+      sc.rows.clear();
+      sc.weights.clear();
+      for (const Tap& tp : sc.taps) {
+        sc.rows.push_back(activations_[tp.source]->lwe.data() + std::size_t{tp.index} * (N + 1));
+        sc.weights.push_back(static_cast<u64>(static_cast<std::int64_t>(tp.weight)));
       }
-      for (std::size_t q = 0; q < used; ++q) {
-        const std::vector<u64> plains = px.lane_plaintexts(weights[q]);
-        for (std::size_t k = 0; k < K; ++k) {
-          for (std::uint32_t e = 0; e < L; ++e) {
-            const u64 coef = plains[k * L + e];
-            if (coef != 0) px.monomial_accumulate(acc, inputs[q][k], e, coef);
-          }
-        }
-      }
-      blocks.push_back(px.embed(acc));
-    }
+      u64* out = rows.data() + s * (N + 1);
+      ring::torus_dot(sc.rows, sc.weights, std::span<u64>(out, N + 1), simd_);
+      out[N] += scaled(round.bias[o / hw], bits);
+    });
     times_.linear += seconds_since(start);
     start = Clock::now();
-    d.packed.push_back(trees_.pack_blocks(blocks, options_.gamma, options_.mode));
+    core::parallel_for(packs, threads_, [&](std::size_t g, unsigned w) {
+      std::vector<rlwe::LweCiphertext> lwes(N);
+      for (std::size_t j = 0; j < N; ++j) {
+        lwes[j].a.assign(N, 0);
+        if (g * N + j >= n) continue;
+        const u64* row = rows.data() + (g * N + j) * (N + 1);
+        std::copy(row, row + N, lwes[j].a.begin());
+        lwes[j].b = row[N];
+      }
+      d.packed[g] = trees_[w]->pack_lwes(lwes, params_.ring.a() - 1, options_.mode);
+    });
     times_.pack += seconds_since(start);
+    previous_permutation_ = perm;
+    return d;
   }
+  // gamma >= 1: output block beta of pack g holds slots g N + beta + T z (lane z). For every
+  // input block it reads, the lanes x lanes weights W[z][j]; then sum_k P_k conj(i, k).
+  const rlwe::PartialExtraction& px = *partial_;
+  const std::uint32_t T = px.blocks(), L = px.lanes();
+  const std::size_t K = px.elements().size();
+  std::vector<rlwe::Ciphertext> blocks(packs * T, rlwe::Ciphertext(params_.ring));
+  core::parallel_for(packs * T, threads_, [&](std::size_t item, unsigned w) {
+    Scratch& sc = scratch[w];
+    const std::size_t g = item / T;
+    const auto beta = static_cast<std::uint32_t>(item % T);
+    rlwe::ModuleLwe acc = px.zero();
+    sc.pair_of.clear();
+    std::size_t used = 0;
+    for (std::uint32_t z = 0; z < L; ++z) {
+      const std::size_t s = g * N + beta + std::size_t{T} * z;
+      if (s >= n) continue;
+      const std::uint32_t o = perm[s];
+      acc.b[z] += scaled(round.bias[o / hw], bits);
+      taps(*model_, r, o, sc.taps);
+      for (const Tap& tp : sc.taps) {
+        const Activation& src = *activations_[tp.source];
+        const std::uint32_t slot = src.slot[tp.index];
+        const auto c = static_cast<std::uint32_t>(slot / N),
+                   p = static_cast<std::uint32_t>(slot % N);
+        const std::uint32_t i = p % T, j = p / T;
+        const u64 key = (u64{tp.source} << 48) | (u64{c} << 24) | i;
+        auto [it, fresh] = sc.pair_of.try_emplace(key, used);
+        if (fresh) {
+          if (sc.pair_weights.size() <= used) sc.pair_weights.emplace_back();
+          sc.pair_weights[used].assign(std::size_t{L} * L, 0);
+          if (sc.pair_inputs.size() <= used) sc.pair_inputs.push_back(nullptr);
+          sc.pair_inputs[used] = src.conj[c].data() + std::size_t{i} * L;
+          ++used;
+        }
+        sc.pair_weights[it->second][std::size_t{z} * L + j] += tp.weight;
+      }
+    }
+    for (std::size_t q = 0; q < used; ++q) {
+      const std::vector<u64> plains = px.lane_plaintexts(sc.pair_weights[q]);
+      for (std::size_t k = 0; k < K; ++k) {
+        for (std::uint32_t e = 0; e < L; ++e) {
+          const u64 coef = plains[k * L + e];
+          if (coef != 0) px.monomial_accumulate(acc, sc.pair_inputs[q][k], e, coef);
+        }
+      }
+    }
+    blocks[item] = px.embed(acc);
+  });
+  times_.linear += seconds_since(start);
+  start = Clock::now();
+  core::parallel_for(packs, threads_, [&](std::size_t g, unsigned w) {
+    d.packed[g] = trees_[w]->pack_blocks(
+        std::span<const rlwe::Ciphertext>(blocks.data() + g * T, T), options_.gamma, options_.mode);
+  });
+  times_.pack += seconds_since(start);
   previous_permutation_ = perm;
   return d;
 }

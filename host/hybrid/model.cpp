@@ -58,10 +58,12 @@ Model Model::parse(std::span<const std::uint8_t> bytes) {
   m.name_.assign(name.begin(), name.end());
   m.bits_ = in.u8();
   m.act_bits_ = in.u8();
-  in.u16();
+  m.input_bits_ = in.u8();
+  in.u8();
   check(m.bits_ >= 2 && m.bits_ <= 32, "accumulator bits " + std::to_string(m.bits_));
   check(m.act_bits_ >= 1 && m.act_bits_ < m.bits_,
         "activation bits " + std::to_string(m.act_bits_) + " with b = " + std::to_string(m.bits_));
+  check(m.input_bits_ >= 1 && m.input_bits_ <= 16, "input bits " + std::to_string(m.input_bits_));
   Shape input;
   input.c = bounded(in, 1, kMaxDim, "input channels");
   input.h = bounded(in, 1, kMaxDim, "input height");
@@ -72,6 +74,7 @@ Model Model::parse(std::span<const std::uint8_t> bytes) {
   for (std::uint32_t r = 0; r < rounds; ++r) {
     Round round;
     round.output.c = bounded(in, 1, kMaxDim, "output channels");
+    round.bits = bounded(in, 2, 32, "round accumulator bits");
     const std::uint32_t terms = bounded(in, 1, kMaxTerms, "term count");
     for (std::uint32_t ti = 0; ti < terms; ++ti) {
       Term t;
@@ -133,16 +136,25 @@ Model Model::parse(std::span<const std::uint8_t> bytes) {
 }
 
 void Model::validate() {
-  // |acc| <= |bias| + sum |w| max_input < 2^(b-1), max_input = (2^a - 1) pool^2.
-  const std::int64_t limit = (std::int64_t{1} << (bits_ - 1)) - 1;
+  // |acc| <= |bias| + sum |w| max_input < 2^(b_r-1), max_input = (2^a - 1) pool^2 (2^a_in - 1
+  // for the image).
   last_use_.assign(activations_.size(), 0);
+  encoding_bits_.assign(activations_.size(), 0);
   for (std::size_t r = 0; r < rounds_.size(); ++r) {
     const Round& round = rounds_[r];
+    const std::int64_t limit = (std::int64_t{1} << (round.bits - 1)) - 1;
+    for (const Term& t : round.terms) {
+      std::uint32_t& enc = encoding_bits_[t.source];
+      check(enc == 0 || enc == round.bits, "activation " + std::to_string(t.source) +
+                                               " is read at " + std::to_string(enc) + " and at " +
+                                               std::to_string(round.bits) + " bits");
+      enc = round.bits;
+    }
     for (std::uint32_t o = 0; o < round.output.c; ++o) {
       std::int64_t bound = std::llabs(round.bias[o]);
       for (const Term& t : round.terms) {
-        const std::int64_t max_input =
-            activation_max() * (t.pool == 0 ? 1 : std::int64_t{t.pool} * t.pool);
+        const std::int64_t max_input = (t.source == 0 ? input_max() : activation_max()) *
+                                       (t.pool == 0 ? 1 : std::int64_t{t.pool} * t.pool);
         std::int64_t l1 = 0;
         for (std::uint32_t i = 0; i < t.input.c; ++i)
           for (std::uint32_t ky = 0; ky < t.kernel; ++ky)
@@ -152,11 +164,25 @@ void Model::validate() {
       }
       check(bound <= limit, "round " + std::to_string(r) + ", channel " + std::to_string(o) +
                                 ": accumulator bound " + std::to_string(bound) + " exceeds 2^" +
-                                std::to_string(bits_ - 1) + " - 1");
+                                std::to_string(round.bits - 1) + " - 1");
     }
     for (const Term& t : round.terms)
       last_use_[t.source] = static_cast<std::uint32_t>(r);
   }
+  // Hidden activations must fit their encoding: [0, 2^a - 1] as signed b_r-bit messages.
+  for (std::size_t s = 0; s < activations_.size(); ++s) {
+    const std::uint32_t bits = s == 0 ? input_bits_ : act_bits_;
+    check(encoding_bits_[s] == 0 || bits < encoding_bits_[s],
+          "activation " + std::to_string(s) + " has " + std::to_string(bits) +
+              " bits, too many for " + std::to_string(encoding_bits_[s]) + "-bit messages");
+  }
+}
+
+std::uint32_t Model::max_round_bits() const {
+  std::uint32_t b = 0;
+  for (const Round& r : rounds_)
+    b = std::max(b, r.bits);
+  return b;
 }
 
 Model Model::load(const std::string& path) {
@@ -178,13 +204,15 @@ std::vector<std::uint8_t> Model::serialize() const {
     out.u8(static_cast<std::uint8_t>(c));
   out.u8(static_cast<std::uint8_t>(bits_));
   out.u8(static_cast<std::uint8_t>(act_bits_));
-  out.u16(0);
+  out.u8(static_cast<std::uint8_t>(input_bits_));
+  out.u8(0);
   out.u32(activations_[0].c);
   out.u32(activations_[0].h);
   out.u32(activations_[0].w);
   out.u32(static_cast<std::uint32_t>(rounds_.size()));
   for (const Round& round : rounds_) {
     out.u32(round.output.c);
+    out.u32(round.bits);
     out.u32(static_cast<std::uint32_t>(round.terms.size()));
     for (const Term& t : round.terms) {
       for (std::uint32_t v : {t.source, t.pool, t.input.c, t.kernel, t.stride, t.pad})
@@ -206,9 +234,9 @@ void require_input(const Model& model, std::span<const std::int64_t> input) {
           "model input: " + std::to_string(model.activation(0).size()) + " values expected, got " +
               std::to_string(input.size()));
   for (std::int64_t v : input) {
-    require(v >= 0 && v <= model.activation_max(), ErrorCode::invalid_argument,
+    require(v >= 0 && v <= model.input_max(), ErrorCode::invalid_argument,
             "model input value " + std::to_string(v) + " outside [0, " +
-                std::to_string(model.activation_max()) + "]");
+                std::to_string(model.input_max()) + "]");
   }
 }
 

@@ -35,11 +35,12 @@ struct Transcript {
 };
 
 Transcript infer(const Model& model, const ParameterSet& params, InferenceOptions options,
-                 const std::vector<std::int64_t>& image, std::uint8_t session = 1) {
+                 const std::vector<std::int64_t>& image, std::uint8_t session = 1,
+                 unsigned threads = 1) {
   SeededRandom random = SeededRandom::from_counter(200 + session);
-  Client client(ModelInfo::of(model), params, options, random);
-  Server server(model, params, options, client.evaluation_keys(), seed_of(session));
-  std::optional<Upload> up = client.start(image);
+  Client client(params, options, random);
+  Server server(model, params, options, client.evaluation_keys(), seed_of(session), threads);
+  std::optional<Upload> up = client.start(ModelInfo::of(model), image);
   while (up)
     up = client.receive(server.process(*up));
   Transcript run{client.logits(), client.seen(), {}, server.key_switches()};
@@ -98,11 +99,23 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"small-b16", "default-b16", 2}),
     [](const auto& param_info) { return case_label(param_info.param); });
 
+TEST(EncryptedInferenceThreads, ThreeWorkersGiveTheSameResults) {
+  const Model model = Model::load(model_path("small-b8.sfhm"));
+  const auto refs = load_reference("small-b8.ref");
+  for (std::uint32_t gamma : {0U, 1U}) {
+    InferenceOptions options;
+    options.gamma = gamma;
+    const Transcript run =
+        infer(model, safhire::rlwe::parameter_set("default-b8"), options, refs[7].pixels, 4, 3);
+    EXPECT_EQ(run.logits, evaluate(model, refs[7].pixels)) << "gamma " << gamma;
+  }
+}
+
 TEST(Shuffling, FreshPerSessionAndRoundAndNeverOnTheLastRound) {
   const Model model = Model::load(model_path("small-b8.sfhm"));
   const ParameterSet& params = safhire::rlwe::parameter_set("default-b8");
   SeededRandom random = SeededRandom::from_counter(210);
-  Client client(ModelInfo::of(model), params, {}, random);
+  Client client(params, {}, random);
   Server a(model, params, {}, client.evaluation_keys(), seed_of(1));
   Server b(model, params, {}, client.evaluation_keys(), seed_of(2));
   const std::uint32_t rounds = static_cast<std::uint32_t>(model.rounds().size());
@@ -141,9 +154,9 @@ TEST(Messages, MalformedUploadsAreRejectedAndTheSessionContinues) {
   const auto refs = load_reference("small-b8.ref");
   const ParameterSet& params = safhire::rlwe::parameter_set("default-b8");
   SeededRandom random = SeededRandom::from_counter(220);
-  Client client(ModelInfo::of(model), params, {}, random);
+  Client client(params, {}, random);
   Server server(model, params, {}, client.evaluation_keys(), seed_of(3));
-  std::optional<Upload> up = client.start(refs[0].pixels);
+  std::optional<Upload> up = client.start(ModelInfo::of(model), refs[0].pixels);
   auto code_of = [&](const Upload& bad) {
     try {
       server.process(bad);

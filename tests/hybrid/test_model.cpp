@@ -112,9 +112,9 @@ TEST(ModelFile, CorruptFieldsAreTypedErrors) {
 TEST(ModelFile, AccumulatorBoundIsEnforced) {
   const Model m = Model::load(model_path("small-b8.sfhm"));
   std::vector<std::uint8_t> bytes = m.serialize();
-  // The first weight of round 0 (after its 8-byte round header and 24-byte term header).
+  // The first weight of round 0 (after its 12-byte round header and 24-byte term header).
   const std::size_t header = 4 + 4 + 4 + m.name().size() + 4 + 12 + 4;
-  const std::size_t w0 = header + 8 + 24;
+  const std::size_t w0 = header + 12 + 24;
   bytes[w0] = 0xff;
   bytes[w0 + 1] = 0x7f;  // 32767
   try {
@@ -129,7 +129,7 @@ TEST(ModelFile, AccumulatorBoundIsEnforced) {
 TEST(ModelFile, InputsOutOfRangeAreRejected) {
   const Model m = Model::load(model_path("small-b8.sfhm"));
   std::vector<std::int64_t> x(m.activation(0).size(), 0);
-  x[5] = m.activation_max() + 1;
+  x[5] = m.input_max() + 1;
   EXPECT_THROW(evaluate(m, x), safhire::Error);
   x.pop_back();
   EXPECT_THROW(evaluate(m, x), safhire::Error);

@@ -17,21 +17,37 @@
 
 #include "safhire/core/random.hpp"
 #include "safhire/hybrid/model.hpp"
+#include "safhire/ring/simd.hpp"
 #include "safhire/rlwe/params.hpp"
 #include "safhire/rlwe/partial.hpp"
 #include "safhire/rlwe/trees.hpp"
 
 namespace safhire::hybrid {
 
-// What the client knows of the model: shapes and requantization, not weights.
+// What the client knows of the model: shapes, precisions and requantization, not weights.
 struct ModelInfo {
-  std::uint32_t accumulator_bits = 0;
-  std::int64_t activation_max = 0;
+  std::int64_t activation_max = 0, input_max = 0;
   std::size_t input_size = 0;
   std::vector<std::size_t> outputs;             // per round
+  std::vector<std::uint32_t> round_bits;        // per round: precision of its results
+  std::vector<std::uint32_t> encoding_bits;     // per activation: precision of its upload
   std::vector<std::optional<Requant>> requant;  // per round; absent for the last
   static ModelInfo of(const Model& model);
 };
+
+// The estimated noise of each round's downloaded results and the probability that one of them
+// decrypts wrongly at the round's precision: fresh noise through the weights (sigma^2 times the
+// largest sum of squared weights of an output, pool windows expanded; times 4 phi(t^gamma)^2 at
+// gamma >= 1, the measured upper end of docs/partial-extraction.md), plus packing
+// (rlwe::estimate_packing_noise).
+struct RoundNoise {
+  double log2_std = 0;
+  double failure_probability = 0;  // per result
+};
+std::vector<RoundNoise> estimate_round_noise(const Model& model, const rlwe::ParameterSet& params,
+                                             std::uint32_t gamma);
+// The server refuses a model and set whose estimate exceeds this per result.
+inline constexpr double kMaxFailureProbability = 0x1p-32;
 
 struct InferenceOptions {
   std::uint32_t gamma = 0;
@@ -58,15 +74,15 @@ class Client {
  public:
   // Generates the secret key and the evaluation keys; `random` must be a CSPRNG (OsRandom) in
   // production, a SeededRandom in tests.
-  Client(ModelInfo model, const rlwe::ParameterSet& params, InferenceOptions options,
-         core::RandomSource& random);
+  Client(const rlwe::ParameterSet& params, InferenceOptions options, core::RandomSource& random);
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
 
   const rlwe::GaloisKeys& evaluation_keys() const { return keys_; }
   const rlwe::ParameterSet& params() const { return params_; }
 
-  Upload start(std::span<const std::int64_t> input);
+  // Starts an inference of `model` (what the server published of it) on `input`.
+  Upload start(const ModelInfo& model, std::span<const std::int64_t> input);
   // Decrypts a round's result: the next upload, or nothing once the logits are in.
   std::optional<Upload> receive(const Download& download);
   const std::vector<std::int64_t>& logits() const { return logits_; }
@@ -97,9 +113,10 @@ struct ServerTimes {
 class Server {
  public:
   // `keys` are the client's evaluation keys (for params.gadget(gamma)); `session_seed` the
-  // secret from which every round's permutation is derived (from a CSPRNG in production).
+  // secret from which every round's permutation is derived (from a CSPRNG in production);
+  // `threads` workers share each round's outputs and packings.
   Server(const Model& model, const rlwe::ParameterSet& params, InferenceOptions options,
-         const rlwe::GaloisKeys& keys, const core::Seed& session_seed);
+         const rlwe::GaloisKeys& keys, const core::Seed& session_seed, unsigned threads = 1);
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
@@ -122,7 +139,9 @@ class Server {
   rlwe::ParameterSet params_;
   InferenceOptions options_;
   core::Seed seed_;
-  rlwe::TraceTrees trees_;
+  unsigned threads_;
+  ring::SimdIsa simd_;
+  std::vector<std::unique_ptr<rlwe::TraceTrees>> trees_;  // one per worker
   std::optional<rlwe::PartialExtraction> partial_;
   std::vector<std::unique_ptr<Activation>> activations_;
   std::vector<std::uint32_t> previous_permutation_;

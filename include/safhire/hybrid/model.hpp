@@ -45,6 +45,7 @@ struct Requant {
 
 struct Round {
   Shape output;
+  std::uint32_t bits = 0;  // accumulator bits b_r: |acc| < 2^(b_r - 1), decoded from Z_(2^b_r)
   std::vector<Term> terms;
   std::vector<std::int32_t> bias;  // one per output channel
   std::optional<Requant> requant;  // absent exactly for the last round
@@ -52,17 +53,24 @@ struct Round {
 
 class Model {
  public:
-  // Parses and validates a model file: shapes, sources, sizes (checked before allocating), and
-  // the accumulator bound |bias| + sum |w| (2^a - 1) pool^2 < 2^(b-1) for every output channel.
+  // Parses and validates a model file: shapes, sources, sizes (checked before allocating), one
+  // precision per activation, and the accumulator bound |bias| + sum |w| max_input pool^2 <
+  // 2^(b_r - 1) for every output channel (max_input: 2^a - 1, or 2^input_bits - 1 for the image).
   // Any violation is an Error(malformed_input) saying what and where.
   static Model parse(std::span<const std::uint8_t> bytes);
   static Model load(const std::string& path);
   std::vector<std::uint8_t> serialize() const;
 
   const std::string& name() const { return name_; }
-  std::uint32_t accumulator_bits() const { return bits_; }     // b
+  std::uint32_t accumulator_bits() const { return bits_; }     // b, of the hidden rounds
   std::uint32_t activation_bits() const { return act_bits_; }  // a
+  std::uint32_t input_bits() const { return input_bits_; }
   std::int64_t activation_max() const { return (std::int64_t{1} << act_bits_) - 1; }
+  std::int64_t input_max() const { return (std::int64_t{1} << input_bits_) - 1; }
+  // The largest round precision.
+  std::uint32_t max_round_bits() const;
+  // Bits at which activation s travels: those of the rounds that read it (one value, checked).
+  std::uint32_t encoding_bits(std::size_t s) const { return encoding_bits_[s]; }
   const std::vector<Round>& rounds() const { return rounds_; }
   // Shape of activation s (0 = input).
   const Shape& activation(std::size_t s) const { return activations_[s]; }
@@ -73,13 +81,15 @@ class Model {
  private:
   void validate();
   std::string name_;
-  std::uint32_t bits_ = 0, act_bits_ = 0;
+  std::uint32_t bits_ = 0, act_bits_ = 0, input_bits_ = 0;
   std::vector<Round> rounds_;
   std::vector<Shape> activations_;
   std::vector<std::uint32_t> last_use_;
+  std::vector<std::uint32_t> encoding_bits_;
 };
 
-// Input accepted by the model: values in [0, 2^a - 1], input-shaped; else Error(invalid_argument).
+// Input accepted by the model: values in [0, 2^input_bits - 1], input-shaped; else
+// Error(invalid_argument).
 void require_input(const Model& model, std::span<const std::int64_t> input);
 
 std::int64_t requantize(std::int64_t acc, const Requant& rq, std::int64_t activation_max);

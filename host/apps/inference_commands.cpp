@@ -1,0 +1,264 @@
+// `safhire demo`, `serve` and `infer`: encrypted inference of Fashion-MNIST test images with a
+// trained model, in process (demo) or over TCP (serve / infer).
+#include "inference_commands.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "safhire/core/error.hpp"
+#include "safhire/hybrid/dataset.hpp"
+#include "safhire/hybrid/protocol.hpp"
+
+namespace safhire::apps {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using namespace safhire::hybrid;
+
+constexpr double kBandwidth = 1.25e6;  // bytes per second (10 Mbit/s), as in the seed paper
+
+// --key value options and --flags.
+class Options {
+ public:
+  Options(int argc, char** argv, int first) {
+    for (int i = first; i < argc; ++i) {
+      std::string key = argv[i];
+      require(key.rfind("--", 0) == 0, ErrorCode::invalid_argument, "unexpected argument " + key);
+      key = key.substr(2);
+      if (key == "json") {
+        values_.emplace_back(key, "1");
+      } else {
+        require(i + 1 < argc, ErrorCode::invalid_argument, "--" + key + " needs a value");
+        values_.emplace_back(key, argv[++i]);
+      }
+    }
+  }
+  std::string get(const std::string& key, const std::string& fallback) {
+    for (auto& [k, v] : values_) {
+      if (k == key) {
+        k.clear();  // consumed
+        return v;
+      }
+    }
+    return fallback;
+  }
+  std::uint32_t number(const std::string& key, std::uint32_t fallback) {
+    const std::string v = get(key, "");
+    if (v.empty()) return fallback;
+    char* end = nullptr;
+    const unsigned long n = std::strtoul(v.c_str(), &end, 10);
+    require(end != v.c_str() && *end == '\0' && n <= 0xffffffffUL, ErrorCode::invalid_argument,
+            "--" + key + " expects a non-negative integer, got " + v);
+    return static_cast<std::uint32_t>(n);
+  }
+  bool flag(const std::string& key) { return !get(key, "").empty(); }
+  // Every option must have been read.
+  void finish() const {
+    for (const auto& [k, v] : values_)
+      require(k.empty(), ErrorCode::invalid_argument, "unknown option --" + k);
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::string>> values_;
+};
+
+std::string default_model() {
+  const std::string dir = SAFHIRE_MODELS_DIR;
+  for (const char* name : {"resnet20-b8.sfhm", "small-b8.sfhm"}) {
+    if (std::filesystem::exists(dir + "/" + name)) return dir + "/" + name;
+  }
+  return dir + "/resnet20-b8.sfhm";
+}
+
+// The first default set (b8, b12, b16) on which every round of the model decrypts within the
+// failure bound at this gamma (a b = 8 model with 16-bit first and last rounds needs the noise
+// of a larger ring).
+std::string default_set(const Model& model, std::uint32_t gamma) {
+  for (const char* name : {"default-b8", "default-b12", "default-b16"}) {
+    const rlwe::ParameterSet& p = rlwe::parameter_set(name);
+    if (gamma >= p.ring.a()) continue;
+    const auto noise = estimate_round_noise(model, p, gamma);
+    if (std::all_of(noise.begin(), noise.end(), [](const RoundNoise& n) {
+          return n.failure_probability <= kMaxFailureProbability;
+        })) {
+      return name;
+    }
+  }
+  return "default-b16";
+}
+
+std::int64_t argmax(const std::vector<std::int64_t>& v) {
+  return std::max_element(v.begin(), v.end()) - v.begin();
+}
+
+void progress(std::size_t done, std::size_t total, std::size_t correct) {
+  constexpr int kWidth = 30;
+  const int filled = static_cast<int>(kWidth * done / std::max<std::size_t>(total, 1));
+  std::fprintf(stderr, "\r[%.*s%*s] %zu/%zu images, accuracy %.1f%%", filled,
+               "##############################", kWidth - filled, "", done, total,
+               done ? 100.0 * static_cast<double>(correct) / static_cast<double>(done) : 0.0);
+  if (done == total) std::fputc('\n', stderr);
+  std::fflush(stderr);
+}
+
+struct Totals {
+  std::size_t images = 0, correct = 0, plain_correct = 0, agree = 0;
+  double client_s = 0, keygen_s = 0;
+  std::uint64_t up = 0, down = 0, keys = 0;
+};
+
+// Runs `count` images through `client`, checking each against the plaintext evaluator when the
+// model is at hand.
+Totals run_images(RemoteClient& client, const Model* model, const LabelledImages& data,
+                  bool show_progress) {
+  Totals t;
+  for (std::size_t i = 0; i < data.images.size(); ++i) {
+    const InferenceReport r = client.infer(data.images[i]);
+    const std::int64_t predicted = argmax(r.logits);
+    t.correct += predicted == data.labels[i];
+    if (model) {
+      const std::int64_t plain = argmax(evaluate(*model, data.images[i]));
+      t.plain_correct += plain == data.labels[i];
+      t.agree += plain == predicted;
+    }
+    t.client_s += r.client_s;
+    t.keygen_s += r.keygen_s;
+    t.up += r.bytes_up;
+    t.down += r.bytes_down;
+    t.keys += r.key_bytes;
+    ++t.images;
+    if (show_progress) progress(t.images, data.images.size(), t.correct);
+  }
+  return t;
+}
+
+InferenceOptions options_from(Options& opt) {
+  InferenceOptions o;
+  o.gamma = opt.number("gamma", 0);
+  const std::string mode = opt.get("mode", "fast");
+  require(mode == "fast" || mode == "paper", ErrorCode::invalid_argument,
+          "--mode is fast or paper");
+  o.mode = mode == "fast" ? rlwe::TreeMode::fast : rlwe::TreeMode::paper;
+  return o;
+}
+
+std::atomic<bool> g_stop{false};
+void on_signal(int) {
+  g_stop = true;
+}
+
+}  // namespace
+
+int run_demo(int argc, char** argv) {
+  Options opt(argc, argv, 2);
+  const bool json = opt.flag("json");
+  const Model model = Model::load(opt.get("model", default_model()));
+  const std::string set_name = opt.get("set", "");
+  const std::uint32_t images = opt.number("images", 100);
+  const std::uint32_t threads = opt.number("threads", 1);
+  const InferenceOptions options = options_from(opt);
+  const std::string set = set_name.empty() ? default_set(model, options.gamma) : set_name;
+  opt.finish();
+  const rlwe::ParameterSet& params = rlwe::parameter_set(set);
+  const LabelledImages data = load_fashion_mnist_test(images, model.input_bits());
+  InferenceService service(model, rlwe::SecurityPolicy::require_128, threads);
+  InProcessTransport transport(service);
+  core::OsRandom random;
+  RemoteClient client(transport, params, options, random);
+  if (!json) {
+    std::printf(
+        "Safhire demo: %s (%zu rounds) on %s, gamma = %u, %s packing, %u server "
+        "thread(s); %zu Fashion-MNIST test images, in process\n",
+        model.name().c_str(), model.rounds().size(), params.name.c_str(), options.gamma,
+        options.mode == rlwe::TreeMode::fast ? "fast" : "paper", threads, data.images.size());
+  }
+  const Totals t = run_images(client, &model, data, !json);
+  const ServerTimes st = service.times();
+  const double n = static_cast<double>(t.images);
+  const double server_s = st.total() / n, client_s = t.client_s / n;
+  const double up = static_cast<double>(t.up) / n, down = static_cast<double>(t.down) / n;
+  const double keys = static_cast<double>(t.keys) / n;
+  const double e2e = client_s + server_s + (up + down) / kBandwidth;
+  const double accuracy = static_cast<double>(t.correct) / n;
+  const double plain = static_cast<double>(t.plain_correct) / n;
+  const double agreement = static_cast<double>(t.agree) / n;
+  if (json) {
+    std::printf(
+        "{\"model\": \"%s\", \"set\": \"%s\", \"gamma\": %u, \"images\": %zu, \"accuracy\": %.4f, "
+        "\"plaintext_accuracy\": %.4f, \"agreement\": %.4f, \"client_s\": %.4f, \"server_s\": "
+        "%.4f, \"server_extract_s\": %.4f, \"server_linear_s\": %.4f, \"server_pack_s\": %.4f, "
+        "\"server_other_s\": %.4f, \"keygen_s\": %.4f, \"bytes_up\": %.0f, \"bytes_down\": %.0f, "
+        "\"key_bytes\": %.0f, \"key_switches\": %.0f, \"e2e_s_at_1_25MBps\": %.4f}\n",
+        model.name().c_str(), params.name.c_str(), options.gamma, t.images, accuracy, plain,
+        agreement, client_s, server_s, st.extract / n, st.linear / n, st.pack / n, st.other / n,
+        t.keygen_s / n, up, down, keys, static_cast<double>(service.key_switches()) / n, e2e);
+    return 0;
+  }
+  std::printf("accuracy %.2f%% (plaintext quantized %.2f%%), agreement with plaintext %.2f%%\n",
+              100 * accuracy, 100 * plain, 100 * agreement);
+  std::printf(
+      "per image: client %.3f s, server %.3f s (extract %.3f, linear %.3f, pack %.3f, "
+      "other %.3f; %.0f key switches)\n",
+      client_s, server_s, st.extract / n, st.linear / n, st.pack / n, st.other / n,
+      static_cast<double>(service.key_switches()) / n);
+  std::printf(
+      "communication per image: %.2f MB up, %.2f MB down (evaluation keys %.2f MB, "
+      "once per session, generated in %.2f s)\n",
+      up / 1e6, down / 1e6, keys / 1e6, t.keygen_s / n);
+  std::printf("end to end at 1.25 MB/s: %.2f s per image\n", e2e);
+  return t.agree == t.images ? 0 : 1;
+}
+
+int run_serve(int argc, char** argv) {
+  Options opt(argc, argv, 2);
+  const Model model = Model::load(opt.get("model", default_model()));
+  const auto port = static_cast<std::uint16_t>(opt.number("port", 7788));
+  const std::uint32_t threads = opt.number("threads", 1);
+  opt.finish();
+  InferenceService service(model, rlwe::SecurityPolicy::require_128, threads);
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  std::atomic<std::uint16_t> bound{0};
+  std::printf("serving %s on port %u (Ctrl-C to stop)\n", model.name().c_str(), port);
+  std::fflush(stdout);
+  serve_tcp(service, port, g_stop, &bound);
+  return 0;
+}
+
+int run_infer(int argc, char** argv) {
+  Options opt(argc, argv, 2);
+  const std::string server = opt.get("server", "127.0.0.1:7788");
+  const std::uint32_t images = opt.number("images", 10);
+  const std::string set = opt.get("set", "default-b8");
+  const std::uint32_t input_bits = opt.number("input-bits", 8);
+  const InferenceOptions options = options_from(opt);
+  opt.finish();
+  const auto colon = server.rfind(':');
+  require(colon != std::string::npos, ErrorCode::invalid_argument, "--server is HOST:PORT");
+  const std::string host = server.substr(0, colon);
+  const std::uint32_t port = static_cast<std::uint32_t>(std::stoul(server.substr(colon + 1)));
+  require(port > 0 && port < 65536, ErrorCode::invalid_argument, "bad port in --server");
+  const rlwe::ParameterSet& params = rlwe::parameter_set(set);
+  const LabelledImages data = load_fashion_mnist_test(images, input_bits);
+  TcpTransport transport(host, static_cast<std::uint16_t>(port));
+  core::OsRandom random;
+  RemoteClient client(transport, params, options, random);
+  const Totals t = run_images(client, nullptr, data, true);
+  const double n = static_cast<double>(t.images);
+  std::printf(
+      "%s: accuracy %.2f%% on %zu images; per image client %.3f s, %.2f MB up, %.2f MB "
+      "down\n",
+      client.model_name().c_str(), 100.0 * static_cast<double>(t.correct) / n, t.images,
+      t.client_s / n, static_cast<double>(t.up) / n / 1e6, static_cast<double>(t.down) / n / 1e6);
+  return 0;
+}
+
+}  // namespace safhire::apps

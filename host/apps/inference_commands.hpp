@@ -1,0 +1,10 @@
+// The inference commands of the `safhire` program (inference_commands.cpp).
+#pragma once
+
+namespace safhire::apps {
+
+int run_demo(int argc, char** argv);   // safhire demo [--json] [--images N] [--gamma G] ...
+int run_serve(int argc, char** argv);  // safhire serve [--port P] [--model FILE]
+int run_infer(int argc, char** argv);  // safhire infer [--server HOST:PORT] [--images N] ...
+
+}  // namespace safhire::apps

@@ -1,0 +1,553 @@
+#include "safhire/hybrid/protocol.hpp"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include "safhire/core/serialize.hpp"
+#include "safhire/rlwe/serialize.hpp"
+
+namespace safhire::hybrid {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr std::uint8_t kMagic[4] = {'S', 'F', 'H', 'P'};
+constexpr std::uint32_t kMaxRounds = 4096, kMaxKeys = 4096, kMaxText = 4096;
+constexpr std::size_t kMaxValues = std::size_t{1} << 24;
+
+void write_header(core::ByteWriter& w, MessageType type, std::uint64_t session) {
+  w.bytes(kMagic);
+  w.u16(kProtocolVersion);
+  w.u8(static_cast<std::uint8_t>(type));
+  w.u8(0);
+  w.u64(session);
+}
+
+// Reads the header and checks the type; returns the session.
+std::uint64_t read_header(core::ByteReader& r, MessageType expected) {
+  std::uint8_t magic[4];
+  r.bytes(magic);
+  if (!std::equal(std::begin(magic), std::end(magic), std::begin(kMagic)))
+    r.fail("not a Safhire protocol message (bad magic)");
+  const std::uint16_t version = r.u16();
+  if (version != kProtocolVersion)
+    r.fail("protocol version " + std::to_string(version) + ", this build speaks " +
+           std::to_string(kProtocolVersion));
+  const std::uint8_t type = r.u8();
+  if (type != static_cast<std::uint8_t>(expected))
+    r.fail("message type " + std::to_string(type) + ", expected " +
+           std::to_string(static_cast<int>(expected)));
+  r.u8();
+  return r.u64();
+}
+
+void write_blob(core::ByteWriter& w, const Bytes& blob) {
+  w.u32(static_cast<std::uint32_t>(blob.size()));
+  w.bytes(blob);
+}
+
+Bytes read_blob(core::ByteReader& r) {
+  const std::uint32_t n = r.u32();
+  if (n > r.remaining()) r.fail("truncated object of " + std::to_string(n) + " bytes");
+  Bytes b(n);
+  r.bytes(b);
+  return b;
+}
+
+std::string read_text(core::ByteReader& r) {
+  const std::uint32_t n = r.u32();
+  if (n > kMaxText || n > r.remaining()) r.fail("bad text length " + std::to_string(n));
+  Bytes b(n);
+  r.bytes(b);
+  return std::string(b.begin(), b.end());
+}
+
+void write_text(core::ByteWriter& w, const std::string& s) {
+  w.u32(static_cast<std::uint32_t>(s.size()));
+  w.bytes(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(s.data()), s.size()));
+}
+
+std::uint32_t bounded(core::ByteReader& r, std::uint64_t lo, std::uint64_t hi, const char* what) {
+  const std::uint64_t v = r.u32();
+  if (v < lo || v > hi) r.fail(std::string(what) + " = " + std::to_string(v) + " out of range");
+  return static_cast<std::uint32_t>(v);
+}
+
+}  // namespace
+
+// ---- Messages ---------------------------------------------------------------------------------
+
+Bytes encode_hello(const Hello& hello, const rlwe::ParameterSet& params) {
+  core::ByteWriter w;
+  write_header(w, MessageType::hello, 0);
+  w.u16(hello.params_id);
+  w.u8(static_cast<std::uint8_t>(hello.options.gamma));
+  w.u8(hello.options.mode == rlwe::TreeMode::fast ? 0 : 1);
+  w.u8(hello.options.shuffle ? 1 : 0);
+  w.u32(static_cast<std::uint32_t>(hello.keys.size()));
+  for (const rlwe::KeySwitchKey& k : hello.keys)
+    write_blob(w, rlwe::serialize(params, k));
+  return w.take();
+}
+
+Hello decode_hello(std::span<const std::uint8_t> bytes, rlwe::SecurityPolicy policy) {
+  core::ByteReader r(bytes, "hello");
+  read_header(r, MessageType::hello);
+  Hello h;
+  h.params_id = r.u16();
+  const rlwe::ParameterSet& params = rlwe::parameter_set(h.params_id, policy);
+  h.options.gamma = r.u8();
+  const std::uint8_t mode = r.u8(), shuffle = r.u8();
+  if (h.options.gamma >= params.ring.a()) r.fail("gamma must be below a");
+  if (mode > 1 || shuffle > 1) r.fail("bad mode or shuffle flag");
+  h.options.mode = mode == 0 ? rlwe::TreeMode::fast : rlwe::TreeMode::paper;
+  h.options.shuffle = shuffle == 1;
+  const std::uint32_t count = bounded(r, 1, kMaxKeys, "key count");
+  for (std::uint32_t i = 0; i < count; ++i)
+    h.keys.push_back(rlwe::parse_key_switch_key(read_blob(r), params));
+  r.expect_end();
+  return h;
+}
+
+Bytes encode_welcome(const Welcome& welcome) {
+  core::ByteWriter w;
+  write_header(w, MessageType::welcome, welcome.session);
+  write_text(w, welcome.model_name);
+  const ModelInfo& m = welcome.model;
+  w.u64(static_cast<std::uint64_t>(m.activation_max));
+  w.u64(static_cast<std::uint64_t>(m.input_max));
+  w.u64(m.input_size);
+  w.u32(static_cast<std::uint32_t>(m.outputs.size()));
+  for (std::size_t r = 0; r < m.outputs.size(); ++r) {
+    w.u64(m.outputs[r]);
+    w.u32(m.round_bits[r]);
+    w.u32(m.encoding_bits[r]);
+    w.u8(m.requant[r] ? 1 : 0);
+    w.u32(m.requant[r] ? m.requant[r]->mult : 0);
+    w.u32(m.requant[r] ? m.requant[r]->shift : 0);
+  }
+  return w.take();
+}
+
+Welcome decode_welcome(std::span<const std::uint8_t> bytes) {
+  core::ByteReader r(bytes, "welcome");
+  Welcome out;
+  out.session = read_header(r, MessageType::welcome);
+  out.model_name = read_text(r);
+  ModelInfo& m = out.model;
+  m.activation_max = static_cast<std::int64_t>(r.u64());
+  m.input_max = static_cast<std::int64_t>(r.u64());
+  m.input_size = r.u64();
+  if (m.activation_max < 1 || m.activation_max > (std::int64_t{1} << 31) || m.input_max < 1 ||
+      m.input_max > 0xffff || m.input_size == 0 || m.input_size > kMaxValues)
+    r.fail("bad model description");
+  const std::uint32_t rounds = bounded(r, 1, kMaxRounds, "round count");
+  for (std::uint32_t i = 0; i < rounds; ++i) {
+    const std::uint64_t outputs = r.u64();
+    if (outputs == 0 || outputs > kMaxValues) r.fail("bad output count");
+    m.outputs.push_back(outputs);
+    m.round_bits.push_back(bounded(r, 2, 32, "round bits"));
+    m.encoding_bits.push_back(bounded(r, 2, 32, "encoding bits"));
+    const std::uint8_t has = r.u8();
+    const std::uint32_t mult = r.u32(), shift = r.u32();
+    if (has > 1 || (has == 1) != (i + 1 < rounds) || (has && (shift < 1 || shift > 32)))
+      r.fail("bad requantization of round " + std::to_string(i));
+    m.requant.push_back(has ? std::optional<Requant>(Requant{mult, shift}) : std::nullopt);
+  }
+  r.expect_end();
+  return out;
+}
+
+Bytes encode_upload(std::uint64_t session, const Upload& up, const rlwe::ParameterSet& params) {
+  core::ByteWriter w;
+  write_header(w, MessageType::upload, session);
+  w.u32(up.round);
+  w.u32(up.values);
+  w.u32(static_cast<std::uint32_t>(up.ciphertexts.size()));
+  for (const rlwe::SeededCiphertext& c : up.ciphertexts)
+    write_blob(w, rlwe::serialize(params, c));
+  return w.take();
+}
+
+Upload decode_upload(std::span<const std::uint8_t> bytes, const rlwe::ParameterSet& params) {
+  core::ByteReader r(bytes, "upload");
+  read_header(r, MessageType::upload);
+  Upload up;
+  up.round = bounded(r, 0, kMaxRounds, "round");
+  up.values = bounded(r, 1, kMaxValues, "value count");
+  const std::uint32_t count = r.u32();
+  // Each seeded ciphertext takes at least N words: checked before reserving anything.
+  if (count == 0 || count > r.remaining() / (8 * std::size_t{params.ring.N()}))
+    r.fail("bad ciphertext count " + std::to_string(count));
+  for (std::uint32_t i = 0; i < count; ++i)
+    up.ciphertexts.push_back(rlwe::parse_seeded_ciphertext(read_blob(r), params));
+  r.expect_end();
+  return up;
+}
+
+Bytes encode_download(std::uint64_t session, const Download& d, const rlwe::ParameterSet& params) {
+  core::ByteWriter w;
+  write_header(w, MessageType::download, session);
+  w.u32(d.round);
+  w.u32(d.values);
+  w.u32(static_cast<std::uint32_t>(d.packed.size()));
+  for (const rlwe::Ciphertext& c : d.packed)
+    write_blob(w, rlwe::serialize(params, c));
+  return w.take();
+}
+
+Download decode_download(std::span<const std::uint8_t> bytes, const rlwe::ParameterSet& params) {
+  core::ByteReader r(bytes, "download");
+  read_header(r, MessageType::download);
+  Download d;
+  d.round = bounded(r, 0, kMaxRounds, "round");
+  d.values = bounded(r, 1, kMaxValues, "value count");
+  const std::uint32_t count = r.u32();
+  if (count == 0 || count > r.remaining() / (16 * std::size_t{params.ring.N()}))
+    r.fail("bad ciphertext count " + std::to_string(count));
+  for (std::uint32_t i = 0; i < count; ++i)
+    d.packed.push_back(rlwe::parse_ciphertext(read_blob(r), params));
+  r.expect_end();
+  return d;
+}
+
+Bytes encode_error(const ErrorMessage& e) {
+  core::ByteWriter w;
+  write_header(w, MessageType::error, 0);
+  w.u8(static_cast<std::uint8_t>(e.code));
+  write_text(w, e.message.substr(0, kMaxText));
+  return w.take();
+}
+
+ErrorMessage decode_error(std::span<const std::uint8_t> bytes) {
+  core::ByteReader r(bytes, "error message");
+  read_header(r, MessageType::error);
+  ErrorMessage e;
+  const std::uint8_t code = r.u8();
+  if (code > static_cast<std::uint8_t>(ErrorCode::internal)) r.fail("unknown error code");
+  e.code = static_cast<ErrorCode>(code);
+  e.message = read_text(r);
+  r.expect_end();
+  return e;
+}
+
+MessageType message_type(std::span<const std::uint8_t> bytes) {
+  core::ByteReader r(bytes, "message");
+  std::uint8_t magic[4];
+  r.bytes(magic);
+  if (!std::equal(std::begin(magic), std::end(magic), std::begin(kMagic)))
+    r.fail("not a Safhire protocol message (bad magic)");
+  if (r.u16() != kProtocolVersion) r.fail("unsupported protocol version");
+  const std::uint8_t type = r.u8();
+  if (type < 1 || type > 5) r.fail("unknown message type " + std::to_string(type));
+  return static_cast<MessageType>(type);
+}
+
+std::uint64_t message_session(std::span<const std::uint8_t> bytes) {
+  message_type(bytes);
+  core::ByteReader r(bytes.subspan(8), "message");
+  return r.u64();
+}
+
+void throw_if_error(std::span<const std::uint8_t> bytes) {
+  if (message_type(bytes) != MessageType::error) return;
+  const ErrorMessage e = decode_error(bytes);
+  throw Error(e.code, "server: " + e.message);
+}
+
+// ---- Service ----------------------------------------------------------------------------------
+
+struct InferenceService::Session {
+  rlwe::ParameterSet params;
+  rlwe::GaloisKeys keys;
+  std::unique_ptr<Server> server;
+  std::mutex mutex;
+  explicit Session(const rlwe::ParameterSet& p) : params(p) {}
+};
+
+InferenceService::InferenceService(const Model& model, rlwe::SecurityPolicy policy,
+                                   unsigned threads)
+    : model_(&model), policy_(policy), threads_(threads) {}
+
+InferenceService::~InferenceService() = default;
+
+std::size_t InferenceService::sessions() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return sessions_.size();
+}
+
+ServerTimes InferenceService::times() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return times_;
+}
+
+std::uint64_t InferenceService::key_switches() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return key_switches_;
+}
+
+Bytes InferenceService::open(std::span<const std::uint8_t> request) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    require(sessions_.size() < kMaxSessions, ErrorCode::unsupported,
+            "too many open sessions (" + std::to_string(kMaxSessions) + ")");
+  }
+  const Hello hello = decode_hello(request, policy_);
+  const rlwe::ParameterSet& params = rlwe::parameter_set(hello.params_id, policy_);
+  auto session = std::make_shared<Session>(params);
+  for (const rlwe::KeySwitchKey& k : hello.keys)
+    session->keys.add(k);
+  core::OsRandom random;
+  core::Seed seed = random.seed();
+  session->server = std::make_unique<Server>(*model_, session->params, hello.options, session->keys,
+                                             seed, threads_);
+  std::uint64_t id = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    do {
+      id = random.word();
+    } while (id == 0 || sessions_.count(id) != 0);
+    sessions_[id] = session;
+  }
+  return encode_welcome(Welcome{id, model_->name(), ModelInfo::of(*model_)});
+}
+
+Bytes InferenceService::handle(std::span<const std::uint8_t> request) {
+  try {
+    require(request.size() <= kMaxMessageBytes, ErrorCode::malformed_input, "message too large");
+    const MessageType type = message_type(request);
+    if (type == MessageType::hello) return open(request);
+    require(type == MessageType::upload, ErrorCode::malformed_input,
+            "the server accepts hello and upload messages only");
+    const std::uint64_t id = message_session(request);
+    std::shared_ptr<Session> session;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      const auto it = sessions_.find(id);
+      require(it != sessions_.end(), ErrorCode::invalid_argument,
+              "unknown session " + std::to_string(id));
+      session = it->second;
+    }
+    std::lock_guard<std::mutex> lock(session->mutex);
+    const Upload up = decode_upload(request, session->params);
+    const Download d = session->server->process(up);
+    Bytes reply = encode_download(id, d, session->params);
+    if (up.round + 1 == model_->rounds().size()) {
+      std::lock_guard<std::mutex> guard(mutex_);
+      const ServerTimes& t = session->server->times();
+      times_.extract += t.extract;
+      times_.linear += t.linear;
+      times_.pack += t.pack;
+      times_.other += t.other;
+      key_switches_ += session->server->key_switches();
+      sessions_.erase(id);  // the inference is complete
+    }
+    return reply;
+  } catch (const Error& e) {
+    return encode_error(ErrorMessage{e.code(), e.what()});
+  } catch (const std::exception& e) {
+    return encode_error(ErrorMessage{ErrorCode::internal, e.what()});
+  }
+}
+
+// ---- Transports -------------------------------------------------------------------------------
+
+Bytes Transport::exchange(std::span<const std::uint8_t> request) {
+  up_ += request.size();
+  Bytes reply = round_trip(request);
+  down_ += reply.size();
+  return reply;
+}
+
+Bytes InProcessTransport::round_trip(std::span<const std::uint8_t> request) {
+  return service_->handle(request);
+}
+
+namespace {
+
+void write_all(int fd, const std::uint8_t* data, std::size_t n) {
+  while (n > 0) {
+    const ssize_t k = ::send(fd, data, n, MSG_NOSIGNAL);
+    if (k < 0 && errno == EINTR) continue;
+    require(k > 0, ErrorCode::invalid_argument,
+            std::string("connection lost while sending: ") + std::strerror(errno));
+    data += k;
+    n -= static_cast<std::size_t>(k);
+  }
+}
+
+// false on a clean end of stream before any byte.
+bool read_all(int fd, std::uint8_t* data, std::size_t n) {
+  std::size_t done = 0;
+  while (done < n) {
+    const ssize_t k = ::recv(fd, data + done, n - done, 0);
+    if (k < 0 && errno == EINTR) continue;
+    if (k == 0 && done == 0) return false;
+    require(k > 0, ErrorCode::malformed_input, "connection closed inside a frame");
+    done += static_cast<std::size_t>(k);
+  }
+  return true;
+}
+
+void send_frame(int fd, std::span<const std::uint8_t> msg) {
+  std::uint8_t len[4];
+  const auto n = static_cast<std::uint32_t>(msg.size());
+  for (int i = 0; i < 4; ++i)
+    len[i] = static_cast<std::uint8_t>(n >> (8 * i));
+  write_all(fd, len, 4);
+  write_all(fd, msg.data(), msg.size());
+}
+
+// The frame's message, or nothing at end of stream. Throws for an oversized frame.
+std::optional<Bytes> receive_frame(int fd) {
+  std::uint8_t len[4];
+  if (!read_all(fd, len, 4)) return std::nullopt;
+  std::size_t n = 0;
+  for (int i = 0; i < 4; ++i)
+    n |= std::size_t{len[i]} << (8 * i);
+  require(n <= kMaxMessageBytes, ErrorCode::malformed_input,
+          "frame of " + std::to_string(n) + " bytes exceeds the limit");
+  Bytes msg(n);
+  if (n > 0 && !read_all(fd, msg.data(), n))
+    throw Error(ErrorCode::malformed_input, "connection closed inside a frame");
+  return msg;
+}
+
+void serve_connection(InferenceService& service, int fd) {
+  try {
+    while (auto msg = receive_frame(fd))
+      send_frame(fd, service.handle(*msg));
+  } catch (const Error& e) {
+    try {
+      send_frame(fd, encode_error(ErrorMessage{e.code(), e.what()}));
+    } catch (const Error&) {
+    }
+  }
+  ::close(fd);
+}
+
+}  // namespace
+
+TcpTransport::TcpTransport(const std::string& host, std::uint16_t port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  const std::string service = std::to_string(port);
+  require(::getaddrinfo(host.c_str(), service.c_str(), &hints, &found) == 0,
+          ErrorCode::invalid_argument, "cannot resolve " + host);
+  for (addrinfo* a = found; a != nullptr && fd_ < 0; a = a->ai_next) {
+    const int fd = ::socket(a->ai_family, a->ai_socktype, a->ai_protocol);
+    if (fd < 0) continue;
+    if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
+      fd_ = fd;
+    } else {
+      ::close(fd);
+    }
+  }
+  ::freeaddrinfo(found);
+  require(fd_ >= 0, ErrorCode::invalid_argument,
+          "cannot connect to " + host + ":" + std::to_string(port));
+  const int one = 1;
+  ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+TcpTransport::~TcpTransport() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Bytes TcpTransport::round_trip(std::span<const std::uint8_t> request) {
+  send_frame(fd_, request);
+  auto reply = receive_frame(fd_);
+  require(reply.has_value(), ErrorCode::malformed_input, "the server closed the connection");
+  return std::move(*reply);
+}
+
+void serve_tcp(InferenceService& service, std::uint16_t port, const std::atomic<bool>& stop,
+               std::atomic<std::uint16_t>* bound_port) {
+  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  require(listener >= 0, ErrorCode::invalid_argument, "socket() failed");
+  const int one = 1;
+  ::setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_ANY);
+  addr.sin_port = htons(port);
+  if (::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::listen(listener, 16) != 0) {
+    ::close(listener);
+    throw Error(ErrorCode::invalid_argument,
+                "cannot listen on port " + std::to_string(port) + ": " + std::strerror(errno));
+  }
+  socklen_t len = sizeof addr;
+  ::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
+  if (bound_port) bound_port->store(ntohs(addr.sin_port));
+  std::vector<std::thread> workers;
+  while (!stop.load()) {
+    pollfd p{listener, POLLIN, 0};
+    if (::poll(&p, 1, 100) <= 0) continue;
+    const int fd = ::accept(listener, nullptr, nullptr);
+    if (fd < 0) continue;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    workers.emplace_back(serve_connection, std::ref(service), fd);
+  }
+  ::close(listener);
+  for (std::thread& t : workers)
+    t.join();
+}
+
+// ---- Client driver ----------------------------------------------------------------------------
+
+RemoteClient::RemoteClient(Transport& transport, const rlwe::ParameterSet& params,
+                           InferenceOptions options, core::RandomSource& random)
+    : transport_(&transport), params_(params), options_(options), random_(&random) {}
+
+InferenceReport RemoteClient::infer(std::span<const std::int64_t> image) {
+  InferenceReport report;
+  const std::uint64_t up0 = transport_->bytes_up(), down0 = transport_->bytes_down();
+  // Every inference is its own session: fresh keys (the server drops a finished session).
+  auto start = Clock::now();
+  client_ = std::make_unique<Client>(params_, options_, *random_);
+  Hello hello{params_.id, options_, {}};
+  for (std::uint64_t k : client_->evaluation_keys().elements())
+    hello.keys.push_back(client_->evaluation_keys().at(k));
+  const Bytes hello_bytes = encode_hello(hello, params_);
+  report.keygen_s = std::chrono::duration<double>(Clock::now() - start).count();
+  report.key_bytes = hello_bytes.size();
+  const Bytes welcome_bytes = transport_->exchange(hello_bytes);
+  throw_if_error(welcome_bytes);
+  welcome_ = decode_welcome(welcome_bytes);
+  double client_s = 0;
+  start = Clock::now();
+  std::optional<Upload> up = client_->start(welcome_.model, image);
+  while (up) {
+    const Bytes request = encode_upload(welcome_.session, *up, params_);
+    client_s += std::chrono::duration<double>(Clock::now() - start).count();
+    const Bytes reply = transport_->exchange(request);
+    start = Clock::now();
+    throw_if_error(reply);
+    require(message_session(reply) == welcome_.session, ErrorCode::malformed_input,
+            "reply for another session");
+    up = client_->receive(decode_download(reply, params_));
+  }
+  client_s += std::chrono::duration<double>(Clock::now() - start).count();
+  report.client_s = client_s;
+  report.logits = client_->logits();
+  report.bytes_up = transport_->bytes_up() - up0 - report.key_bytes;
+  report.bytes_down = transport_->bytes_down() - down0;
+  return report;
+}
+
+}  // namespace safhire::hybrid

@@ -1,0 +1,24 @@
+// Fashion-MNIST test images as the models expect them: 28x28 zero-padded to 1x32x32 and
+// quantized to `input_bits` exactly as models/train.py does (round(p / 255 (2^bits - 1))), read
+// from Debian's dataset-fashion-mnist (gzip'd IDX files).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace safhire::hybrid {
+
+inline constexpr const char* kFashionMnistDir = "/usr/share/datasets/fashion-mnist";
+
+struct LabelledImages {
+  std::vector<std::vector<std::int64_t>> images;
+  std::vector<std::int64_t> labels;
+};
+
+// The first `count` test images (all if count is 0 or larger than the set). Missing or malformed
+// files are Error(invalid_argument / malformed_input) naming the file.
+LabelledImages load_fashion_mnist_test(std::size_t count, std::uint32_t input_bits,
+                                       const std::string& dir = kFashionMnistDir);
+
+}  // namespace safhire::hybrid

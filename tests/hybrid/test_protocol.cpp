@@ -1,0 +1,144 @@
+// The wire protocol: messages round-trip; a whole inference through the in-process and the TCP
+// transport (loopback) gives the plaintext evaluator's logits and counts its bytes; malformed,
+// truncated, oversized and misaddressed messages get typed error replies while other sessions
+// go on.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "model_files.hpp"
+#include "safhire/hybrid/protocol.hpp"
+
+namespace {
+
+using namespace safhire::hybrid;
+using safhire::ErrorCode;
+using safhire::core::SeededRandom;
+using safhire::hybrid::testing::load_reference;
+using safhire::hybrid::testing::model_path;
+
+const safhire::rlwe::ParameterSet& b8() {
+  return safhire::rlwe::parameter_set("default-b8");
+}
+
+TEST(Protocol, WelcomeRoundTrips) {
+  const Model model = Model::load(model_path("small-b8.sfhm"));
+  const Welcome w{42, model.name(), ModelInfo::of(model)};
+  const Welcome back = decode_welcome(encode_welcome(w));
+  EXPECT_EQ(back.session, 42U);
+  EXPECT_EQ(back.model_name, model.name());
+  EXPECT_EQ(back.model.outputs, w.model.outputs);
+  EXPECT_EQ(back.model.round_bits, w.model.round_bits);
+  EXPECT_EQ(back.model.encoding_bits, w.model.encoding_bits);
+  EXPECT_EQ(back.model.input_max, w.model.input_max);
+  ASSERT_EQ(back.model.requant.size(), w.model.requant.size());
+  for (std::size_t r = 0; r < w.model.requant.size(); ++r) {
+    ASSERT_EQ(back.model.requant[r].has_value(), w.model.requant[r].has_value());
+    if (w.model.requant[r]) {
+      EXPECT_EQ(back.model.requant[r]->mult, w.model.requant[r]->mult);
+      EXPECT_EQ(back.model.requant[r]->shift, w.model.requant[r]->shift);
+    }
+  }
+  const Bytes bytes = encode_welcome(w);
+  for (std::size_t cut = 0; cut < bytes.size(); ++cut)
+    EXPECT_THROW(decode_welcome(std::span<const std::uint8_t>(bytes.data(), cut)), safhire::Error);
+}
+
+TEST(Protocol, InferenceThroughTheInProcessTransport) {
+  const Model model = Model::load(model_path("small-b8.sfhm"));
+  const auto refs = load_reference("small-b8.ref");
+  InferenceService service(model, safhire::rlwe::SecurityPolicy::require_128);
+  InProcessTransport transport(service);
+  SeededRandom random = SeededRandom::from_counter(300);
+  RemoteClient client(transport, b8(), {}, random);
+  for (int i = 0; i < 2; ++i) {
+    const InferenceReport report = client.infer(refs[i].pixels);
+    EXPECT_EQ(report.logits, evaluate(model, refs[i].pixels));
+    EXPECT_GT(report.bytes_up, 0U);
+    EXPECT_GT(report.bytes_down, 0U);
+    EXPECT_GT(report.key_bytes, 0U);
+  }
+  EXPECT_EQ(service.sessions(), 0U);  // finished sessions are dropped
+}
+
+TEST(Protocol, InferenceOverTcpLoopback) {
+  const Model model = Model::load(model_path("small-b8.sfhm"));
+  const auto refs = load_reference("small-b8.ref");
+  InferenceService service(model, safhire::rlwe::SecurityPolicy::require_128);
+  std::atomic<bool> stop{false};
+  std::atomic<std::uint16_t> port{0};
+  std::thread server([&] { serve_tcp(service, 0, stop, &port); });
+  while (port.load() == 0)
+    std::this_thread::yield();
+  {
+    TcpTransport transport("127.0.0.1", port.load());
+    SeededRandom random = SeededRandom::from_counter(301);
+    RemoteClient client(transport, b8(), {1, safhire::rlwe::TreeMode::fast, true}, random);
+    const InferenceReport report = client.infer(refs[3].pixels);
+    EXPECT_EQ(report.logits, evaluate(model, refs[3].pixels));
+    EXPECT_EQ(report.bytes_up + report.key_bytes, transport.bytes_up());
+  }
+  stop = true;
+  server.join();
+}
+
+ErrorCode reply_code(const Bytes& reply) {
+  EXPECT_EQ(message_type(reply), MessageType::error);
+  return decode_error(reply).code;
+}
+
+TEST(Protocol, BadMessagesGetTypedErrorsAndOtherSessionsContinue) {
+  const Model model = Model::load(model_path("small-b8.sfhm"));
+  const auto refs = load_reference("small-b8.ref");
+  InferenceService service(model, safhire::rlwe::SecurityPolicy::require_128);
+  // A genuine session, driven by hand.
+  SeededRandom random = SeededRandom::from_counter(302);
+  Client client(b8(), {}, random);
+  Hello hello{b8().id, {}, {}};
+  for (std::uint64_t k : client.evaluation_keys().elements())
+    hello.keys.push_back(client.evaluation_keys().at(k));
+  const Bytes hello_bytes = encode_hello(hello, b8());
+  const Welcome welcome = decode_welcome(service.handle(hello_bytes));
+  std::optional<Upload> up = client.start(welcome.model, refs[1].pixels);
+  const Bytes first = encode_upload(welcome.session, *up, b8());
+
+  EXPECT_EQ(reply_code(service.handle(Bytes{1, 2, 3})), ErrorCode::malformed_input);
+  Bytes bad_magic = first;
+  bad_magic[0] = 'X';
+  EXPECT_EQ(reply_code(service.handle(bad_magic)), ErrorCode::malformed_input);
+  for (std::size_t cut : {std::size_t{10}, first.size() / 2, first.size() - 1}) {
+    EXPECT_EQ(reply_code(service.handle(std::span<const std::uint8_t>(first.data(), cut))),
+              ErrorCode::malformed_input)
+        << "cut at " << cut;
+  }
+  Bytes longer = first;
+  longer.push_back(0);
+  EXPECT_EQ(reply_code(service.handle(longer)), ErrorCode::malformed_input);
+  EXPECT_EQ(reply_code(service.handle(encode_upload(welcome.session + 1, *up, b8()))),
+            ErrorCode::invalid_argument);  // unknown session
+  Upload later = *up;
+  later.round = 2;
+  EXPECT_EQ(reply_code(service.handle(encode_upload(welcome.session, later, b8()))),
+            ErrorCode::malformed_input);  // out of order
+  for (std::size_t cut : {std::size_t{20}, hello_bytes.size() / 3, hello_bytes.size() - 1}) {
+    EXPECT_EQ(reply_code(service.handle(std::span<const std::uint8_t>(hello_bytes.data(), cut))),
+              ErrorCode::malformed_input);
+  }
+  Bytes insecure = hello_bytes;
+  insecure[16] = 1;  // parameter-set id 1: paper-b8, below 128 bits
+  insecure[17] = 0;
+  EXPECT_NE(reply_code(service.handle(insecure)), ErrorCode::internal);
+  // The genuine session is untouched and completes.
+  Bytes request = first;
+  while (true) {
+    const Bytes reply = service.handle(request);
+    ASSERT_EQ(message_type(reply), MessageType::download);
+    up = client.receive(decode_download(reply, b8()));
+    if (!up) break;
+    request = encode_upload(welcome.session, *up, b8());
+  }
+  EXPECT_EQ(client.logits(), evaluate(model, refs[1].pixels));
+}
+
+}  // namespace
