@@ -1,6 +1,7 @@
 #include "safhire/core/serialize.hpp"
 
 #include "safhire/core/error.hpp"
+#include "safhire/core/modarith.hpp"
 
 namespace safhire::core {
 
@@ -13,6 +14,41 @@ void ByteWriter::words(std::span<const std::uint64_t> v) {
   bytes_.reserve(bytes_.size() + 8 * v.size());
   for (std::uint64_t w : v)
     put(w, 8);
+}
+
+void ByteWriter::packed_words(std::span<const std::uint64_t> v, std::uint32_t width) {
+  require(width >= 1 && width <= 64, ErrorCode::invalid_argument, "packed_words: width 1..64");
+  u128 acc = 0;
+  std::uint32_t held = 0;
+  const std::uint64_t mask = width == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << width) - 1;
+  for (std::uint64_t w : v) {
+    acc |= static_cast<u128>(w & mask) << held;
+    held += width;
+    while (held >= 8) {
+      bytes_.push_back(static_cast<std::uint8_t>(acc));
+      acc >>= 8;
+      held -= 8;
+    }
+  }
+  if (held > 0) bytes_.push_back(static_cast<std::uint8_t>(acc));
+}
+
+void ByteReader::packed_words(std::span<std::uint64_t> out, std::uint32_t width) {
+  require(width >= 1 && width <= 64, ErrorCode::invalid_argument, "packed_words: width 1..64");
+  const std::size_t total = (out.size() * width + 7) / 8;
+  need(total);
+  u128 acc = 0;
+  std::uint32_t held = 0;
+  const std::uint64_t mask = width == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << width) - 1;
+  for (auto& w : out) {
+    while (held < width) {
+      acc |= static_cast<u128>(bytes_[at_++]) << held;
+      held += 8;
+    }
+    w = static_cast<std::uint64_t>(acc) & mask;
+    acc >>= width;
+    held -= width;
+  }
 }
 
 void ByteReader::fail(const std::string& why) const {

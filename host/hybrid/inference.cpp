@@ -88,8 +88,15 @@ std::vector<RoundNoise> estimate_round_noise(const Model& model, const rlwe::Par
     }
     const double variance = fresh * gain * worst + pack;
     const double half_step = std::exp2(-static_cast<double>(round.bits) - 1);
-    out.push_back(
-        RoundNoise{std::log2(variance) / 2, std::erfc(half_step / std::sqrt(2 * variance))});
+    auto failure = [&](double v) { return std::erfc(half_step / std::sqrt(2 * v)); };
+    RoundNoise rn{std::log2(variance) / 2, failure(variance), 64};
+    for (std::uint32_t k = round.bits + 1; k < 64; ++k) {
+      if (failure(variance + rlwe::switched_variance(params, k)) <= kMaxFailureProbability) {
+        rn.download_bits = k;
+        break;
+      }
+    }
+    out.push_back(rn);
   }
   return out;
 }
@@ -153,9 +160,8 @@ std::optional<Upload> Client::receive(const Download& d) {
           "download of round " + std::to_string(d.round) + ": wrong value or ciphertext count");
   std::vector<std::int64_t> acc;
   acc.reserve(n);
-  for (const rlwe::Ciphertext& ct : d.packed) {
-    rlwe::require_ring(ct, params_.ring, "download");
-    const ring::TorusPoly phase = encryptor_.phase(ct);
+  for (const rlwe::SwitchedCiphertext& sw : d.packed) {
+    const ring::TorusPoly phase = encryptor_.phase(rlwe::expand(params_.ring, sw));
     for (std::size_t j = 0; j < N && acc.size() < n; ++j)
       acc.push_back(rlwe::decode_message(phase[j], model_.round_bits[d.round]));
   }
@@ -193,6 +199,8 @@ Server::Server(const Model& model, const rlwe::ParameterSet& params, InferenceOp
     trees_.push_back(
         std::make_unique<rlwe::TraceTrees>(params_, params_.gadget(options.gamma), keys));
   const std::vector<RoundNoise> noise = estimate_round_noise(model, params_, options.gamma);
+  for (const RoundNoise& rn : noise)
+    download_bits_.push_back(rn.download_bits);
   for (std::size_t r = 0; r < noise.size(); ++r) {
     require(noise[r].failure_probability <= kMaxFailureProbability, ErrorCode::invalid_parameters,
             "round " + std::to_string(r) + " of " + model.name() + " at " +
@@ -266,7 +274,8 @@ Download Server::linear_and_pack(std::uint32_t r) {
   Download d;
   d.round = r;
   d.values = static_cast<std::uint32_t>(n);
-  d.packed.assign(packs, rlwe::Ciphertext(params_.ring));
+  d.packed.resize(packs);
+  const std::uint32_t download_bits = download_bits_[r];
   struct Scratch {
     std::vector<Tap> taps;
     std::vector<const u64*> rows;
@@ -305,7 +314,8 @@ Download Server::linear_and_pack(std::uint32_t r) {
         std::copy(row, row + N, lwes[j].a.begin());
         lwes[j].b = row[N];
       }
-      d.packed[g] = trees_[w]->pack_lwes(lwes, params_.ring.a() - 1, options_.mode);
+      d.packed[g] = rlwe::modulus_switch(
+          trees_[w]->pack_lwes(lwes, params_.ring.a() - 1, options_.mode), download_bits);
     });
     times_.pack += seconds_since(start);
     previous_permutation_ = perm;
@@ -362,8 +372,10 @@ Download Server::linear_and_pack(std::uint32_t r) {
   times_.linear += seconds_since(start);
   start = Clock::now();
   core::parallel_for(packs, threads_, [&](std::size_t g, unsigned w) {
-    d.packed[g] = trees_[w]->pack_blocks(
-        std::span<const rlwe::Ciphertext>(blocks.data() + g * T, T), options_.gamma, options_.mode);
+    d.packed[g] = rlwe::modulus_switch(
+        trees_[w]->pack_blocks(std::span<const rlwe::Ciphertext>(blocks.data() + g * T, T),
+                               options_.gamma, options_.mode),
+        download_bits);
   });
   times_.pack += seconds_since(start);
   previous_permutation_ = perm;

@@ -203,7 +203,7 @@ Bytes encode_download(std::uint64_t session, const Download& d, const rlwe::Para
   w.u32(d.round);
   w.u32(d.values);
   w.u32(static_cast<std::uint32_t>(d.packed.size()));
-  for (const rlwe::Ciphertext& c : d.packed)
+  for (const rlwe::SwitchedCiphertext& c : d.packed)
     write_blob(w, rlwe::serialize(params, c));
   return w.take();
 }
@@ -215,10 +215,11 @@ Download decode_download(std::span<const std::uint8_t> bytes, const rlwe::Parame
   d.round = bounded(r, 0, kMaxRounds, "round");
   d.values = bounded(r, 1, kMaxValues, "value count");
   const std::uint32_t count = r.u32();
-  if (count == 0 || count > r.remaining() / (16 * std::size_t{params.ring.N()}))
+  // Each switched ciphertext takes at least 2 ceil(N / 8) bytes (one bit per value).
+  if (count == 0 || count > r.remaining() / (2 * ((std::size_t{params.ring.N()} + 7) / 8)))
     r.fail("bad ciphertext count " + std::to_string(count));
   for (std::uint32_t i = 0; i < count; ++i)
-    d.packed.push_back(rlwe::parse_ciphertext(read_blob(r), params));
+    d.packed.push_back(rlwe::parse_switched_ciphertext(read_blob(r), params));
   r.expect_end();
   return d;
 }

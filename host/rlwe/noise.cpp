@@ -86,4 +86,10 @@ NoiseEstimate estimate_packing_noise(const ParameterSet& params) {
   return estimate(params, 0.15 * f * f * keyswitch_variance(params, params.gadget(0)));
 }
 
+double switched_variance(const ParameterSet& params, std::uint32_t bits) {
+  const double key_second_moment = params.key == KeyDistribution::binary ? 0.5 : 2.0 / 3.0;
+  const double unit = std::exp2(-2.0 * bits) / 12;
+  return unit * (1 + mean_product_count(params.ring) * key_second_moment);
+}
+
 }  // namespace safhire::rlwe

@@ -11,7 +11,12 @@ namespace safhire::rlwe {
 namespace {
 
 constexpr std::uint8_t kMagic[4] = {'S', 'F', 'H', 'R'};
-enum Kind : std::uint8_t { kCiphertext = 1, kSeededCiphertext = 2, kKeySwitchKey = 3 };
+enum Kind : std::uint8_t {
+  kCiphertext = 1,
+  kSeededCiphertext = 2,
+  kKeySwitchKey = 3,
+  kSwitchedCiphertext = 4
+};
 
 const char* kind_name(Kind kind) {
   switch (kind) {
@@ -21,6 +26,8 @@ const char* kind_name(Kind kind) {
       return "seeded ciphertext";
     case kKeySwitchKey:
       return "key-switching key";
+    case kSwitchedCiphertext:
+      return "switched ciphertext";
   }
   return "object";
 }
@@ -94,6 +101,38 @@ std::vector<std::uint8_t> serialize(const ParameterSet& params, const KeySwitchK
   for (std::uint32_t i = 0; i < key.gadget().levels; ++i)
     w.words(key.torus_b(i));
   return w.take();
+}
+
+std::vector<std::uint8_t> serialize(const ParameterSet& params, const SwitchedCiphertext& ct) {
+  require(ct.bits >= 1 && ct.bits <= 64 && ct.a.size() == params.ring.N() &&
+              ct.b.size() == params.ring.N(),
+          ErrorCode::size_mismatch, "serialize switched ciphertext: another ring or width");
+  core::ByteWriter w;
+  write_header(w, kSwitchedCiphertext, params);
+  w.u8(static_cast<std::uint8_t>(ct.bits));
+  w.packed_words(ct.a, ct.bits);
+  w.packed_words(ct.b, ct.bits);
+  return w.take();
+}
+
+SwitchedCiphertext parse_switched_ciphertext(std::span<const std::uint8_t> bytes,
+                                             const ParameterSet& params) {
+  core::ByteReader r(bytes, "switched ciphertext");
+  read_header(r, kSwitchedCiphertext, params);
+  SwitchedCiphertext ct;
+  ct.bits = r.u8();
+  if (ct.bits < 1 || ct.bits > 64) r.fail("width " + std::to_string(ct.bits) + " bits");
+  const std::size_t n = params.ring.N();
+  r.expect_remaining(2 * ((n * ct.bits + 7) / 8));
+  ct.a.resize(n);
+  ct.b.resize(n);
+  r.packed_words(ct.a, ct.bits);
+  r.packed_words(ct.b, ct.bits);
+  const u64 mask = ct.bits == 64 ? ~u64{0} : (u64{1} << ct.bits) - 1;
+  for (std::size_t i = 0; i < n; ++i) {
+    if ((ct.a[i] | ct.b[i]) & ~mask) r.fail("value above its width");
+  }
+  return ct;
 }
 
 Ciphertext parse_ciphertext(std::span<const std::uint8_t> bytes, const ParameterSet& params) {

@@ -3,6 +3,7 @@
 // estimates of rlwe/noise.hpp (which must not be exceeded).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 #include "safhire/rlwe/noise.hpp"
@@ -91,6 +92,35 @@ TEST(TreeNoise, EstimatesAreConservativeAndDefaultsAreSafe) {
       EXPECT_LT(estimate_extraction_noise(p, gamma).failure_probability, 0x1p-40) << name;
     }
     EXPECT_LT(estimate_packing_noise(p).failure_probability, 0x1p-40) << name;
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// The rounding of modulus_switch: switched_variance is an upper bound of the measured
+// phase-error variance, by at most one bit (the binary key's mean makes the mask term smaller
+// than cnt E[s^2] / 12), on every default set and several widths.
+TEST(SwitchNoise, RoundingModelIsATightUpperBound) {
+  for (const char* name : {"default-b8", "default-b12", "default-b16"}) {
+    const ParameterSet& p = parameter_set(name);
+    auto random = SeededRandom::from_counter(110);
+    const SecretKey key(p, random);
+    Encryptor enc(key, random);
+    for (std::uint32_t bits : {14U, 20U, 28U}) {
+      NoiseProbe probe;
+      for (int rep = 0; rep < 4; ++rep) {
+        const Ciphertext ct = enc.encrypt(safhire::ring::TorusPoly(p.ring).coeffs());
+        const auto before = enc.phase(ct);
+        const auto after = enc.phase(expand(p.ring, modulus_switch(ct, bits)));
+        for (std::size_t j = 0; j < after.degree(); ++j)
+          probe.add(after[j] - before[j]);
+      }
+      const double model = std::log2(switched_variance(p, bits));
+      EXPECT_LE(probe.log2_variance(), model + 0.1) << name << " at " << bits << " bits";
+      EXPECT_GE(probe.log2_variance(), model - 1.0) << name << " at " << bits << " bits";
+    }
   }
 }
 

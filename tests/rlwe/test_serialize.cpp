@@ -63,6 +63,30 @@ TEST(Serialize, RoundTrips) {
   EXPECT_EQ(f.enc.decrypt(out1), f.enc.decrypt(out2));
 }
 
+TEST(Serialize, SwitchedCiphertextsRoundTripAtEveryWidthAndRejectBadInput) {
+  Fixture f;
+  const Ciphertext ct = f.enc.encrypt(f.mu.coeffs());
+  for (std::uint32_t bits : {1U, 15U, 20U, 33U, 63U, 64U}) {
+    const SwitchedCiphertext sw = modulus_switch(ct, bits);
+    const Bytes bytes = serialize(f.p, sw);
+    EXPECT_EQ(bytes.size(), 17 + 1 + 2 * ((f.p.ring.N() * bits + 7) / 8));
+    const SwitchedCiphertext back = parse_switched_ciphertext(bytes, f.p);
+    EXPECT_EQ(back.bits, bits);
+    EXPECT_EQ(back.a, sw.a);
+    EXPECT_EQ(back.b, sw.b);
+    for (std::size_t cut : {std::size_t{0}, std::size_t{17}, bytes.size() - 1}) {
+      EXPECT_EQ(code_of([&] {
+                  parse_switched_ciphertext(Bytes(bytes.begin(), bytes.begin() + cut), f.p);
+                }),
+                ErrorCode::malformed_input);
+    }
+    Bytes bad_width = bytes;
+    bad_width[17] = 65;
+    EXPECT_EQ(code_of([&] { parse_switched_ciphertext(bad_width, f.p); }),
+              ErrorCode::malformed_input);
+  }
+}
+
 TEST(Serialize, EveryTruncationAndExtensionIsMalformed) {
   Fixture f;
   const KeySwitchKey ksk = make_automorphism_key(f.key, 2, f.p.gadget(0), f.random);

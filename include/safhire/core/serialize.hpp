@@ -21,6 +21,8 @@ class ByteWriter {
   void u64(std::uint64_t v) { put(v, 8); }
   void bytes(std::span<const std::uint8_t> v) { bytes_.insert(bytes_.end(), v.begin(), v.end()); }
   void words(std::span<const std::uint64_t> v);
+  // The low `width` bits (1..64) of each word, packed little-endian: ceil(n width / 8) bytes.
+  void packed_words(std::span<const std::uint64_t> v, std::uint32_t width);
   std::vector<std::uint8_t> take() { return std::move(bytes_); }
 
  private:
@@ -39,6 +41,8 @@ class ByteReader {
   std::uint64_t u64() { return get(8); }
   void bytes(std::span<std::uint8_t> out);
   void words(std::span<std::uint64_t> out);
+  // Reads what packed_words wrote (the width must match).
+  void packed_words(std::span<std::uint64_t> out, std::uint32_t width);
   std::size_t remaining() const { return bytes_.size() - at_; }
   // Throws malformed_input unless exactly `count` bytes remain (before reading a payload).
   void expect_remaining(std::size_t count) const;

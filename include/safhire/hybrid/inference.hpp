@@ -43,6 +43,9 @@ struct ModelInfo {
 struct RoundNoise {
   double log2_std = 0;
   double failure_probability = 0;  // per result
+  // The fewest bits of modulus for the download that keep the failure probability within
+  // kMaxFailureProbability once the switch's rounding (rlwe::switched_variance) is added.
+  std::uint32_t download_bits = 64;
 };
 std::vector<RoundNoise> estimate_round_noise(const Model& model, const rlwe::ParameterSet& params,
                                              std::uint32_t gamma);
@@ -63,11 +66,11 @@ struct Upload {
   std::vector<rlwe::SeededCiphertext> ciphertexts;
 };
 
-// Server -> client: one round's outputs in slot order.
+// Server -> client: one round's outputs in slot order, switched to a small modulus.
 struct Download {
   std::uint32_t round = 0;
   std::uint32_t values = 0;
-  std::vector<rlwe::Ciphertext> packed;
+  std::vector<rlwe::SwitchedCiphertext> packed;
 };
 
 class Client {
@@ -128,6 +131,7 @@ class Server {
   std::vector<std::uint32_t> permutation(std::uint32_t round) const;
 
   const ServerTimes& times() const { return times_; }
+  std::uint32_t download_bits(std::uint32_t round) const { return download_bits_.at(round); }
   std::uint64_t key_switches() const;
 
  private:
@@ -142,6 +146,7 @@ class Server {
   unsigned threads_;
   ring::SimdIsa simd_;
   std::vector<std::unique_ptr<rlwe::TraceTrees>> trees_;  // one per worker
+  std::vector<std::uint32_t> download_bits_;              // per round
   std::optional<rlwe::PartialExtraction> partial_;
   std::vector<std::unique_ptr<Activation>> activations_;
   std::vector<std::uint32_t> previous_permutation_;

@@ -43,4 +43,10 @@ struct NoiseEstimate {
 NoiseEstimate estimate_extraction_noise(const ParameterSet& params, std::uint32_t gamma);
 NoiseEstimate estimate_packing_noise(const ParameterSet& params);
 
+// Variance (torus units) that modulus_switch to 2^bits adds to each phase coefficient:
+// 2^-2bits / 12 (1 + mean_product_count E[s^2]): the rounding of b plus the rounded mask times
+// the key (E[s^2] = 1/2 binary, 2/3 ternary). Treating the key as centred makes this an upper
+// bound for binary keys (measured 0.5-0.9 bits below, tests/rlwe/test_noise.cpp).
+double switched_variance(const ParameterSet& params, std::uint32_t bits);
+
 }  // namespace safhire::rlwe

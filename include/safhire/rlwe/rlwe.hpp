@@ -60,6 +60,17 @@ struct SeededCiphertext {
   Ciphertext expand() const;
 };
 
+// A ciphertext switched to the modulus 2^bits (what the server downloads): a, b hold values below
+// 2^bits, standing for a 2^(64-bits), b 2^(64-bits) on the torus. Rounding adds the error
+// e_b + (e_a s) with e uniform in [-1/2, 1/2] 2^-bits (switched_variance).
+struct SwitchedCiphertext {
+  std::uint32_t bits = 64;
+  std::vector<u64> a, b;
+};
+SwitchedCiphertext modulus_switch(const Ciphertext& ct, std::uint32_t bits);
+// Back on the torus (the low 64 - bits bits zero): decrypts like any ciphertext.
+Ciphertext expand(const ring::RingParams& ring, const SwitchedCiphertext& ct);
+
 // Encryption and decryption under one secret key. Not thread-safe (it draws from one random
 // source): one object per thread.
 class Encryptor {

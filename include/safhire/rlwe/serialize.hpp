@@ -6,6 +6,7 @@
 //   kind 2, seeded ciphertext:   32-byte seed, N words b
 //   kind 3, key-switching key:   u64 Galois element, u32 base D, u32 levels l,
 //                                l 32-byte seeds of the a_i, l x N words b_i
+//   kind 4, switched ciphertext: u8 bits, then the 2N values a, b packed at `bits` bits each
 // Parsing checks everything against the parameter set the caller expects: bad magic, version,
 // kind or length (truncated or oversized) -> ErrorCode::malformed_input; another parameter set
 // or ring -> ErrorCode::invalid_parameters. Lengths are checked before anything is allocated.
@@ -26,10 +27,13 @@ inline constexpr std::uint16_t kFormatVersion = 1;
 std::vector<std::uint8_t> serialize(const ParameterSet& params, const Ciphertext& ct);
 std::vector<std::uint8_t> serialize(const ParameterSet& params, const SeededCiphertext& ct);
 std::vector<std::uint8_t> serialize(const ParameterSet& params, const KeySwitchKey& key);
+std::vector<std::uint8_t> serialize(const ParameterSet& params, const SwitchedCiphertext& ct);
 
 Ciphertext parse_ciphertext(std::span<const std::uint8_t> bytes, const ParameterSet& params);
 SeededCiphertext parse_seeded_ciphertext(std::span<const std::uint8_t> bytes,
                                          const ParameterSet& params);
 KeySwitchKey parse_key_switch_key(std::span<const std::uint8_t> bytes, const ParameterSet& params);
+SwitchedCiphertext parse_switched_ciphertext(std::span<const std::uint8_t> bytes,
+                                             const ParameterSet& params);
 
 }  // namespace safhire::rlwe
