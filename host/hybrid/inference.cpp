@@ -33,13 +33,6 @@ std::vector<std::uint32_t> identity(std::size_t n) {
   return p;
 }
 
-std::vector<std::uint32_t> inverse(const std::vector<std::uint32_t>& p) {
-  std::vector<std::uint32_t> q(p.size());
-  for (std::size_t s = 0; s < p.size(); ++s)
-    q[p[s]] = static_cast<std::uint32_t>(s);
-  return q;
-}
-
 // A signed integer on the torus at scale 2^(64-b) (two's complement wraps exactly).
 u64 scaled(std::int64_t v, std::uint32_t bits) {
   return static_cast<u64>(v) << (64 - bits);
@@ -179,12 +172,10 @@ std::optional<Upload> Client::receive(const Download& d) {
 
 // ---- Server -----------------------------------------------------------------------------------
 
-// A received activation, in activation-index order: LWE rows [index][N + 1] (b last) at
-// gamma = 0; at gamma >= 1 the conjugate samples of each chunk and each index's location.
+// A received activation in activation-index order: one row per value, an LWE sample (N words
+// and b) at gamma = 0, a clean module-LWE sample (N + lanes words) at gamma >= 1.
 struct Server::Activation {
-  std::vector<u64> lwe;
-  std::vector<std::vector<rlwe::ModuleLwe>> conj;  // [chunk][block * lanes + k]
-  std::vector<std::uint32_t> slot;                 // index -> slot
+  std::vector<u64> rows;
 };
 
 Server::Server(const Model& model, const rlwe::ParameterSet& params, InferenceOptions options,
@@ -228,47 +219,56 @@ std::vector<std::uint32_t> Server::permutation(std::uint32_t round) const {
   return core::random_permutation(stream, static_cast<std::uint32_t>(n));
 }
 
+std::size_t Server::row_words() const {
+  return partial_ ? partial_->row_words() : std::size_t{params_.ring.N()} + 1;
+}
+
 void Server::extract(const Upload& up) {
   const std::uint32_t r = up.round;
-  const std::size_t n = model_->activation(r).size(), N = params_.ring.N();
+  const std::size_t n = model_->activation(r).size(), N = params_.ring.N(), W = row_words();
   const std::size_t per_chunk = partial_ ? partial_->elements().size() : 1;
-  require(up.values == n && up.ciphertexts.size() == chunks_for(n, N) * per_chunk,
-          ErrorCode::malformed_input,
+  const std::size_t chunks = chunks_for(n, N);
+  require(up.values == n && up.ciphertexts.size() == chunks * per_chunk, ErrorCode::malformed_input,
           "upload of round " + std::to_string(r) + ": " + std::to_string(n) + " values in " +
-              std::to_string(chunks_for(n, N) * per_chunk) + " ciphertexts expected");
+              std::to_string(chunks * per_chunk) + " ciphertexts expected");
   for (const auto& c : up.ciphertexts)
     require(c.b.ring() == params_.ring, ErrorCode::size_mismatch, "upload: wrong ring");
   auto act = std::make_unique<Activation>();
-  // Slot s carries activation index previous_permutation_[s].
-  act->slot = inverse(previous_permutation_);
-  if (!partial_) {
-    act->lwe.assign(n * (N + 1), 0);
-    for (std::size_t c = 0; c * N < n; ++c) {
+  act->rows.assign(n * W, 0);
+  // Slot s carries activation index previous_permutation_[s]: un-shuffling is where a row goes.
+  for (std::size_t c = 0; c < chunks; ++c) {
+    const std::size_t values = std::min(N, n - c * N);
+    if (!partial_) {
       const rlwe::Ciphertext ct = up.ciphertexts[c].expand();
-      for (std::size_t j = 0; j < N && c * N + j < n; ++j) {
+      core::parallel_for(values, threads_, [&](std::size_t j, unsigned) {
         const rlwe::LweCiphertext lwe =
             rlwe::sample_extract(params_.ring, ct, static_cast<std::uint32_t>(j));
-        u64* row = act->lwe.data() + previous_permutation_[c * N + j] * (N + 1);
+        u64* row = act->rows.data() + previous_permutation_[c * N + j] * W;
         std::copy(lwe.a.begin(), lwe.a.end(), row);
         row[N] = lwe.b;
-      }
+      });
+      continue;
     }
-  } else {
-    for (std::size_t c = 0; c * N < n; ++c) {
-      std::vector<rlwe::Ciphertext> powers;
-      for (std::size_t k = 0; k < per_chunk; ++k)
-        powers.push_back(up.ciphertexts[c * per_chunk + k].expand());
-      act->conj.push_back(partial_->conjugates(powers));
-    }
+    std::vector<rlwe::Ciphertext> powers;
+    for (std::size_t k = 0; k < per_chunk; ++k)
+      powers.push_back(up.ciphertexts[c * per_chunk + k].expand());
+    const std::vector<rlwe::ModuleLwe> conj = partial_->conjugates(powers);
+    const std::uint32_t T = partial_->blocks(), L = partial_->lanes();
+    core::parallel_for(values, threads_, [&](std::size_t p, unsigned) {
+      const std::uint32_t i = static_cast<std::uint32_t>(p % T),
+                          j = static_cast<std::uint32_t>(p / T);
+      partial_->clean_sample(
+          std::span<const rlwe::ModuleLwe>(conj.data() + std::size_t{i} * L, L), j,
+          std::span<u64>(act->rows.data() + previous_permutation_[c * N + p] * W, W));
+    });
   }
   activations_[r] = std::move(act);
 }
 
 Download Server::linear_and_pack(std::uint32_t r) {
   const Round& round = model_->rounds()[r];
-  const std::size_t n = round.output.size(), N = params_.ring.N();
+  const std::size_t n = round.output.size(), N = params_.ring.N(), W = row_words();
   const std::size_t hw = std::size_t{round.output.h} * round.output.w;
-  const std::uint32_t bits = round.bits;
   const std::vector<std::uint32_t> perm = permutation(r);
   const std::size_t packs = chunks_for(n, N);
   Download d;
@@ -280,103 +280,61 @@ Download Server::linear_and_pack(std::uint32_t r) {
     std::vector<Tap> taps;
     std::vector<const u64*> rows;
     std::vector<u64> weights;
-    std::unordered_map<u64, std::size_t> pair_of;
-    std::vector<std::vector<std::int64_t>> pair_weights;
-    std::vector<const rlwe::ModuleLwe*> pair_inputs;
   };
   std::vector<Scratch> scratch(threads_);
+  // The linear layer: slot s gets bias + sum over taps of w times the tap's row (the bias at the
+  // message's position: b at gamma = 0, lane 0 of b at gamma >= 1; both word N of the row).
   auto start = Clock::now();
+  std::vector<u64> out(n * W);
+  core::parallel_for(n, threads_, [&](std::size_t s, unsigned w) {
+    Scratch& sc = scratch[w];
+    const std::uint32_t o = perm[s];
+    taps(*model_, r, o, sc.taps);
+    sc.rows.clear();
+    sc.weights.clear();
+    for (const Tap& tp : sc.taps) {
+      sc.rows.push_back(activations_[tp.source]->rows.data() + std::size_t{tp.index} * W);
+      sc.weights.push_back(static_cast<u64>(static_cast<std::int64_t>(tp.weight)));
+    }
+    u64* row = out.data() + s * W;
+    ring::torus_dot(sc.rows, sc.weights, std::span<u64>(row, W), simd_);
+    row[N] += scaled(round.bias[o / hw], round.bits);
+  });
+  times_.linear += seconds_since(start);
+  start = Clock::now();
   if (!partial_) {
-    // One LWE sample per slot s: bias + sum of w times each tap's row (N + 1 words, b last).
-    std::vector<u64> rows(n * (N + 1));
-    core::parallel_for(n, threads_, [&](std::size_t s, unsigned w) {
-      Scratch& sc = scratch[w];
-      const std::uint32_t o = perm[s];
-      taps(*model_, r, o, sc.taps);
-      sc.rows.clear();
-      sc.weights.clear();
-      for (const Tap& tp : sc.taps) {
-        sc.rows.push_back(activations_[tp.source]->lwe.data() + std::size_t{tp.index} * (N + 1));
-        sc.weights.push_back(static_cast<u64>(static_cast<std::int64_t>(tp.weight)));
-      }
-      u64* out = rows.data() + s * (N + 1);
-      ring::torus_dot(sc.rows, sc.weights, std::span<u64>(out, N + 1), simd_);
-      out[N] += scaled(round.bias[o / hw], bits);
-    });
-    times_.linear += seconds_since(start);
-    start = Clock::now();
     core::parallel_for(packs, threads_, [&](std::size_t g, unsigned w) {
       std::vector<rlwe::LweCiphertext> lwes(N);
       for (std::size_t j = 0; j < N; ++j) {
         lwes[j].a.assign(N, 0);
         if (g * N + j >= n) continue;
-        const u64* row = rows.data() + (g * N + j) * (N + 1);
+        const u64* row = out.data() + (g * N + j) * W;
         std::copy(row, row + N, lwes[j].a.begin());
         lwes[j].b = row[N];
       }
       d.packed[g] = rlwe::modulus_switch(
           trees_[w]->pack_lwes(lwes, params_.ring.a() - 1, options_.mode), download_bits);
     });
-    times_.pack += seconds_since(start);
-    previous_permutation_ = perm;
-    return d;
+  } else {
+    // Output block beta of pack g holds slots g N + beta + T z in lane z: sum_z Z^z row(slot).
+    const rlwe::PartialExtraction& px = *partial_;
+    const std::uint32_t T = px.blocks(), L = px.lanes();
+    core::parallel_for(packs, threads_, [&](std::size_t g, unsigned w) {
+      std::vector<rlwe::Ciphertext> blocks;
+      std::vector<u64> acc(W);
+      for (std::uint32_t beta = 0; beta < T; ++beta) {
+        std::fill(acc.begin(), acc.end(), u64{0});
+        for (std::uint32_t z = 0; z < L; ++z) {
+          const std::size_t s = g * N + beta + std::size_t{T} * z;
+          if (s >= n) continue;
+          px.monomial_accumulate(acc, std::span<const u64>(out.data() + s * W, W), z, 1);
+        }
+        blocks.push_back(px.embed(px.from_row(acc)));
+      }
+      d.packed[g] = rlwe::modulus_switch(
+          trees_[w]->pack_blocks(blocks, options_.gamma, options_.mode), download_bits);
+    });
   }
-  // gamma >= 1: output block beta of pack g holds slots g N + beta + T z (lane z). For every
-  // input block it reads, the lanes x lanes weights W[z][j]; then sum_k P_k conj(i, k).
-  const rlwe::PartialExtraction& px = *partial_;
-  const std::uint32_t T = px.blocks(), L = px.lanes();
-  const std::size_t K = px.elements().size();
-  std::vector<rlwe::Ciphertext> blocks(packs * T, rlwe::Ciphertext(params_.ring));
-  core::parallel_for(packs * T, threads_, [&](std::size_t item, unsigned w) {
-    Scratch& sc = scratch[w];
-    const std::size_t g = item / T;
-    const auto beta = static_cast<std::uint32_t>(item % T);
-    rlwe::ModuleLwe acc = px.zero();
-    sc.pair_of.clear();
-    std::size_t used = 0;
-    for (std::uint32_t z = 0; z < L; ++z) {
-      const std::size_t s = g * N + beta + std::size_t{T} * z;
-      if (s >= n) continue;
-      const std::uint32_t o = perm[s];
-      acc.b[z] += scaled(round.bias[o / hw], bits);
-      taps(*model_, r, o, sc.taps);
-      for (const Tap& tp : sc.taps) {
-        const Activation& src = *activations_[tp.source];
-        const std::uint32_t slot = src.slot[tp.index];
-        const auto c = static_cast<std::uint32_t>(slot / N),
-                   p = static_cast<std::uint32_t>(slot % N);
-        const std::uint32_t i = p % T, j = p / T;
-        const u64 key = (u64{tp.source} << 48) | (u64{c} << 24) | i;
-        auto [it, fresh] = sc.pair_of.try_emplace(key, used);
-        if (fresh) {
-          if (sc.pair_weights.size() <= used) sc.pair_weights.emplace_back();
-          sc.pair_weights[used].assign(std::size_t{L} * L, 0);
-          if (sc.pair_inputs.size() <= used) sc.pair_inputs.push_back(nullptr);
-          sc.pair_inputs[used] = src.conj[c].data() + std::size_t{i} * L;
-          ++used;
-        }
-        sc.pair_weights[it->second][std::size_t{z} * L + j] += tp.weight;
-      }
-    }
-    for (std::size_t q = 0; q < used; ++q) {
-      const std::vector<u64> plains = px.lane_plaintexts(sc.pair_weights[q]);
-      for (std::size_t k = 0; k < K; ++k) {
-        for (std::uint32_t e = 0; e < L; ++e) {
-          const u64 coef = plains[k * L + e];
-          if (coef != 0) px.monomial_accumulate(acc, sc.pair_inputs[q][k], e, coef);
-        }
-      }
-    }
-    blocks[item] = px.embed(acc);
-  });
-  times_.linear += seconds_since(start);
-  start = Clock::now();
-  core::parallel_for(packs, threads_, [&](std::size_t g, unsigned w) {
-    d.packed[g] = rlwe::modulus_switch(
-        trees_[w]->pack_blocks(std::span<const rlwe::Ciphertext>(blocks.data() + g * T, T),
-                               options_.gamma, options_.mode),
-        download_bits);
-  });
   times_.pack += seconds_since(start);
   previous_permutation_ = perm;
   return d;

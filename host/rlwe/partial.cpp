@@ -183,30 +183,77 @@ std::vector<u64> PartialExtraction::lane_plaintexts(std::span<const std::int64_t
   return out;
 }
 
+namespace {
+
+// dst += c Z^e src over one R_gamma element (L words), 0 <= e < t^gamma: exponent i + e mod
+// t^gamma; those in [L, t^gamma) fold into -sum_(b < t-1) Z^(b t^(gamma-1) + r).
+void monomial_into(const ring::RingParams& sub, const u64* src, std::uint32_t e, u64 c, u64* dst) {
+  const std::uint32_t L = sub.N(), inner = sub.m(), t = sub.t(), order = sub.M();
+  for (std::uint32_t i = 0; i < L; ++i) {
+    std::uint32_t pos = i + e;
+    if (pos >= order) pos -= order;
+    const u64 v = c * src[i];
+    if (pos < L) {
+      dst[pos] += v;
+    } else {
+      for (std::uint32_t block = 0; block + 1 < t; ++block)
+        dst[block * inner + (pos - L)] -= v;
+    }
+  }
+}
+
+}  // namespace
+
 void PartialExtraction::monomial_accumulate(ModuleLwe& acc, const ModuleLwe& x, std::uint32_t e,
                                             u64 c) const {
   require_sample(acc, "monomial_accumulate accumulator");
   require_sample(x, "monomial_accumulate input");
-  const std::uint32_t L = lanes(), inner = sub_.m(), t = sub_.t(), order = sub_.M();
-  require(e < L, ErrorCode::invalid_argument, "monomial_accumulate: exponent out of range");
-  // Exponent i + e mod t^gamma; those in [L, t^gamma) fold into -sum_(c < t-1) Z^(c t^(gamma-1) +
-  // r).
-  auto apply = [&](const u64* src, u64* dst) {
-    for (std::uint32_t i = 0; i < L; ++i) {
-      std::uint32_t pos = i + e;
-      if (pos >= order) pos -= order;
-      const u64 v = c * src[i];
-      if (pos < L) {
-        dst[pos] += v;
-      } else {
-        for (std::uint32_t block = 0; block + 1 < t; ++block)
-          dst[block * inner + (pos - L)] -= v;
-      }
-    }
-  };
+  require(e < sub_.M(), ErrorCode::invalid_argument, "monomial_accumulate: exponent out of range");
+  const std::uint32_t L = lanes();
   for (std::uint32_t v = 0; v < blocks_; ++v)
-    apply(x.a.data() + std::size_t{v} * L, acc.a.data() + std::size_t{v} * L);
-  apply(x.b.data(), acc.b.data());
+    monomial_into(sub_, x.a.data() + std::size_t{v} * L, e, c, acc.a.data() + std::size_t{v} * L);
+  monomial_into(sub_, x.b.data(), e, c, acc.b.data());
+}
+
+void PartialExtraction::monomial_accumulate(std::span<u64> acc, std::span<const u64> x,
+                                            std::uint32_t e, u64 c) const {
+  require(acc.size() == row_words() && x.size() == row_words(), ErrorCode::size_mismatch,
+          "monomial_accumulate: rows of N + lanes words expected");
+  require(e < sub_.M(), ErrorCode::invalid_argument, "monomial_accumulate: exponent out of range");
+  const std::uint32_t L = lanes();
+  for (std::uint32_t v = 0; v <= blocks_; ++v)
+    monomial_into(sub_, x.data() + std::size_t{v} * L, e, c, acc.data() + std::size_t{v} * L);
+}
+
+ModuleLwe PartialExtraction::from_row(std::span<const u64> row) const {
+  require(row.size() == row_words(), ErrorCode::size_mismatch,
+          "from_row: a row of N + lanes words expected");
+  ModuleLwe x;
+  x.a.assign(row.begin(), row.begin() + ring_.N());
+  x.b.assign(row.begin() + ring_.N(), row.end());
+  return x;
+}
+
+void PartialExtraction::clean_sample(std::span<const ModuleLwe> conjugates, std::uint32_t j,
+                                     std::span<u64> row) const {
+  const std::uint32_t L = lanes(), order = sub_.M(), inner = sub_.m();
+  require(conjugates.size() == elements_.size() && row.size() == row_words() && j < L,
+          ErrorCode::size_mismatch, "clean_sample: one block's conjugates and a row expected");
+  std::fill(row.begin(), row.end(), u64{0});
+  for (std::size_t kk = 0; kk < elements_.size(); ++kk) {
+    const ModuleLwe& x = conjugates[kk];
+    require_sample(x, "clean_sample input");
+    const std::uint64_t k = elements_[kk];
+    const auto e1 = static_cast<std::uint32_t>((order - k * j % order) % order);
+    const auto e2 = static_cast<std::uint32_t>(k * (inner - j % inner) % order);
+    for (std::uint32_t v = 0; v < blocks_; ++v) {
+      monomial_into(sub_, x.a.data() + std::size_t{v} * L, e1, 1, row.data() + std::size_t{v} * L);
+      monomial_into(sub_, x.a.data() + std::size_t{v} * L, e2, ~u64{0},
+                    row.data() + std::size_t{v} * L);
+    }
+    monomial_into(sub_, x.b.data(), e1, 1, row.data() + ring_.N());
+    monomial_into(sub_, x.b.data(), e2, ~u64{0}, row.data() + ring_.N());
+  }
 }
 
 void PartialExtraction::multiply_accumulate(ModuleLwe& acc, std::span<const u64> p,

@@ -136,6 +136,7 @@ class Server {
 
  private:
   struct Activation;
+  std::size_t row_words() const;
   void extract(const Upload& upload);
   Download linear_and_pack(std::uint32_t round);
 

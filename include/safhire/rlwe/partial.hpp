@@ -64,9 +64,22 @@ class PartialExtraction {
   // [k_index * lanes(), (k_index + 1) * lanes()).
   std::vector<u64> lane_plaintexts(std::span<const std::int64_t> w) const;
 
-  // acc += c Z^e x in R_gamma, component by component (0 <= e < lanes()): one nonzero
-  // coefficient of a plaintext, for sparse weights.
+  // acc += c Z^e x in R_gamma, component by component (0 <= e < t^gamma).
   void monomial_accumulate(ModuleLwe& acc, const ModuleLwe& x, std::uint32_t e, u64 c) const;
+
+  // Samples as flat rows of row_words() = N + lanes() words (a, then b): the server's layout.
+  std::size_t row_words() const { return std::size_t{ring_.N()} + lanes(); }
+  void monomial_accumulate(std::span<u64> acc, std::span<const u64> x, std::uint32_t e,
+                           u64 c) const;
+  ModuleLwe from_row(std::span<const u64> row) const;
+
+  // The clean sample of lane j of one block, from that block's conjugate samples (lanes() of
+  // them, power_elements order): sum_k sigma_k(Z^-j - Z^(t^(gamma-1) - j mod t^(gamma-1))) conj_k,
+  // whose phase is the block's value y[j] in lane 0 and nothing but noise in the other lanes
+  // (t^gamma times the trace-dual of lane j, applied to t^-gamma y). Written as a row. A linear
+  // layer is then plain integer MACs of such rows, exactly as with LWE samples at gamma = 0.
+  void clean_sample(std::span<const ModuleLwe> conjugates, std::uint32_t j,
+                    std::span<u64> row) const;
 
   // acc += p x in R_gamma, component by component (p: lanes() words).
   void multiply_accumulate(ModuleLwe& acc, std::span<const u64> p, const ModuleLwe& x) const;
