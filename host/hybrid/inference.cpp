@@ -57,7 +57,8 @@ ModelInfo ModelInfo::of(const Model& model) {
 
 std::vector<RoundNoise> estimate_round_noise(const Model& model, const rlwe::ParameterSet& params,
                                              std::uint32_t gamma) {
-  const double fresh = std::exp2(2 * params.log2_sigma);
+  // Fresh noise, and the rounding of uploaded b to upload_bits (at most 1/16 more).
+  const double fresh = std::exp2(2 * params.log2_sigma) * (1 + 1.0 / 16);
   const double phi =
       gamma == 0 ? 1.0
                  : static_cast<double>(params.ring.power(gamma) - params.ring.power(gamma - 1));
@@ -114,9 +115,11 @@ Upload Client::encrypt(std::uint32_t round, std::span<const std::int64_t> values
   const std::uint32_t bits = model_.encoding_bits.at(round);
   for (const ring::TorusPoly& chunk : rlwe::encode_chunks(params_.ring, values, bits)) {
     if (options_.gamma == 0) {
-      up.ciphertexts.push_back(encryptor_.encrypt_seeded(chunk.coeffs()));
+      up.ciphertexts.push_back(
+          encryptor_.encrypt_seeded(chunk.coeffs(), rlwe::upload_bits(params_)));
     } else {
-      for (auto& c : rlwe::encrypt_powers(encryptor_, chunk.coeffs(), options_.gamma))
+      for (auto& c : rlwe::encrypt_powers(encryptor_, chunk.coeffs(), options_.gamma,
+                                          rlwe::upload_bits(params_)))
         up.ciphertexts.push_back(std::move(c));
     }
   }

@@ -188,8 +188,9 @@ Upload decode_upload(std::span<const std::uint8_t> bytes, const rlwe::ParameterS
   up.round = bounded(r, 0, kMaxRounds, "round");
   up.values = bounded(r, 1, kMaxValues, "value count");
   const std::uint32_t count = r.u32();
-  // Each seeded ciphertext takes at least N words: checked before reserving anything.
-  if (count == 0 || count > r.remaining() / (8 * std::size_t{params.ring.N()}))
+  // Each seeded ciphertext takes at least its seed and one bit per value: checked before
+  // reserving anything.
+  if (count == 0 || count > r.remaining() / (32 + (std::size_t{params.ring.N()} + 7) / 8))
     r.fail("bad ciphertext count " + std::to_string(count));
   for (std::uint32_t i = 0; i < count; ++i)
     up.ciphertexts.push_back(rlwe::parse_seeded_ciphertext(read_blob(r), params));

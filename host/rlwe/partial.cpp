@@ -34,7 +34,7 @@ std::vector<std::uint64_t> power_elements(const RingParams& r, std::uint32_t gam
 }
 
 std::vector<SeededCiphertext> encrypt_powers(Encryptor& encryptor, std::span<const u64> mu,
-                                             std::uint32_t gamma) {
+                                             std::uint32_t gamma, std::uint32_t bits) {
   const RingParams& r = encryptor.params().ring;
   ring::require_degree(r, mu.size(), "encrypt_powers message");
   const u64 scale = core::inverse_mod_word<u64>(r.power(gamma));
@@ -45,7 +45,7 @@ std::vector<SeededCiphertext> encrypt_powers(Encryptor& encryptor, std::span<con
   std::vector<SeededCiphertext> out;
   for (std::uint64_t k : power_elements(r, gamma)) {
     ring::automorphism(r, std::span<const u64>(scaled), k, std::span<u64>(conjugate), TorusArith{});
-    out.push_back(encryptor.encrypt_seeded(conjugate));
+    out.push_back(encryptor.encrypt_seeded(conjugate, bits));
   }
   return out;
 }

@@ -98,17 +98,28 @@ void Encryptor::multiply_by_secret(std::span<const u64> a, std::span<u64> out) {
   product_->multiply(a, key_->coeffs(), out);
 }
 
-SeededCiphertext Encryptor::encrypt_seeded(std::span<const u64> mu) {
+std::uint32_t upload_bits(const ParameterSet& params) {
+  // 2^-2k / 12 <= 2^(2 log2 sigma) / 16  <=>  k >= -log2 sigma + log2(4 / sqrt(12)).
+  const double k = std::ceil(-params.log2_sigma + std::log2(4.0 / std::sqrt(12.0)));
+  return static_cast<std::uint32_t>(std::clamp(k, 1.0, 64.0));
+}
+
+SeededCiphertext Encryptor::encrypt_seeded(std::span<const u64> mu, std::uint32_t bits) {
   const ring::RingParams& ring = params().ring;
   ring::require_degree(ring, mu.size(), "Encryptor::encrypt message");
+  require(bits >= 1 && bits <= 64, ErrorCode::invalid_argument, "encrypt_seeded: bits in 1..64");
   SeededCiphertext ct(ring);
+  ct.bits = bits;
   ct.seed = noise_->seed();
   ring::TorusPoly a(ring), e(ring);
   core::expand_seed(ct.seed, a.coeffs());
   core::sample_gaussian(*noise_, params().sigma(), e.coeffs());
   multiply_by_secret(a.coeffs(), ct.b.coeffs());
-  for (std::size_t i = 0; i < ring.N(); ++i)
+  const std::uint32_t drop = 64 - bits;
+  for (std::size_t i = 0; i < ring.N(); ++i) {
     ct.b[i] += mu[i] + e[i];
+    if (drop > 0) ct.b[i] = ((ct.b[i] + (u64{1} << (drop - 1))) >> drop) << drop;
+  }
   return ct;
 }
 

@@ -81,10 +81,15 @@ std::vector<std::uint8_t> serialize(const ParameterSet& params, const Ciphertext
 std::vector<std::uint8_t> serialize(const ParameterSet& params, const SeededCiphertext& ct) {
   require(ct.b.ring() == params.ring, ErrorCode::size_mismatch,
           "serialize seeded ciphertext: another ring");
+  require(ct.bits >= 1 && ct.bits <= 64, ErrorCode::invalid_argument, "seeded ciphertext width");
   core::ByteWriter w;
   write_header(w, kSeededCiphertext, params);
   w.bytes(ct.seed);
-  w.words(ct.b.coeffs());
+  w.u8(static_cast<std::uint8_t>(ct.bits));
+  std::vector<std::uint64_t> top(ct.b.coeffs().begin(), ct.b.coeffs().end());
+  for (auto& x : top)
+    x = ct.bits == 64 ? x : x >> (64 - ct.bits);
+  w.packed_words(top, ct.bits);
   return w.take();
 }
 
@@ -149,10 +154,14 @@ SeededCiphertext parse_seeded_ciphertext(std::span<const std::uint8_t> bytes,
                                          const ParameterSet& params) {
   core::ByteReader r(bytes, "seeded ciphertext");
   read_header(r, kSeededCiphertext, params);
-  r.expect_remaining(32 + 8 * std::size_t{params.ring.N()});
   SeededCiphertext ct(params.ring);
   r.bytes(ct.seed);
-  r.words(ct.b.coeffs());
+  ct.bits = r.u8();
+  if (ct.bits < 1 || ct.bits > 64) r.fail("width " + std::to_string(ct.bits) + " bits");
+  r.expect_remaining((std::size_t{params.ring.N()} * ct.bits + 7) / 8);
+  r.packed_words(ct.b.coeffs(), ct.bits);
+  for (auto& x : ct.b.coeffs())
+    x = ct.bits == 64 ? x : x << (64 - ct.bits);
   return ct;
 }
 

@@ -44,7 +44,18 @@ TEST(Serialize, RoundTrips) {
   EXPECT_TRUE(std::equal(ct.a.coeffs().begin(), ct.a.coeffs().end(), ct2.a.coeffs().begin()));
   EXPECT_TRUE(std::equal(ct.b.coeffs().begin(), ct.b.coeffs().end(), ct2.b.coeffs().begin()));
   const Bytes seeded_bytes = serialize(f.p, seeded);
-  EXPECT_EQ(seeded_bytes.size(), 17 + 32 + 8 * f.p.ring.N());  // half a full ciphertext
+  EXPECT_EQ(seeded_bytes.size(), 17 + 32 + 1 + 8 * f.p.ring.N());  // half a full ciphertext
+  // Rounded to upload_bits, b travels in fewer bytes and still decrypts to the same messages.
+  const std::uint32_t bits = upload_bits(f.p);
+  EXPECT_EQ(bits, 35U);  // sigma = 2^-34.5: 2^-70 / 12 <= 2^-69 / 16
+  const SeededCiphertext rounded = f.enc.encrypt_seeded(f.mu.coeffs(), bits);
+  const Bytes rounded_bytes = serialize(f.p, rounded);
+  EXPECT_EQ(rounded_bytes.size(), 17 + 32 + 1 + (f.p.ring.N() * bits + 7) / 8);
+  const SeededCiphertext rounded2 = parse_seeded_ciphertext(rounded_bytes, f.p);
+  EXPECT_EQ(rounded2.bits, bits);
+  EXPECT_TRUE(std::equal(rounded.b.coeffs().begin(), rounded.b.coeffs().end(),
+                         rounded2.b.coeffs().begin()));
+  EXPECT_EQ(f.enc.decrypt(rounded2.expand()), f.enc.decrypt(ct));
   const SeededCiphertext seeded2 = parse_seeded_ciphertext(seeded_bytes, f.p);
   EXPECT_EQ(f.enc.decrypt(seeded2.expand()), f.enc.decrypt(ct));
 

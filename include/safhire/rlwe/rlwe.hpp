@@ -31,6 +31,10 @@ std::vector<ring::TorusPoly> encode_chunks(const ring::RingParams& ring,
                                            std::span<const std::int64_t> values,
                                            std::uint32_t bits);
 
+// The fewest bits of a fresh ciphertext's b whose rounding adds at most 1/16 of the fresh noise
+// variance (2^-2bits / 12 <= sigma^2 / 16): 35 for default-b8, 51 for default-b12.
+std::uint32_t upload_bits(const ParameterSet& params);
+
 // ---- Keys and ciphertexts ---------------------------------------------------------------------
 
 // The client's secret: uniform binary (or ternary) coefficients. Never leaves the client: it has
@@ -52,9 +56,11 @@ struct Ciphertext {
   explicit Ciphertext(const ring::RingParams& ring) : a(ring), b(ring) {}
 };
 
-// A fresh ciphertext as it travels: `a` is expand_seed(seed) (core/random.hpp).
+// A fresh ciphertext as it travels: `a` is expand_seed(seed) (core/random.hpp), and b is rounded
+// to a multiple of 2^(64-bits) so that only its top `bits` bits travel.
 struct SeededCiphertext {
   core::Seed seed{};
+  std::uint32_t bits = 64;
   ring::TorusPoly b;
   explicit SeededCiphertext(const ring::RingParams& ring) : b(ring) {}
   Ciphertext expand() const;
@@ -80,8 +86,9 @@ class Encryptor {
 
   const ParameterSet& params() const { return key_->params(); }
 
-  // Encryption of the torus polynomial mu (already scaled): b = a s + mu + e, a from a fresh seed.
-  SeededCiphertext encrypt_seeded(std::span<const u64> mu);
+  // Encryption of the torus polynomial mu (already scaled): b = a s + mu + e, a from a fresh seed,
+  // b rounded to `bits` bits (upload_bits: no measurable extra noise).
+  SeededCiphertext encrypt_seeded(std::span<const u64> mu, std::uint32_t bits = 64);
   Ciphertext encrypt(std::span<const u64> mu);
 
   // b - a s: the message plus the noise.

@@ -3,7 +3,8 @@
 // client). Layout, little-endian:
 //   "SFHR" | u16 format version (1) | u8 kind | u16 parameter-set id | u32 t | u32 a | payload
 //   kind 1, ciphertext:          N words a, N words b
-//   kind 2, seeded ciphertext:   32-byte seed, N words b
+//   kind 2, seeded ciphertext:   32-byte seed, u8 bits, the top `bits` bits of each of the N
+//                                words b, bit-packed
 //   kind 3, key-switching key:   u64 Galois element, u32 base D, u32 levels l,
 //                                l 32-byte seeds of the a_i, l x N words b_i
 //   kind 4, switched ciphertext: u8 bits, then the 2N values a, b packed at `bits` bits each
