@@ -63,7 +63,9 @@ std::vector<RoundNoise> estimate_round_noise(const Model& model, const rlwe::Par
       gamma == 0 ? 1.0
                  : static_cast<double>(params.ring.power(gamma) - params.ring.power(gamma - 1));
   const double gain = gamma == 0 ? 1.0 : 4 * phi * phi;
-  const double pack = std::exp2(rlwe::estimate_packing_noise(params).log2_variance);
+  const double pack = std::exp2((gamma == 0 ? rlwe::estimate_packing_noise(params)
+                                            : rlwe::estimate_block_packing_noise(params, gamma))
+                                    .log2_variance);
   std::vector<RoundNoise> out;
   for (const Round& round : model.rounds()) {
     double worst = 0;  // largest sum of squared weights over the output channels

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "safhire/core/error.hpp"
 #include "safhire/ring/cyclotomic.hpp"
 
 namespace safhire::rlwe {
@@ -79,6 +80,12 @@ NoiseEstimate estimate_extraction_noise(const ParameterSet& params, std::uint32_
   }
   const double f = std::pow(static_cast<double>(r.t()), static_cast<double>(r.a() - gamma));
   return estimate(params, 1.7 / (r.t() + 1) * f * f * v_ks);
+}
+
+NoiseEstimate estimate_block_packing_noise(const ParameterSet& params, std::uint32_t gamma) {
+  require(gamma >= 1 && gamma < params.ring.a(), ErrorCode::invalid_argument,
+          "block packing needs 1 <= gamma < a");
+  return estimate_extraction_noise(params, gamma);
 }
 
 NoiseEstimate estimate_packing_noise(const ParameterSet& params) {

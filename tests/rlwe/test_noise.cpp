@@ -7,6 +7,7 @@
 #include <random>
 
 #include "safhire/rlwe/noise.hpp"
+#include "safhire/rlwe/partial.hpp"
 #include "safhire/rlwe/trees.hpp"
 
 namespace {
@@ -120,6 +121,37 @@ TEST(SwitchNoise, RoundingModelIsATightUpperBound) {
       const double model = std::log2(switched_variance(p, bits));
       EXPECT_LE(probe.log2_variance(), model + 0.1) << name << " at " << bits << " bits";
       EXPECT_GE(probe.log2_variance(), model - 1.0) << name << " at " << bits << " bits";
+    }
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// Packing R_gamma blocks (gamma 1, 2): the estimate bounds the measured phase variance from
+// above, by at most 2 bits, on every default set.
+TEST(BlockPackNoise, EstimateIsAConservativeBound) {
+  for (const char* name : {"default-b8", "default-b12", "default-b16"}) {
+    const ParameterSet& p = parameter_set(name);
+    auto random = SeededRandom::from_counter(120);
+    const SecretKey key(p, random);
+    Encryptor enc(key, random);
+    const safhire::ring::TorusPoly mu(p.ring);
+    for (std::uint32_t gamma : {1U, 2U}) {
+      const GaloisKeys keys = make_galois_keys(key, p.gadget(gamma), random);
+      TraceTrees trees(p, p.gadget(gamma), keys);
+      const PartialExtraction px(p.ring, gamma);
+      NoiseProbe probe;
+      for (int rep = 0; rep < 2; ++rep) {
+        std::vector<Ciphertext> blocks;
+        for (std::uint32_t b = 0; b < px.blocks(); ++b)
+          blocks.push_back(px.embed(px.extract(enc.encrypt(mu.coeffs()), 0)));
+        probe.add(enc.phase(trees.pack_blocks(blocks, gamma, TreeMode::fast)).coeffs());
+      }
+      const double estimate = estimate_block_packing_noise(p, gamma).log2_variance;
+      EXPECT_LE(probe.log2_variance(), estimate + 0.1) << name << ", gamma " << gamma;
+      EXPECT_GE(probe.log2_variance(), estimate - 2.0) << name << ", gamma " << gamma;
     }
   }
 }

@@ -39,7 +39,7 @@ struct ModelInfo {
 // decrypts wrongly at the round's precision: fresh noise through the weights (sigma^2 times the
 // largest sum of squared weights of an output, pool windows expanded; times 4 phi(t^gamma)^2 at
 // gamma >= 1, the measured upper end of docs/partial-extraction.md), plus packing
-// (rlwe::estimate_packing_noise).
+// (rlwe::estimate_packing_noise, or estimate_block_packing_noise at gamma >= 1).
 struct RoundNoise {
   double log2_std = 0;
   double failure_probability = 0;  // per result
