@@ -170,59 +170,68 @@ Welcome decode_welcome(std::span<const std::uint8_t> bytes) {
   return out;
 }
 
-Bytes encode_upload(std::uint64_t session, const Upload& up, const rlwe::ParameterSet& params) {
+namespace {
+
+// Uploads and downloads share a layout: u32 round, u32 values, u32 count, count objects.
+template <class Item>
+Bytes encode_round(MessageType type, std::uint64_t session, std::uint32_t round,
+                   std::uint32_t values, const std::vector<Item>& items,
+                   const rlwe::ParameterSet& params) {
   core::ByteWriter w;
-  write_header(w, MessageType::upload, session);
-  w.u32(up.round);
-  w.u32(up.values);
-  w.u32(static_cast<std::uint32_t>(up.ciphertexts.size()));
-  for (const rlwe::SeededCiphertext& c : up.ciphertexts)
-    write_blob(w, rlwe::serialize(params, c));
+  write_header(w, type, session);
+  w.u32(round);
+  w.u32(values);
+  w.u32(static_cast<std::uint32_t>(items.size()));
+  for (const Item& item : items)
+    write_blob(w, rlwe::serialize(params, item));
   return w.take();
+}
+
+// `min_bytes`: the least an object can take, so that the count is checked against the bytes
+// present before anything is reserved.
+template <class Message, class Parse>
+Message decode_round(std::span<const std::uint8_t> bytes, MessageType type, const char* what,
+                     std::size_t min_bytes, Parse parse) {
+  core::ByteReader r(bytes, what);
+  read_header(r, type);
+  Message m;
+  m.round = bounded(r, 0, kMaxRounds, "round");
+  m.values = bounded(r, 1, kMaxValues, "value count");
+  const std::uint32_t count = r.u32();
+  if (count == 0 || count > r.remaining() / min_bytes)
+    r.fail("bad ciphertext count " + std::to_string(count));
+  for (std::uint32_t i = 0; i < count; ++i)
+    parse(m, read_blob(r));
+  r.expect_end();
+  return m;
+}
+
+}  // namespace
+
+Bytes encode_upload(std::uint64_t session, const Upload& up, const rlwe::ParameterSet& params) {
+  return encode_round(MessageType::upload, session, up.round, up.values, up.ciphertexts, params);
 }
 
 Upload decode_upload(std::span<const std::uint8_t> bytes, const rlwe::ParameterSet& params) {
-  core::ByteReader r(bytes, "upload");
-  read_header(r, MessageType::upload);
-  Upload up;
-  up.round = bounded(r, 0, kMaxRounds, "round");
-  up.values = bounded(r, 1, kMaxValues, "value count");
-  const std::uint32_t count = r.u32();
-  // Each seeded ciphertext takes at least its seed and one bit per value: checked before
-  // reserving anything.
-  if (count == 0 || count > r.remaining() / (32 + (std::size_t{params.ring.N()} + 7) / 8))
-    r.fail("bad ciphertext count " + std::to_string(count));
-  for (std::uint32_t i = 0; i < count; ++i)
-    up.ciphertexts.push_back(rlwe::parse_seeded_ciphertext(read_blob(r), params));
-  r.expect_end();
-  return up;
+  // A seeded ciphertext holds at least its seed and one bit per value.
+  const std::size_t min_bytes = 32 + (std::size_t{params.ring.N()} + 7) / 8;
+  return decode_round<Upload>(
+      bytes, MessageType::upload, "upload", min_bytes, [&](Upload& up, const Bytes& blob) {
+        up.ciphertexts.push_back(rlwe::parse_seeded_ciphertext(blob, params));
+      });
 }
 
 Bytes encode_download(std::uint64_t session, const Download& d, const rlwe::ParameterSet& params) {
-  core::ByteWriter w;
-  write_header(w, MessageType::download, session);
-  w.u32(d.round);
-  w.u32(d.values);
-  w.u32(static_cast<std::uint32_t>(d.packed.size()));
-  for (const rlwe::SwitchedCiphertext& c : d.packed)
-    write_blob(w, rlwe::serialize(params, c));
-  return w.take();
+  return encode_round(MessageType::download, session, d.round, d.values, d.packed, params);
 }
 
 Download decode_download(std::span<const std::uint8_t> bytes, const rlwe::ParameterSet& params) {
-  core::ByteReader r(bytes, "download");
-  read_header(r, MessageType::download);
-  Download d;
-  d.round = bounded(r, 0, kMaxRounds, "round");
-  d.values = bounded(r, 1, kMaxValues, "value count");
-  const std::uint32_t count = r.u32();
-  // Each switched ciphertext takes at least 2 ceil(N / 8) bytes (one bit per value).
-  if (count == 0 || count > r.remaining() / (2 * ((std::size_t{params.ring.N()} + 7) / 8)))
-    r.fail("bad ciphertext count " + std::to_string(count));
-  for (std::uint32_t i = 0; i < count; ++i)
-    d.packed.push_back(rlwe::parse_switched_ciphertext(read_blob(r), params));
-  r.expect_end();
-  return d;
+  // A switched ciphertext holds at least one bit per value of a and of b.
+  const std::size_t min_bytes = 2 * ((std::size_t{params.ring.N()} + 7) / 8);
+  return decode_round<Download>(bytes, MessageType::download, "download", min_bytes,
+                                [&](Download& d, const Bytes& blob) {
+                                  d.packed.push_back(rlwe::parse_switched_ciphertext(blob, params));
+                                });
 }
 
 Bytes encode_error(const ErrorMessage& e) {
