@@ -15,6 +15,7 @@
 #include "safhire/core/error.hpp"
 #include "safhire/hybrid/dataset.hpp"
 #include "safhire/hybrid/protocol.hpp"
+#include "safhire/hybrid/zoo.hpp"
 
 namespace safhire::apps {
 
@@ -215,6 +216,51 @@ int run_demo(int argc, char** argv) {
       up / 1e6, down / 1e6, keys / 1e6, t.keygen_s / n);
   std::printf("end to end at 1.25 MB/s: %.2f s per image\n", e2e);
   return t.agree == t.images ? 0 : 1;
+}
+
+int run_bench(int argc, char** argv) {
+  Options opt(argc, argv, 2);
+  const std::string name = opt.get("model", "resnet20");
+  const std::uint32_t bits = opt.number("bits", 8);
+  const std::uint32_t threads = opt.number("threads", 1);
+  const InferenceOptions options = options_from(opt);
+  const std::string set = opt.get("set", "default-b" + std::to_string(bits));
+  opt.finish();
+  ZooModel which = ZooModel::resnet20_cifar;
+  if (name == "resnet18") {
+    which = ZooModel::resnet18_tiny;
+  } else if (name == "resnet34") {
+    which = ZooModel::resnet34_imagenet;
+  } else {
+    require(name == "resnet20", ErrorCode::invalid_argument,
+            "--model is resnet20, resnet18 or resnet34");
+  }
+  const Model model = synthetic_model(which, bits);
+  const rlwe::ParameterSet& params = rlwe::parameter_set(set);
+  std::vector<std::int64_t> image(model.activation(0).size());
+  core::OsRandom random;
+  for (auto& v : image)
+    v = static_cast<std::int64_t>(random.word() %
+                                  static_cast<std::uint64_t>(model.input_max() + 1));
+  InferenceService service(model, rlwe::SecurityPolicy::require_128, threads);
+  InProcessTransport transport(service);
+  RemoteClient client(transport, params, options, random);
+  std::printf("%s (synthetic weights, %zu rounds) on %s, gamma = %u, %u thread(s)\n",
+              model.name().c_str(), model.rounds().size(), params.name.c_str(), options.gamma,
+              threads);
+  const InferenceReport r = client.infer(image);
+  const ServerTimes st = service.times();
+  std::printf(
+      "client %.3f s, server %.3f s (extract %.3f, linear %.3f, pack %.3f, other %.3f; "
+      "%llu key switches)\n",
+      r.client_s, st.total(), st.extract, st.linear, st.pack, st.other,
+      static_cast<unsigned long long>(service.key_switches()));
+  std::printf(
+      "%.2f MB up, %.2f MB down (keys %.2f MB); end to end at 1.25 MB/s: %.2f s\n",
+      static_cast<double>(r.bytes_up) / 1e6, static_cast<double>(r.bytes_down) / 1e6,
+      static_cast<double>(r.key_bytes) / 1e6,
+      r.client_s + st.total() + static_cast<double>(r.bytes_up + r.bytes_down) / kBandwidth);
+  return r.logits == evaluate(model, image) ? 0 : 1;
 }
 
 int run_serve(int argc, char** argv) {

@@ -41,6 +41,10 @@ void print_usage() {
       "  infer                encrypted inference against a server\n"
       "      [--server HOST:PORT] [--images N (10)] [--set NAME] [--gamma G]\n"
       "      [--input-bits B (8)]\n"
+      "  bench                one encrypted inference of a synthetic ResNet of the paper's\n"
+      "                       shapes, checked against plaintext: time and communication\n"
+      "      [--model resnet20|resnet18|resnet34] [--bits 8|12|16] [--gamma G]\n"
+      "      [--threads T] [--set NAME]\n"
       "  --version            print the version\n"
       "  info                 rings, NTT primes, CPU kernels and CUDA devices\n"
       "  ntt-demo [t a]       NTT round trip and an exact product checked against the\n"
@@ -166,6 +170,7 @@ int main(int argc, char** argv) {
     if (command == "demo") return safhire::apps::run_demo(argc, argv);
     if (command == "serve") return safhire::apps::run_serve(argc, argv);
     if (command == "infer") return safhire::apps::run_infer(argc, argv);
+    if (command == "bench") return safhire::apps::run_bench(argc, argv);
     if (command == "ntt-demo") {
       if (argc == 4) return run_ntt_demo({RingParams(parse_u32(argv[2]), parse_u32(argv[3]))});
       return run_ntt_demo({std::begin(kPaperRings), std::end(kPaperRings)});
