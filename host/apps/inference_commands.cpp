@@ -14,6 +14,7 @@
 
 #include "safhire/core/error.hpp"
 #include "safhire/hybrid/dataset.hpp"
+#include "safhire/hybrid/plan.hpp"
 #include "safhire/hybrid/protocol.hpp"
 #include "safhire/hybrid/zoo.hpp"
 
@@ -262,6 +263,35 @@ int run_bench(int argc, char** argv) {
       static_cast<double>(r.key_bytes) / 1e6,
       r.client_s + st.total() + static_cast<double>(r.bytes_up + r.bytes_down) / kBandwidth);
   return r.logits == evaluate(model, image) ? 0 : 1;
+}
+
+int run_plan(int argc, char** argv) {
+  Options opt(argc, argv, 2);
+  const Model model = Model::load(opt.get("model", default_model()));
+  const std::string set_name = opt.get("set", "");
+  const InferenceOptions options = options_from(opt);
+  opt.finish();
+  const std::string set = set_name.empty() ? default_set(model, options.gamma) : set_name;
+  const rlwe::ParameterSet& params = rlwe::parameter_set(set);
+  const Plan plan = plan_inference(model, params, options);
+  std::printf("%s on %s (N = %u), gamma = %u, %s packing\n", model.name().c_str(),
+              params.name.c_str(), params.ring.N(), options.gamma,
+              options.mode == rlwe::TreeMode::fast ? "fast" : "paper");
+  std::printf("%5s %8s %6s %7s %5s %5s %5s %5s %9s %10s %9s %9s\n", "round", "inputs", "cts",
+              "outputs", "packs", "b", "up", "down", "log2 std", "P[fail]", "switches", "kB up/dn");
+  for (std::size_t r = 0; r < plan.rounds.size(); ++r) {
+    const RoundPlan& p = plan.rounds[r];
+    std::printf("%5zu %8zu %6zu %7zu %5zu %5u %5u %5u %9.2f %10.1e %9llu %4.0f/%-4.0f\n", r,
+                p.inputs, p.uploaded_ciphertexts, p.outputs, p.packs, p.round_bits, p.upload_bits,
+                p.download_bits, p.noise.log2_std, p.noise.failure_probability,
+                static_cast<unsigned long long>(p.key_switches.value_or(0)),
+                static_cast<double>(p.bytes_up) / 1e3, static_cast<double>(p.bytes_down) / 1e3);
+  }
+  std::printf("total: %.2f MB up, %.2f MB down, %llu key switches%s\n",
+              static_cast<double>(plan.bytes_up) / 1e6, static_cast<double>(plan.bytes_down) / 1e6,
+              static_cast<unsigned long long>(plan.key_switches.value_or(0)),
+              plan.key_switches ? "" : " (paper mode: not predicted)");
+  return 0;
 }
 
 int run_serve(int argc, char** argv) {

@@ -45,6 +45,9 @@ void print_usage() {
       "                       shapes, checked against plaintext: time and communication\n"
       "      [--model resnet20|resnet18|resnet34] [--bits 8|12|16] [--gamma G (2)]\n"
       "      [--threads T] [--set NAME]\n"
+      "  plan                 per-round chunks, packs, precisions, noise, key switches and\n"
+      "                       bytes of an inference, before running it\n"
+      "      [--model FILE] [--set NAME] [--gamma G (2)] [--mode fast|paper]\n"
       "  --version            print the version\n"
       "  info                 rings, NTT primes, CPU kernels and CUDA devices\n"
       "  ntt-demo [t a]       NTT round trip and an exact product checked against the\n"
@@ -171,6 +174,7 @@ int main(int argc, char** argv) {
     if (command == "serve") return safhire::apps::run_serve(argc, argv);
     if (command == "infer") return safhire::apps::run_infer(argc, argv);
     if (command == "bench") return safhire::apps::run_bench(argc, argv);
+    if (command == "plan") return safhire::apps::run_plan(argc, argv);
     if (command == "ntt-demo") {
       if (argc == 4) return run_ntt_demo({RingParams(parse_u32(argv[2]), parse_u32(argv[3]))});
       return run_ntt_demo({std::begin(kPaperRings), std::end(kPaperRings)});

@@ -62,6 +62,11 @@ std::string case_label(const Case& c) {
   return s;
 }
 
+// How GoogleTest prints a case (found by argument-dependent lookup).
+[[maybe_unused]] void PrintTo(const Case& c, std::ostream* os) {
+  *os << case_label(c);
+}
+
 class EncryptedInference : public ::testing::TestWithParam<Case> {};
 
 TEST_P(EncryptedInference, LogitsEqualThePlaintextEvaluator) {

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "model_files.hpp"
+#include "safhire/hybrid/plan.hpp"
 #include "safhire/hybrid/protocol.hpp"
 
 namespace {
@@ -60,6 +61,29 @@ TEST(Protocol, InferenceThroughTheInProcessTransport) {
     EXPECT_GT(report.key_bytes, 0U);
   }
   EXPECT_EQ(service.sessions(), 0U);  // finished sessions are dropped
+}
+
+// The planner predicts, to the byte and to the switch, what an inference costs.
+TEST(Protocol, PlanPredictsBytesAndKeySwitches) {
+  const Model model = Model::load(model_path("small-b12.sfhm"));
+  const auto refs = load_reference("small-b12.ref");
+  const auto& params = safhire::rlwe::parameter_set("default-b12");
+  for (std::uint32_t gamma : {0U, 1U}) {
+    InferenceOptions options;
+    options.gamma = gamma;
+    const Plan plan = plan_inference(model, params, options);
+    InferenceService service(model, safhire::rlwe::SecurityPolicy::require_128);
+    InProcessTransport transport(service);
+    SeededRandom random = SeededRandom::from_counter(303);
+    RemoteClient client(transport, params, options, random);
+    const InferenceReport report = client.infer(refs[2].pixels);
+    EXPECT_EQ(report.logits, evaluate(model, refs[2].pixels));
+    EXPECT_EQ(service.key_switches(), *plan.key_switches) << "gamma " << gamma;
+    EXPECT_EQ(report.bytes_up, plan.bytes_up) << "gamma " << gamma;
+    const std::uint64_t welcome =
+        encode_welcome(Welcome{1, model.name(), ModelInfo::of(model)}).size();
+    EXPECT_EQ(report.bytes_down, plan.bytes_down + welcome) << "gamma " << gamma;
+  }
 }
 
 TEST(Protocol, InferenceOverTcpLoopback) {

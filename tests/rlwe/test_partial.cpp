@@ -84,6 +84,10 @@ std::string level_label(const Level& l) {
   return safhire::testing::ring_label(l.ring) + "_gamma" + std::to_string(l.gamma);
 }
 
+[[maybe_unused]] void PrintTo(const Level& l, std::ostream* os) {
+  *os << level_label(l);
+}
+
 class PartialOnSmallRings : public ::testing::TestWithParam<Level> {};
 
 TEST_P(PartialOnSmallRings, ExtractKeepsEveryBlockPhaseAndEmbedInvertsIt) {

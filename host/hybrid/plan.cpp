@@ -1,0 +1,57 @@
+#include "safhire/hybrid/plan.hpp"
+
+#include "safhire/core/error.hpp"
+#include "safhire/rlwe/partial.hpp"
+
+namespace safhire::hybrid {
+
+namespace {
+
+// Message sizes of protocol.cpp: header (16) and u32 round, values and count; each object a
+// u32 length and its rlwe format (17-byte header).
+constexpr std::uint64_t kRoundMessage = 16 + 12, kObject = 4 + 17;
+
+std::uint64_t packed_bytes(std::uint64_t n, std::uint32_t bits) {
+  return (n * bits + 7) / 8;
+}
+
+}  // namespace
+
+Plan plan_inference(const Model& model, const rlwe::ParameterSet& params,
+                    const InferenceOptions& options) {
+  require(options.gamma < params.ring.a(), ErrorCode::invalid_argument, "gamma must be below a");
+  const std::uint64_t N = params.ring.N();
+  const std::size_t powers = rlwe::power_elements(params.ring, options.gamma).size();
+  const std::uint32_t upload_bits = rlwe::upload_bits(params);
+  const std::vector<RoundNoise> noise = estimate_round_noise(model, params, options.gamma);
+  const std::uint64_t per_pack =
+      options.gamma == 0 ? N - 1 : params.ring.power(params.ring.a() - options.gamma) - 1;
+  Plan plan;
+  if (options.mode == rlwe::TreeMode::fast) plan.key_switches = 0;
+  for (std::size_t r = 0; r < model.rounds().size(); ++r) {
+    RoundPlan p;
+    p.inputs = model.activation(r).size();
+    p.chunks = (p.inputs + N - 1) / N;
+    p.uploaded_ciphertexts = p.chunks * powers;
+    p.outputs = model.rounds()[r].output.size();
+    p.packs = (p.outputs + N - 1) / N;
+    p.encoding_bits = model.encoding_bits(r);
+    p.round_bits = model.rounds()[r].bits;
+    p.upload_bits = upload_bits;
+    p.download_bits = noise[r].download_bits;
+    p.noise = noise[r];
+    if (options.mode == rlwe::TreeMode::fast) {
+      p.key_switches = p.packs * per_pack;
+      *plan.key_switches += *p.key_switches;
+    }
+    p.bytes_up =
+        kRoundMessage + p.uploaded_ciphertexts * (kObject + 32 + 1 + packed_bytes(N, upload_bits));
+    p.bytes_down = kRoundMessage + p.packs * (kObject + 1 + 2 * packed_bytes(N, p.download_bits));
+    plan.bytes_up += p.bytes_up;
+    plan.bytes_down += p.bytes_down;
+    plan.rounds.push_back(p);
+  }
+  return plan;
+}
+
+}  // namespace safhire::hybrid

@@ -1,0 +1,35 @@
+// The planner: what an inference of a model will cost before it runs. Per round (one linear
+// block between two client-side non-linearities): the values uploaded and the chunks of N they
+// fill (times phi(t^gamma) powers at gamma >= 1), the outputs and the packed ciphertexts that
+// carry them, the precisions of upload and download, the estimated noise, the key switches of
+// fast packing and the bytes each way. Slot s of a round lives at coefficient s mod N of chunk
+// (or pack) s / N; the server's permutation maps slots to model indices (inference.hpp).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "safhire/hybrid/inference.hpp"
+
+namespace safhire::hybrid {
+
+struct RoundPlan {
+  std::size_t inputs = 0, chunks = 0, uploaded_ciphertexts = 0;
+  std::size_t outputs = 0, packs = 0;
+  std::uint32_t encoding_bits = 0, round_bits = 0, upload_bits = 0, download_bits = 0;
+  std::optional<std::uint64_t> key_switches;   // known in fast mode
+  std::uint64_t bytes_up = 0, bytes_down = 0;  // the round's upload and download messages
+  RoundNoise noise;
+};
+
+struct Plan {
+  std::vector<RoundPlan> rounds;
+  std::optional<std::uint64_t> key_switches;
+  std::uint64_t bytes_up = 0, bytes_down = 0;
+};
+
+Plan plan_inference(const Model& model, const rlwe::ParameterSet& params,
+                    const InferenceOptions& options);
+
+}  // namespace safhire::hybrid
