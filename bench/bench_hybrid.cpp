@@ -2,7 +2,7 @@
 // client, service and in-process transport with every message serialized. One inference per
 // benchmark (they take seconds to minutes); the counters carry the report:
 //   e2e/resnet20/b8/gamma0[/threads2]    ResNet-20, 3x32x32, b in {8, 12, 16}, gamma in {0, 1, 2}
-//   e2e/resnet18/b8/gamma0               ResNet-18, 3x64x64
+//   e2e/resnet18/b8/gamma2, /gamma0      ResNet-18, 3x64x64
 // Counters: client_s, server_s and its extract_s / linear_s / pack_s / other_s, key_switches,
 // bytes_up, bytes_down (per inference, keys excluded), key_bytes (evaluation keys, once per
 // session) and e2e_s_at_1_25MBps = client_s + server_s + (bytes_up + bytes_down) / 1.25 MB/s.
@@ -79,6 +79,7 @@ int main(int argc, char** argv) {
   }
   add(ZooModel::resnet20_cifar, 8, 0, 2);
   add(ZooModel::resnet20_cifar, 8, 2, 2);
+  add(ZooModel::resnet18_tiny, 8, 2, 1);
   add(ZooModel::resnet18_tiny, 8, 0, 1);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
