@@ -70,8 +70,9 @@ TEST_P(TrainedModels, FileRoundTripsAndEveryTruncationIsRejected) {
   EXPECT_THROW(Model::parse(longer), safhire::Error);
 }
 
-INSTANTIATE_TEST_SUITE_P(Small, TrainedModels,
-                         ::testing::Values("small-b8", "small-b12", "small-b16"),
+INSTANTIATE_TEST_SUITE_P(Trained, TrainedModels,
+                         ::testing::Values("small-b8", "small-b12", "small-b16", "resnet20-b8",
+                                           "resnet20-b16"),
                          [](const auto& param_info) {
                            std::string s = param_info.param;
                            for (char& c : s)
