@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "safhire/core/error.hpp"
@@ -153,6 +154,8 @@ InferenceOptions options_from(Options& opt) {
   return o;
 }
 
+unsigned all_cores() { return std::max(1U, std::thread::hardware_concurrency()); }
+
 std::atomic<bool> g_stop{false};
 void on_signal(int) {
   g_stop = true;
@@ -166,7 +169,7 @@ int run_demo(int argc, char** argv) {
   const Model model = Model::load(opt.get("model", default_model()));
   const std::string set_name = opt.get("set", "");
   const std::uint32_t images = opt.number("images", 100);
-  const std::uint32_t threads = opt.number("threads", 1);
+  const std::uint32_t threads = opt.number("threads", all_cores());
   const InferenceOptions options = options_from(opt);
   const std::string set = set_name.empty() ? default_set(model, options.gamma) : set_name;
   opt.finish();

@@ -35,7 +35,7 @@ void print_usage() {
       "  demo                 encrypted inference of Fashion-MNIST test images, in process:\n"
       "                       accuracy, agreement with plaintext, time, communication\n"
       "      [--images N (100)] [--gamma G (2)] [--mode fast|paper] [--model FILE]\n"
-      "      [--set NAME] [--threads T (1)] [--json]\n"
+      "      [--set NAME] [--threads T (all cores)] [--json]\n"
       "  serve                serve encrypted inference over TCP\n"
       "      [--port P (7788)] [--model FILE] [--threads T (1)]\n"
       "  infer                encrypted inference against a server\n"
