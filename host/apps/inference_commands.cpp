@@ -154,7 +154,9 @@ InferenceOptions options_from(Options& opt) {
   return o;
 }
 
-unsigned all_cores() { return std::max(1U, std::thread::hardware_concurrency()); }
+unsigned all_cores() {
+  return std::max(1U, std::thread::hardware_concurrency());
+}
 
 std::atomic<bool> g_stop{false};
 void on_signal(int) {
