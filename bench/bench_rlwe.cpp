@@ -33,6 +33,13 @@ std::string name(const char* op, const ParameterSet& p, bool paper) {
   return out;
 }
 
+// Key switches per iteration and per second of a tree benchmark.
+void report_key_switches(benchmark::State& state, const TraceTrees& trees) {
+  const auto total = static_cast<double>(trees.key_switches());
+  state.counters["keyswitches"] = total / static_cast<double>(state.iterations());
+  state.counters["keyswitches_per_s"] = benchmark::Counter(total, benchmark::Counter::kIsRate);
+}
+
 void register_set(const ParameterSet& p, bool paper) {
   benchmark::RegisterBenchmark(name("keyswitch", p, paper).c_str(), [&p](benchmark::State& state) {
     safhire::core::OsRandom random;
@@ -94,10 +101,7 @@ void register_trees(const ParameterSet& p) {
         Ciphertext packed = trees.pack_lwes(lwes, p.ring.a() - 1, mode);
         benchmark::DoNotOptimize(packed.b.data());
       }
-      state.counters["keyswitches"] =
-          static_cast<double>(trees.key_switches()) / static_cast<double>(state.iterations());
-      state.counters["keyswitches_per_s"] = benchmark::Counter(
-          static_cast<double>(trees.key_switches()), benchmark::Counter::kIsRate);
+      report_key_switches(state, trees);
     })->Unit(benchmark::kMillisecond);
   }
   for (std::uint32_t gamma = 0; gamma <= 2; ++gamma) {
@@ -114,10 +118,7 @@ void register_trees(const ParameterSet& p) {
         auto parts = trees.split(ct, gamma, TreeMode::fast);
         benchmark::DoNotOptimize(parts.data());
       }
-      state.counters["keyswitches"] =
-          static_cast<double>(trees.key_switches()) / static_cast<double>(state.iterations());
-      state.counters["keyswitches_per_s"] = benchmark::Counter(
-          static_cast<double>(trees.key_switches()), benchmark::Counter::kIsRate);
+      report_key_switches(state, trees);
     })->Unit(benchmark::kMillisecond);
   }
 }
@@ -167,10 +168,7 @@ void register_partial(const ParameterSet& p) {
         Ciphertext packed = trees.pack_blocks(blocks, gamma, TreeMode::fast);
         benchmark::DoNotOptimize(packed.b.data());
       }
-      state.counters["keyswitches"] =
-          static_cast<double>(trees.key_switches()) / static_cast<double>(state.iterations());
-      state.counters["keyswitches_per_s"] = benchmark::Counter(
-          static_cast<double>(trees.key_switches()), benchmark::Counter::kIsRate);
+      report_key_switches(state, trees);
     })->Unit(benchmark::kMillisecond);
   }
 }

@@ -246,11 +246,9 @@ void Server::extract(const Upload& up) {
     if (!partial_) {
       const rlwe::Ciphertext ct = up.ciphertexts[c].expand();
       core::parallel_for(values, threads_, [&](std::size_t j, unsigned) {
-        const rlwe::LweCiphertext lwe =
-            rlwe::sample_extract(params_.ring, ct, static_cast<std::uint32_t>(j));
         u64* row = act->rows.data() + previous_permutation_[c * N + j] * W;
-        std::copy(lwe.a.begin(), lwe.a.end(), row);
-        row[N] = lwe.b;
+        row[N] = rlwe::sample_extract_into(params_.ring, ct, static_cast<std::uint32_t>(j),
+                                           std::span<u64>(row, N));
       });
       continue;
     }

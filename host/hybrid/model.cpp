@@ -193,24 +193,30 @@ Model Model::load(const std::string& path) {
   return parse(bytes);
 }
 
-std::vector<std::uint8_t> Model::serialize() const {
+namespace {
+
+// The file of docs/model-format.md, from a model's parts (the writer behind serialize and
+// from_parts).
+std::vector<std::uint8_t> write_model(const std::string& name, std::uint32_t bits,
+                                      std::uint32_t act_bits, std::uint32_t input_bits,
+                                      const Shape& input, const std::vector<Round>& rounds) {
   core::ByteWriter out;
   for (char c : std::string("SFHM"))
     out.u8(static_cast<std::uint8_t>(c));
   out.u16(kVersion);
   out.u16(0);
-  out.u32(static_cast<std::uint32_t>(name_.size()));
-  for (char c : name_)
+  out.u32(static_cast<std::uint32_t>(name.size()));
+  for (char c : name)
     out.u8(static_cast<std::uint8_t>(c));
-  out.u8(static_cast<std::uint8_t>(bits_));
-  out.u8(static_cast<std::uint8_t>(act_bits_));
-  out.u8(static_cast<std::uint8_t>(input_bits_));
+  out.u8(static_cast<std::uint8_t>(bits));
+  out.u8(static_cast<std::uint8_t>(act_bits));
+  out.u8(static_cast<std::uint8_t>(input_bits));
   out.u8(0);
-  out.u32(activations_[0].c);
-  out.u32(activations_[0].h);
-  out.u32(activations_[0].w);
-  out.u32(static_cast<std::uint32_t>(rounds_.size()));
-  for (const Round& round : rounds_) {
+  out.u32(input.c);
+  out.u32(input.h);
+  out.u32(input.w);
+  out.u32(static_cast<std::uint32_t>(rounds.size()));
+  for (const Round& round : rounds) {
     out.u32(round.output.c);
     out.u32(round.bits);
     out.u32(static_cast<std::uint32_t>(round.terms.size()));
@@ -227,6 +233,18 @@ std::vector<std::uint8_t> Model::serialize() const {
     out.u8(static_cast<std::uint8_t>(round.requant ? round.requant->shift : 0));
   }
   return out.take();
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> Model::serialize() const {
+  return write_model(name_, bits_, act_bits_, input_bits_, activations_[0], rounds_);
+}
+
+Model Model::from_parts(const std::string& name, std::uint32_t bits, std::uint32_t act_bits,
+                        std::uint32_t input_bits, const Shape& input,
+                        const std::vector<Round>& rounds) {
+  return parse(write_model(name, bits, act_bits, input_bits, input, rounds));
 }
 
 void require_input(const Model& model, std::span<const std::int64_t> input) {

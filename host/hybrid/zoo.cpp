@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "safhire/core/error.hpp"
-#include "safhire/core/serialize.hpp"
 
 namespace safhire::hybrid {
 
@@ -107,74 +106,64 @@ Model synthetic_model(ZooModel model, std::uint32_t bits, std::uint64_t seed) {
   const std::int64_t amax = (std::int64_t{1} << act_bits) - 1;
   const std::int64_t limit = (std::int64_t{1} << (bits - 1)) - 1, bias_limit = limit / 8;
   std::mt19937_64 rng(seed);
-  core::ByteWriter out;
-  for (char ch : std::string("SFHM"))
-    out.u8(static_cast<std::uint8_t>(ch));
-  out.u16(1);
-  out.u16(0);
-  const std::string name = "synthetic-" + to_string(model) + "-b" + std::to_string(bits);
-  out.u32(static_cast<std::uint32_t>(name.size()));
-  for (char ch : name)
-    out.u8(static_cast<std::uint8_t>(ch));
-  out.u8(static_cast<std::uint8_t>(bits));
-  out.u8(static_cast<std::uint8_t>(act_bits));
-  out.u8(static_cast<std::uint8_t>(act_bits));
-  out.u8(0);
-  out.u32(arch.c);
-  out.u32(arch.h);
-  out.u32(arch.w);
-  out.u32(static_cast<std::uint32_t>(arch.rounds.size()));
+  std::vector<Round> rounds;
   for (std::size_t r = 0; r < arch.rounds.size(); ++r) {
-    const RoundSpec& round = arch.rounds[r];
-    out.u32(round.out_c);
-    out.u32(bits);
-    out.u32(static_cast<std::uint32_t>(round.terms.size()));
+    const RoundSpec& spec = arch.rounds[r];
+    Round round;
+    round.output.c = spec.out_c;
+    round.bits = bits;
     // Budget per output channel, shared by the terms: (limit - bias) / max_input.
     std::int64_t max_input = 0;
-    for (const TermSpec& t : round.terms)
+    for (const TermSpec& t : spec.terms)
       max_input = std::max(max_input, amax * (t.pool == 0 ? 1 : std::int64_t{t.pool} * t.pool));
     const std::int64_t budget = (limit - bias_limit) / max_input;
-    std::vector<std::int64_t> left(round.out_c, budget);
-    for (const TermSpec& t : round.terms) {
-      for (std::uint32_t v : {t.source, t.pool, t.in_c, t.kernel, t.stride, t.pad})
-        out.u32(v);
+    std::vector<std::int64_t> left(spec.out_c, budget);
+    for (const TermSpec& t : spec.terms) {
+      Term term;
+      term.source = t.source;
+      term.pool = t.pool;
+      term.kernel = t.kernel;
+      term.stride = t.stride;
+      term.pad = t.pad;
+      term.input.c = t.in_c;
       const std::size_t per_out = std::size_t{t.in_c} * t.kernel * t.kernel;
-      for (std::uint32_t o = 0; o < round.out_c; ++o) {
-        std::vector<std::int16_t> w(per_out, 0);
+      term.weights.assign(per_out * spec.out_c, 0);
+      for (std::uint32_t o = 0; o < spec.out_c; ++o) {
+        std::int16_t* w = term.weights.data() + o * per_out;
         if (t.identity) {
           if (left[o] > 0) {
             w[o] = 1;
             --left[o];
           }
-        } else {
-          // +-1 at up to `left / terms remaining` random positions.
-          const std::int64_t share =
-              std::min<std::int64_t>(left[o] / static_cast<std::int64_t>(round.terms.size()) + 1,
-                                     static_cast<std::int64_t>(per_out));
-          for (std::int64_t k = 0; k < share && left[o] > 0; ++k) {
-            std::int16_t& x = w[rng() % per_out];
-            if (x != 0) continue;
-            x = (rng() & 1) ? 1 : -1;
-            --left[o];
-          }
+          continue;
         }
-        for (std::int16_t x : w)
-          out.u16(static_cast<std::uint16_t>(x));
+        // +-1 at up to `left / terms + 1` random positions.
+        const std::int64_t share =
+            std::min<std::int64_t>(left[o] / static_cast<std::int64_t>(spec.terms.size()) + 1,
+                                   static_cast<std::int64_t>(per_out));
+        for (std::int64_t k = 0; k < share && left[o] > 0; ++k) {
+          std::int16_t& x = w[rng() % per_out];
+          if (x != 0) continue;
+          x = (rng() & 1) ? 1 : -1;
+          --left[o];
+        }
       }
+      round.terms.push_back(std::move(term));
     }
-    for (std::uint32_t o = 0; o < round.out_c; ++o)
-      out.u32(static_cast<std::uint32_t>(static_cast<std::int32_t>(
-          static_cast<std::int64_t>(rng() % (2 * bias_limit + 1)) - bias_limit)));
-    const bool last = r + 1 == arch.rounds.size();
-    out.u8(last ? 0 : 1);
-    // Scale so that a quarter of the accumulator range maps to the activation range.
-    const std::uint32_t shift = 24;
-    const auto mult = static_cast<std::uint32_t>(
-        std::max<std::int64_t>(1, (amax << shift) / std::max<std::int64_t>(1, limit / 4)));
-    out.u32(last ? 0 : mult);
-    out.u8(last ? 0 : shift);
+    for (std::uint32_t o = 0; o < spec.out_c; ++o)
+      round.bias.push_back(static_cast<std::int32_t>(
+          static_cast<std::int64_t>(rng() % (2 * bias_limit + 1)) - bias_limit));
+    if (r + 1 < arch.rounds.size()) {
+      // Scale so that a quarter of the accumulator range maps to the activation range.
+      const std::uint32_t shift = 24;
+      round.requant = Requant{static_cast<std::uint32_t>(std::max<std::int64_t>(
+                                  1, (amax << shift) / std::max<std::int64_t>(1, limit / 4))),
+                              shift};
+    }
+    rounds.push_back(std::move(round));
   }
-  return Model::parse(out.take());
+  return Model::from_parts("synthetic-" + to_string(model) + "-b" + std::to_string(bits), bits,
+                           act_bits, act_bits, Shape{arch.c, arch.h, arch.w}, rounds);
 }
 
 }  // namespace safhire::hybrid

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "safhire/core/error.hpp"
 #include "safhire/core/modarith.hpp"
@@ -14,10 +15,30 @@ namespace {
 using ring::RingParams;
 using ring::TorusArith;
 
-// The exponent e mod M as an index in [0, M).
-std::uint32_t exponent_mod(std::int64_t e, std::uint32_t M) {
-  const std::int64_t m = static_cast<std::int64_t>(M);
-  return static_cast<std::uint32_t>(((e % m) + m) % m);
+// dst += c Z^e src over one R_gamma element (L words), 0 <= e < t^gamma: exponent i + e mod
+// t^gamma; those in [L, t^gamma) fold into -sum_(b < t-1) Z^(b t^(gamma-1) + r).
+void monomial_into(const ring::RingParams& sub, const u64* src, std::uint32_t e, u64 c, u64* dst) {
+  const std::uint32_t L = sub.N(), inner = sub.m(), t = sub.t(), order = sub.M();
+  for (std::uint32_t i = 0; i < L; ++i) {
+    std::uint32_t pos = i + e;
+    if (pos >= order) pos -= order;
+    const u64 v = c * src[i];
+    if (pos < L) {
+      dst[pos] += v;
+    } else {
+      for (std::uint32_t block = 0; block + 1 < t; ++block)
+        dst[block * inner + (pos - L)] -= v;
+    }
+  }
+}
+
+// sigma_k of t^gamma times the trace-dual of lane j, Z^-j - Z^(t^(gamma-1) - j mod t^(gamma-1)):
+// the exponents (mod t^gamma) of its + and - monomial.
+std::pair<std::uint32_t, std::uint32_t> dual_exponents(const ring::RingParams& sub, std::uint64_t k,
+                                                       std::uint32_t j) {
+  const std::uint64_t order = sub.M(), inner = sub.m();
+  return {static_cast<std::uint32_t>((order - k * j % order) % order),
+          static_cast<std::uint32_t>(k * (inner - j % inner) % order)};
 }
 
 }  // namespace
@@ -73,21 +94,10 @@ void PartialExtraction::require_sample(const ModuleLwe& x, const char* what) con
               " over " + sub_.name() + " expected");
 }
 
-// out = Z^e x in R_gamma for 0 <= e < t^gamma: exponents rotate mod t^gamma, and those that land
-// in [phi, t^gamma) fold into the t-1 lower blocks of length t^(gamma-1) (reference §1.2).
+// out = Z^e x in R_gamma, 0 <= e < t^gamma.
 void PartialExtraction::monomial_times(const u64* x, std::uint32_t e, u64* out) const {
-  const std::uint32_t L = lanes(), order = sub_.M(), inner = sub_.m(), t = sub_.t();
-  std::fill(out, out + L, u64{0});
-  for (std::uint32_t i = 0; i < L; ++i) {
-    std::uint32_t pos = i + e;
-    if (pos >= order) pos -= order;
-    if (pos < L) {
-      out[pos] += x[i];
-    } else {
-      for (std::uint32_t c = 0; c + 1 < t; ++c)
-        out[c * inner + (pos - L)] -= x[i];
-    }
-  }
+  std::fill(out, out + lanes(), u64{0});
+  monomial_into(sub_, x, e, 1, out);
 }
 
 // The blocks of one ciphertext, transposed to contiguous lanes: a_p, Z a_p and b_p for every p.
@@ -160,49 +170,26 @@ std::vector<ModuleLwe> PartialExtraction::conjugates(std::span<const Ciphertext>
 }
 
 std::vector<u64> PartialExtraction::lane_plaintexts(std::span<const std::int64_t> w) const {
-  const std::uint32_t L = lanes(), order = sub_.M(), inner = sub_.m();  // t^gamma, t^(gamma-1)
+  const std::uint32_t L = lanes(), order = sub_.M();
   require(w.size() == std::size_t{L} * L, ErrorCode::size_mismatch,
           "lane_plaintexts: " + std::to_string(L) + " x " + std::to_string(L) +
               " weights expected, got " + std::to_string(w.size()));
   std::vector<u64> out(std::size_t{L} * elements_.size(), 0);
   for (std::size_t kk = 0; kk < elements_.size(); ++kk) {
-    const auto k = static_cast<std::int64_t>(elements_[kk]);
     const std::span<u64> p(out.data() + kk * L, L);
     for (std::uint32_t z = 0; z < L; ++z) {
       for (std::uint32_t j = 0; j < L; ++j) {
         const u64 weight = static_cast<u64>(w[std::size_t{z} * L + j]);
         if (weight == 0) continue;
         // Z^z sigma_k(Z^-j - Z^(t^(gamma-1) - j mod t^(gamma-1))), exponents mod t^gamma.
-        const std::int64_t e1 = std::int64_t{z} - k * j;
-        const std::int64_t e2 = std::int64_t{z} + k * (std::int64_t{inner} - j % inner);
-        ring::add_monomial(sub_, p, exponent_mod(e1, order), weight, TorusArith{});
-        ring::add_monomial(sub_, p, exponent_mod(e2, order), u64{0} - weight, TorusArith{});
+        const auto [plus, minus] = dual_exponents(sub_, elements_[kk], j);
+        ring::add_monomial(sub_, p, (z + plus) % order, weight, TorusArith{});
+        ring::add_monomial(sub_, p, (z + minus) % order, u64{0} - weight, TorusArith{});
       }
     }
   }
   return out;
 }
-
-namespace {
-
-// dst += c Z^e src over one R_gamma element (L words), 0 <= e < t^gamma: exponent i + e mod
-// t^gamma; those in [L, t^gamma) fold into -sum_(b < t-1) Z^(b t^(gamma-1) + r).
-void monomial_into(const ring::RingParams& sub, const u64* src, std::uint32_t e, u64 c, u64* dst) {
-  const std::uint32_t L = sub.N(), inner = sub.m(), t = sub.t(), order = sub.M();
-  for (std::uint32_t i = 0; i < L; ++i) {
-    std::uint32_t pos = i + e;
-    if (pos >= order) pos -= order;
-    const u64 v = c * src[i];
-    if (pos < L) {
-      dst[pos] += v;
-    } else {
-      for (std::uint32_t block = 0; block + 1 < t; ++block)
-        dst[block * inner + (pos - L)] -= v;
-    }
-  }
-}
-
-}  // namespace
 
 void PartialExtraction::monomial_accumulate(ModuleLwe& acc, const ModuleLwe& x, std::uint32_t e,
                                             u64 c) const {
@@ -236,16 +223,14 @@ ModuleLwe PartialExtraction::from_row(std::span<const u64> row) const {
 
 void PartialExtraction::clean_sample(std::span<const ModuleLwe> conjugates, std::uint32_t j,
                                      std::span<u64> row) const {
-  const std::uint32_t L = lanes(), order = sub_.M(), inner = sub_.m();
+  const std::uint32_t L = lanes();
   require(conjugates.size() == elements_.size() && row.size() == row_words() && j < L,
           ErrorCode::size_mismatch, "clean_sample: one block's conjugates and a row expected");
   std::fill(row.begin(), row.end(), u64{0});
   for (std::size_t kk = 0; kk < elements_.size(); ++kk) {
     const ModuleLwe& x = conjugates[kk];
     require_sample(x, "clean_sample input");
-    const std::uint64_t k = elements_[kk];
-    const auto e1 = static_cast<std::uint32_t>((order - k * j % order) % order);
-    const auto e2 = static_cast<std::uint32_t>(k * (inner - j % inner) % order);
+    const auto [e1, e2] = dual_exponents(sub_, elements_[kk], j);
     for (std::uint32_t v = 0; v < blocks_; ++v) {
       monomial_into(sub_, x.a.data() + std::size_t{v} * L, e1, 1, row.data() + std::size_t{v} * L);
       monomial_into(sub_, x.a.data() + std::size_t{v} * L, e2, ~u64{0},

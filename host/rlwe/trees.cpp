@@ -113,23 +113,29 @@ GaloisKeys make_galois_keys(const SecretKey& key, const Gadget& gadget, core::Ra
 
 // ---- LWE <-> RLWE -----------------------------------------------------------------------------
 
-LweCiphertext sample_extract(const RingParams& r, const Ciphertext& ct, std::uint32_t j) {
+u64 sample_extract_into(const RingParams& r, const Ciphertext& ct, std::uint32_t j,
+                        std::span<u64> a) {
   require_ring(ct, r, "sample_extract");
+  ring::require_degree(r, a.size(), "sample_extract output");
   require(j < r.N(), ErrorCode::invalid_argument,
           "sample_extract: coefficient " + std::to_string(j) + " of a ring of degree " +
               std::to_string(r.N()));
   const std::uint32_t N = r.N(), M = r.M(), m = r.m(), rr = j % m;
-  LweCiphertext lwe;
-  lwe.a.assign(N, 0);
   // A_i = [i <= j] a_(j-i) + [i > j+m] a_(j+M-i) - [i > r] a_(N+r-i)   (reference §5.1)
   for (std::uint32_t i = 0; i < N; ++i) {
     u64 v = 0;
     if (i <= j) v += ct.a[j - i];
     if (i > j + m) v += ct.a[j + M - i];
     if (i > rr) v -= ct.a[N + rr - i];
-    lwe.a[i] = v;
+    a[i] = v;
   }
-  lwe.b = ct.b[j];
+  return ct.b[j];
+}
+
+LweCiphertext sample_extract(const RingParams& r, const Ciphertext& ct, std::uint32_t j) {
+  LweCiphertext lwe;
+  lwe.a.assign(r.N(), 0);
+  lwe.b = sample_extract_into(r, ct, j, lwe.a);
   return lwe;
 }
 

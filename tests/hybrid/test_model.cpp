@@ -9,6 +9,7 @@
 #include "model_files.hpp"
 #include "safhire/core/error.hpp"
 #include "safhire/hybrid/model.hpp"
+#include "safhire/hybrid/zoo.hpp"
 
 namespace {
 
@@ -134,6 +135,32 @@ TEST(ModelFile, InputsOutOfRangeAreRejected) {
   EXPECT_THROW(evaluate(m, x), safhire::Error);
   x.pop_back();
   EXPECT_THROW(evaluate(m, x), safhire::Error);
+}
+
+TEST(Zoo, SyntheticModelsHaveThePapersShapesAndPassValidation) {
+  struct Expected {
+    ZooModel model;
+    std::size_t rounds, input, logits;
+  };
+  for (const Expected& e : {Expected{ZooModel::resnet20_cifar, 20, 3 * 32 * 32, 10},
+                            Expected{ZooModel::resnet18_tiny, 18, 3 * 64 * 64, 200},
+                            Expected{ZooModel::resnet34_imagenet, 34, 3 * 224 * 224, 1000}}) {
+    const Model m = synthetic_model(e.model, 8);
+    EXPECT_EQ(m.rounds().size(), e.rounds) << to_string(e.model);
+    EXPECT_EQ(m.activation(0).size(), e.input);
+    EXPECT_EQ(m.logits(), e.logits);
+    EXPECT_EQ(Model::parse(m.serialize()).serialize(), m.serialize());
+  }
+  // Seeded: the same seed gives the same weights, another seed others.
+  const auto a = synthetic_model(ZooModel::resnet20_cifar, 12, 7).serialize();
+  EXPECT_EQ(a, synthetic_model(ZooModel::resnet20_cifar, 12, 7).serialize());
+  EXPECT_NE(a, synthetic_model(ZooModel::resnet20_cifar, 12, 8).serialize());
+  std::mt19937_64 rng(9);
+  const Model m = synthetic_model(ZooModel::resnet20_cifar, 16);
+  std::vector<std::int64_t> x(m.activation(0).size());
+  for (auto& v : x)
+    v = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(m.input_max() + 1));
+  EXPECT_EQ(evaluate(m, x).size(), 10U);
 }
 
 }  // namespace

@@ -59,6 +59,12 @@ class Model {
   // Any violation is an Error(malformed_input) saying what and where.
   static Model parse(std::span<const std::uint8_t> bytes);
   static Model load(const std::string& path);
+  // A model from its parts, validated exactly as a file is: each round gives output.c, bits,
+  // bias, requant and its terms' source, pool, kernel, stride, pad, input.c and weights; the
+  // shapes follow.
+  static Model from_parts(const std::string& name, std::uint32_t bits, std::uint32_t act_bits,
+                          std::uint32_t input_bits, const Shape& input,
+                          const std::vector<Round>& rounds);
   std::vector<std::uint8_t> serialize() const;
 
   const std::string& name() const { return name_; }

@@ -53,6 +53,9 @@ GaloisKeys make_galois_keys(const SecretKey& key, const Gadget& gadget, core::Ra
 
 // RLWE -> LWE of coefficient j (free): (A^(j), b_j) with <A^(j), s> = (a s)_j (reference §5.1).
 LweCiphertext sample_extract(const ring::RingParams& ring, const Ciphertext& ct, std::uint32_t j);
+// The same into caller memory (N words of A, no allocation); returns b_j.
+u64 sample_extract_into(const ring::RingParams& ring, const Ciphertext& ct, std::uint32_t j,
+                        std::span<u64> a);
 // LWE -> RLWE: (a, b = B) with (a s)_0 = <A, s>, phase mu + e at coefficient 0 (reference §5.2).
 Ciphertext embed_lwe(const ring::RingParams& ring, const LweCiphertext& lwe);
 
