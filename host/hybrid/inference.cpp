@@ -7,7 +7,6 @@
 
 #include "safhire/core/error.hpp"
 #include "safhire/core/parallel.hpp"
-#include "safhire/ring/simd.hpp"
 #include "safhire/rlwe/noise.hpp"
 #include "safhire/rlwe/rlwe.hpp"
 
@@ -177,23 +176,52 @@ std::optional<Upload> Client::receive(const Download& d) {
 
 // ---- Server -----------------------------------------------------------------------------------
 
-// A received activation in activation-index order: one row per value, an LWE sample (N words
-// and b) at gamma = 0, a clean module-LWE sample (N + lanes words) at gamma >= 1.
-struct Server::Activation {
-  std::vector<u64> rows;
-};
+backend::LinearLayer linear_layer(const Model& model, std::size_t r,
+                                  std::span<const std::uint32_t> permutation) {
+  const Round& round = model.rounds().at(r);
+  const std::size_t n = round.output.size(), hw = std::size_t{round.output.h} * round.output.w;
+  require(permutation.size() == n, ErrorCode::invalid_argument,
+          "linear layer: permutation of the wrong size");
+  std::vector<std::uint32_t> slot_of(n, 0);
+  for (std::size_t s = 0; s < n; ++s)
+    slot_of.at(permutation[s]) = static_cast<std::uint32_t>(s);
+  backend::LinearLayer layer;
+  layer.slot.reserve(n);
+  layer.bias.reserve(n);
+  layer.tap_start.reserve(n + 1);
+  std::vector<Tap> taps_of;
+  // One group per output position: its channels read the same input window.
+  for (std::size_t p = 0; p < hw; ++p) {
+    for (std::uint32_t c = 0; c < round.output.c; ++c) {
+      const std::size_t o = c * hw + p;
+      taps(model, r, o, taps_of);
+      layer.taps.insert(layer.taps.end(), taps_of.begin(), taps_of.end());
+      layer.tap_start.push_back(static_cast<std::uint32_t>(layer.taps.size()));
+      layer.slot.push_back(slot_of[o]);
+      layer.bias.push_back(scaled(round.bias[c], round.bits));
+    }
+    layer.group_start.push_back(static_cast<std::uint32_t>(layer.slot.size()));
+  }
+  return layer;
+}
 
 Server::Server(const Model& model, const rlwe::ParameterSet& params, InferenceOptions options,
                const rlwe::GaloisKeys& keys, const core::Seed& session_seed, unsigned threads)
+    : Server(model, params, options,
+             backend::make_cpu_backend(params, {options.gamma, options.mode}, keys, threads),
+             session_seed) {}
+
+Server::Server(const Model& model, const rlwe::ParameterSet& params, InferenceOptions options,
+               std::unique_ptr<backend::Backend> backend, const core::Seed& session_seed)
     : model_(&model),
       params_(params),
       options_(options),
       seed_(session_seed),
-      threads_(std::max(threads, 1U)),
-      simd_(ring::default_simd()) {
-  for (unsigned w = 0; w < threads_; ++w)
-    trees_.push_back(
-        std::make_unique<rlwe::TraceTrees>(params_, params_.gadget(options.gamma), keys));
+      backend_(std::move(backend)) {
+  require(backend_ != nullptr, ErrorCode::invalid_argument, "server: no backend");
+  const backend::Config config = backend_->config();
+  require(config.gamma == options.gamma && config.mode == options.mode, ErrorCode::invalid_argument,
+          "server: the backend was built for other options");
   const std::vector<RoundNoise> noise = estimate_round_noise(model, params_, options.gamma);
   for (const RoundNoise& rn : noise)
     download_bits_.push_back(rn.download_bits);
@@ -204,17 +232,17 @@ Server::Server(const Model& model, const rlwe::ParameterSet& params, InferenceOp
                 std::to_string(noise[r].log2_std) + " is too large for " + params_.name +
                 " at gamma = " + std::to_string(options.gamma));
   }
-  if (options.gamma >= 1) partial_.emplace(params_.ring, options.gamma);
   activations_.resize(model.rounds().size());
 }
 
 Server::~Server() = default;
 
 std::uint64_t Server::key_switches() const {
-  std::uint64_t total = 0;
-  for (const auto& t : trees_)
-    total += t->key_switches();
-  return total;
+  return backend_->key_switches();
+}
+
+std::string Server::backend_name() const {
+  return backend_->name();
 }
 
 std::vector<std::uint32_t> Server::permutation(std::uint32_t round) const {
@@ -224,138 +252,53 @@ std::vector<std::uint32_t> Server::permutation(std::uint32_t round) const {
   return core::random_permutation(stream, static_cast<std::uint32_t>(n));
 }
 
-std::size_t Server::row_words() const {
-  return partial_ ? partial_->row_words() : std::size_t{params_.ring.N()} + 1;
-}
-
-void Server::extract(const Upload& up) {
-  const std::uint32_t r = up.round;
-  const std::size_t n = model_->activation(r).size(), N = params_.ring.N(), W = row_words();
-  const std::size_t per_chunk = partial_ ? partial_->elements().size() : 1;
-  const std::size_t chunks = chunks_for(n, N);
-  require(up.values == n && up.ciphertexts.size() == chunks * per_chunk, ErrorCode::malformed_input,
-          "upload of round " + std::to_string(r) + ": " + std::to_string(n) + " values in " +
-              std::to_string(chunks * per_chunk) + " ciphertexts expected");
-  for (const auto& c : up.ciphertexts)
-    require(c.b.ring() == params_.ring, ErrorCode::size_mismatch, "upload: wrong ring");
-  auto act = std::make_unique<Activation>();
-  act->rows.assign(n * W, 0);
-  // Slot s carries activation index previous_permutation_[s]: un-shuffling is where a row goes.
-  for (std::size_t c = 0; c < chunks; ++c) {
-    const std::size_t values = std::min(N, n - c * N);
-    if (!partial_) {
-      const rlwe::Ciphertext ct = up.ciphertexts[c].expand();
-      core::parallel_for(values, threads_, [&](std::size_t j, unsigned) {
-        u64* row = act->rows.data() + previous_permutation_[c * N + j] * W;
-        row[N] = rlwe::sample_extract_into(params_.ring, ct, static_cast<std::uint32_t>(j),
-                                           std::span<u64>(row, N));
-      });
-      continue;
-    }
-    std::vector<rlwe::Ciphertext> powers;
-    for (std::size_t k = 0; k < per_chunk; ++k)
-      powers.push_back(up.ciphertexts[c * per_chunk + k].expand());
-    const std::vector<rlwe::ModuleLwe> conj = partial_->conjugates(powers);
-    const std::uint32_t T = partial_->blocks(), L = partial_->lanes();
-    core::parallel_for(values, threads_, [&](std::size_t p, unsigned) {
-      const std::uint32_t i = static_cast<std::uint32_t>(p % T),
-                          j = static_cast<std::uint32_t>(p / T);
-      partial_->clean_sample(
-          std::span<const rlwe::ModuleLwe>(conj.data() + std::size_t{i} * L, L), j,
-          std::span<u64>(act->rows.data() + previous_permutation_[c * N + p] * W, W));
-    });
-  }
-  activations_[r] = std::move(act);
-}
-
-Download Server::linear_and_pack(std::uint32_t r) {
-  const Round& round = model_->rounds()[r];
-  const std::size_t n = round.output.size(), N = params_.ring.N(), W = row_words();
-  const std::size_t hw = std::size_t{round.output.h} * round.output.w;
-  const std::vector<std::uint32_t> perm = permutation(r);
-  const std::size_t packs = chunks_for(n, N);
-  Download d;
-  d.round = r;
-  d.values = static_cast<std::uint32_t>(n);
-  d.packed.resize(packs);
-  const std::uint32_t download_bits = download_bits_[r];
-  struct Scratch {
-    std::vector<Tap> taps;
-    std::vector<const u64*> rows;
-    std::vector<u64> weights;
-  };
-  std::vector<Scratch> scratch(threads_);
-  // The linear layer: slot s gets bias + sum over taps of w times the tap's row (the bias at the
-  // message's position: b at gamma = 0, lane 0 of b at gamma >= 1; both word N of the row).
-  auto start = Clock::now();
-  std::vector<u64> out(n * W);
-  core::parallel_for(n, threads_, [&](std::size_t s, unsigned w) {
-    Scratch& sc = scratch[w];
-    const std::uint32_t o = perm[s];
-    taps(*model_, r, o, sc.taps);
-    sc.rows.clear();
-    sc.weights.clear();
-    for (const Tap& tp : sc.taps) {
-      sc.rows.push_back(activations_[tp.source]->rows.data() + std::size_t{tp.index} * W);
-      sc.weights.push_back(static_cast<u64>(static_cast<std::int64_t>(tp.weight)));
-    }
-    u64* row = out.data() + s * W;
-    ring::torus_dot(sc.rows, sc.weights, std::span<u64>(row, W), simd_);
-    row[N] += scaled(round.bias[o / hw], round.bits);
-  });
-  times_.linear += seconds_since(start);
-  start = Clock::now();
-  if (!partial_) {
-    core::parallel_for(packs, threads_, [&](std::size_t g, unsigned w) {
-      std::vector<rlwe::LweCiphertext> lwes(N);
-      for (std::size_t j = 0; j < N; ++j) {
-        lwes[j].a.assign(N, 0);
-        if (g * N + j >= n) continue;
-        const u64* row = out.data() + (g * N + j) * W;
-        std::copy(row, row + N, lwes[j].a.begin());
-        lwes[j].b = row[N];
-      }
-      d.packed[g] = rlwe::modulus_switch(
-          trees_[w]->pack_lwes(lwes, params_.ring.a() - 1, options_.mode), download_bits);
-    });
-  } else {
-    // Output block beta of pack g holds slots g N + beta + T z in lane z: sum_z Z^z row(slot).
-    const rlwe::PartialExtraction& px = *partial_;
-    const std::uint32_t T = px.blocks(), L = px.lanes();
-    core::parallel_for(packs, threads_, [&](std::size_t g, unsigned w) {
-      std::vector<rlwe::Ciphertext> blocks;
-      std::vector<u64> acc(W);
-      for (std::uint32_t beta = 0; beta < T; ++beta) {
-        std::fill(acc.begin(), acc.end(), u64{0});
-        for (std::uint32_t z = 0; z < L; ++z) {
-          const std::size_t s = g * N + beta + std::size_t{T} * z;
-          if (s >= n) continue;
-          px.monomial_accumulate(acc, std::span<const u64>(out.data() + s * W, W), z, 1);
-        }
-        blocks.push_back(px.embed(px.from_row(acc)));
-      }
-      d.packed[g] = rlwe::modulus_switch(
-          trees_[w]->pack_blocks(blocks, options_.gamma, options_.mode), download_bits);
-    });
-  }
-  times_.pack += seconds_since(start);
-  previous_permutation_ = perm;
-  return d;
-}
-
 Download Server::process(const Upload& up) {
   require(up.round == next_round_ && up.round < model_->rounds().size(), ErrorCode::malformed_input,
           "upload for round " + std::to_string(up.round) + ", expected round " +
               std::to_string(next_round_));
-  if (up.round == 0) previous_permutation_ = identity(model_->activation(0).size());
+  const std::uint32_t r = up.round;
+  const std::size_t n = model_->activation(r).size(), N = params_.ring.N();
+  const std::size_t per_chunk =
+      options_.gamma == 0 ? 1 : rlwe::power_elements(params_.ring, options_.gamma).size();
+  const std::size_t expected = chunks_for(n, N) * per_chunk;
+  require(up.values == n && up.ciphertexts.size() == expected, ErrorCode::malformed_input,
+          "upload of round " + std::to_string(r) + ": " + std::to_string(n) + " values in " +
+              std::to_string(expected) + " ciphertexts expected");
+  for (const auto& c : up.ciphertexts)
+    require(c.b.ring() == params_.ring, ErrorCode::size_mismatch, "upload: wrong ring");
+  if (r == 0) previous_permutation_ = identity(n);
+
+  // Slot s carries activation index previous_permutation_[s]: un-shuffling is where a row goes.
   auto start = Clock::now();
-  extract(up);
+  activations_[r] = backend_->extract(up.ciphertexts, previous_permutation_);
+  backend_->synchronize();
   times_.extract += seconds_since(start);
-  Download d = linear_and_pack(up.round);
+
   start = Clock::now();
+  const std::vector<std::uint32_t> perm = permutation(r);
+  const backend::LinearLayer layer = linear_layer(*model_, r, perm);
+  std::vector<const backend::Rows*> sources;
+  for (const auto& a : activations_)
+    sources.push_back(a.get());
+  times_.other += seconds_since(start);
+
+  start = Clock::now();
+  const std::unique_ptr<backend::Rows> out = backend_->linear(layer, sources);
+  backend_->synchronize();
+  times_.linear += seconds_since(start);
+
+  start = Clock::now();
+  Download d;
+  d.round = r;
+  d.values = static_cast<std::uint32_t>(layer.outputs());
+  d.packed = backend_->pack(*out, download_bits_[r]);
+  times_.pack += seconds_since(start);
+
+  start = Clock::now();
+  previous_permutation_ = perm;
   // Activations no later round reads are dropped.
-  for (std::size_t s = 0; s <= up.round; ++s) {
-    if (activations_[s] && model_->last_use(s) <= up.round) activations_[s].reset();
+  for (std::size_t s = 0; s <= r; ++s) {
+    if (activations_[s] && model_->last_use(s) <= r) activations_[s].reset();
   }
   times_.other += seconds_since(start);
   ++next_round_;

@@ -79,6 +79,29 @@ PartialExtraction::PartialExtraction(const RingParams& r, std::uint32_t gamma)
           "partial extraction needs 1 <= gamma < a = " + std::to_string(r.a()) + ", got " +
               std::to_string(gamma));
   elements_ = power_elements(r, gamma);
+  simd_ = ring::default_simd();
+  // Column l of the map of sigma_k(d_j) is (Z^e1 - Z^e2) Z^l, read off a unit vector.
+  const std::uint32_t L = lanes();
+  std::vector<u64> unit(L), column(L);
+  std::vector<std::vector<DualTerm>> terms(std::size_t{L} * L);
+  for (std::uint32_t j = 0; j < L; ++j)
+    for (std::uint32_t kk = 0; kk < elements_.size(); ++kk) {
+      const auto [e1, e2] = dual_exponents(sub_, elements_[kk], j);
+      for (std::uint32_t l = 0; l < L; ++l) {
+        std::fill(unit.begin(), unit.end(), u64{0});
+        std::fill(column.begin(), column.end(), u64{0});
+        unit[l] = 1;
+        monomial_into(sub_, unit.data(), e1, 1, column.data());
+        monomial_into(sub_, unit.data(), e2, ~u64{0}, column.data());
+        for (std::uint32_t rr = 0; rr < L; ++rr)
+          if (column[rr] != 0) terms[std::size_t{j} * L + rr].push_back({kk, l, column[rr]});
+      }
+    }
+  dual_start_.push_back(0);
+  for (const auto& list : terms) {
+    dual_terms_.insert(dual_terms_.end(), list.begin(), list.end());
+    dual_start_.push_back(static_cast<std::uint32_t>(dual_terms_.size()));
+  }
 }
 
 ModuleLwe PartialExtraction::zero() const {
@@ -238,6 +261,47 @@ void PartialExtraction::clean_sample(std::span<const ModuleLwe> conjugates, std:
     }
     monomial_into(sub_, x.b.data(), e1, 1, row.data() + ring_.N());
     monomial_into(sub_, x.b.data(), e2, ~u64{0}, row.data() + ring_.N());
+  }
+}
+
+void PartialExtraction::clean_samples(std::span<const ModuleLwe> conjugates,
+                                      std::span<u64* const> rows, std::vector<u64>& scratch) const {
+  const std::uint32_t L = lanes(), T = blocks_, K = static_cast<std::uint32_t>(elements_.size());
+  require(conjugates.size() == K && rows.size() == L, ErrorCode::size_mismatch,
+          "clean_samples: one block's conjugates and one row per lane expected");
+  for (const ModuleLwe& x : conjugates)
+    require_sample(x, "clean_samples input");
+  // Lane-major: lane l of conjugate kk is T + 1 words (the a blocks, then b) at (kk L + l)(T + 1);
+  // then one output lane of T + 1 words.
+  const std::size_t len = std::size_t{T} + 1;
+  scratch.resize(std::size_t{K} * L * len + len);
+  u64* out = scratch.data() + std::size_t{K} * L * len;
+  for (std::uint32_t kk = 0; kk < K; ++kk)
+    for (std::uint32_t l = 0; l < L; ++l) {
+      u64* dst = scratch.data() + (std::size_t{kk} * L + l) * len;
+      const u64* a = conjugates[kk].a.data() + l;
+      for (std::uint32_t v = 0; v < T; ++v)
+        dst[v] = a[std::size_t{v} * L];
+      dst[T] = conjugates[kk].b[l];
+    }
+  std::vector<const u64*> sources;
+  std::vector<u64> weights;
+  for (std::uint32_t j = 0; j < L; ++j) {
+    if (rows[j] == nullptr) continue;
+    u64* row = rows[j];
+    for (std::uint32_t rr = 0; rr < L; ++rr) {
+      sources.clear();
+      weights.clear();
+      for (std::uint32_t d = dual_start_[j * L + rr]; d < dual_start_[j * L + rr + 1]; ++d) {
+        sources.push_back(scratch.data() +
+                          (std::size_t{dual_terms_[d].kk} * L + dual_terms_[d].l) * len);
+        weights.push_back(dual_terms_[d].coefficient);
+      }
+      ring::torus_dot(sources, weights, std::span<u64>(out, len), simd_);
+      for (std::uint32_t v = 0; v < T; ++v)
+        row[std::size_t{v} * L + rr] = out[v];
+      row[ring_.N() + rr] = out[T];
+    }
   }
 }
 

@@ -27,6 +27,12 @@ Seed seed_of(std::uint8_t v) {
   return s;
 }
 
+std::vector<std::uint32_t> perm_identity(std::size_t n) {
+  std::vector<std::uint32_t> p(n);
+  std::iota(p.begin(), p.end(), 0U);
+  return p;
+}
+
 struct Transcript {
   std::vector<std::int64_t> logits;
   std::vector<std::vector<std::int64_t>> seen;
@@ -106,6 +112,51 @@ INSTANTIATE_TEST_SUITE_P(
                       // default-b8 at gamma 2, the paper's headline setting: one image.
                       Case{"resnet20-b8", "default-b8", 2}),
     [](const auto& param_info) { return case_label(param_info.param); });
+
+// The backend's view of a round (backend::LinearLayer) on plaintext integers gives the direct
+// evaluator's accumulators, each in the slot the permutation assigns; malformed layers are typed
+// errors.
+TEST(LinearLayer, IsTheRoundsMatrixInSlotOrder) {
+  const Model m = Model::load(model_path("small-b12.sfhm"));
+  const auto refs = load_reference("small-b12.ref");
+  std::vector<std::vector<std::int64_t>> accs;
+  evaluate(m, refs[1].pixels, &accs);
+  std::vector<std::vector<std::int64_t>> acts = {refs[1].pixels};
+  for (std::size_t r = 0; r + 1 < m.rounds().size(); ++r) {
+    acts.emplace_back();
+    for (std::int64_t v : accs[r])
+      acts.back().push_back(requantize(v, *m.rounds()[r].requant, m.activation_max()));
+  }
+  SeededRandom rng = SeededRandom::from_counter(9);
+  for (std::size_t r = 0; r < m.rounds().size(); ++r) {
+    const std::size_t n = m.rounds()[r].output.size();
+    const auto perm = safhire::core::random_permutation(rng, static_cast<std::uint32_t>(n));
+    const safhire::backend::LinearLayer layer = linear_layer(m, r, perm);
+    std::vector<std::size_t> counts;
+    for (const auto& a : acts)
+      counts.push_back(a.size());
+    layer.validate(counts);
+    ASSERT_EQ(layer.outputs(), n);
+    const std::uint32_t bits = m.rounds()[r].bits;
+    for (std::size_t o = 0; o < n; ++o) {
+      std::int64_t sum = static_cast<std::int64_t>(layer.bias[o]) >> (64 - bits);
+      for (std::uint32_t k = layer.tap_start[o]; k < layer.tap_start[o + 1]; ++k)
+        sum += layer.taps[k].weight * acts[layer.taps[k].source][layer.taps[k].index];
+      ASSERT_EQ(sum, accs[r][perm[layer.slot[o]]]) << "round " << r << ", entry " << o;
+    }
+  }
+  safhire::backend::LinearLayer bad =
+      linear_layer(m, 0, perm_identity(m.rounds()[0].output.size()));
+  const std::vector<std::size_t> input_rows = {m.activation(0).size()};
+  bad.slot[0] = bad.slot[1];
+  EXPECT_THROW(bad.validate(input_rows), safhire::Error);
+  bad = linear_layer(m, 0, perm_identity(m.rounds()[0].output.size()));
+  bad.taps[0].index = static_cast<std::uint32_t>(input_rows[0]);
+  EXPECT_THROW(bad.validate(input_rows), safhire::Error);
+  bad = linear_layer(m, 0, perm_identity(m.rounds()[0].output.size()));
+  bad.tap_start.pop_back();
+  EXPECT_THROW(bad.validate(input_rows), safhire::Error);
+}
 
 TEST(EncryptedInferenceThreads, ThreeWorkersGiveTheSameResults) {
   const Model model = Model::load(model_path("small-b8.sfhm"));

@@ -142,6 +142,44 @@ TEST_P(PartialOnSmallRings, ConjugatesCarrySigmaKOfEveryBlock) {
   }
 }
 
+// A clean sample of lane j of block i has phase y_i[j] = value i + T j in lane 0 and nothing but
+// noise in the others (checked against the secret key); the all-lanes form (clean_samples, the
+// server's) gives the same words as the one-lane form.
+TEST_P(PartialOnSmallRings, CleanSamplesCarryOneValueInLaneZero) {
+  const auto [r, gamma] = GetParam();
+  Context ctx(small_set(r));
+  PartialExtraction px(r, gamma);
+  std::mt19937_64 rng(123);
+  const auto values = ctx.random_values(rng);
+  const auto mu = encode_chunks(r, values, ctx.p.message_bits)[0];
+  const auto conj = px.conjugates(expand(encrypt_powers(ctx.enc, mu.coeffs(), gamma)));
+  const std::uint32_t T = px.blocks(), L = px.lanes();
+  std::vector<std::vector<u64>> rows(L, std::vector<u64>(px.row_words()));
+  std::vector<u64*> pointers;
+  for (auto& row : rows)
+    pointers.push_back(row.data());
+  pointers[L - 1] = nullptr;  // a lane not wanted is left alone
+  std::fill(rows[L - 1].begin(), rows[L - 1].end(), u64{7});
+  std::vector<u64> scratch, one(px.row_words());
+  for (std::uint32_t i = 0; i < T; ++i) {
+    const std::span<const ModuleLwe> block(conj.data() + std::size_t{i} * L, L);
+    px.clean_samples(block, pointers, scratch);
+    for (std::uint32_t j = 0; j < L; ++j) {
+      px.clean_sample(block, j, one);
+      if (j == L - 1) {
+        ASSERT_TRUE(std::all_of(rows[j].begin(), rows[j].end(), [](u64 w) { return w == 7; }));
+      } else {
+        ASSERT_EQ(rows[j], one) << "block " << i << ", lane " << j;
+      }
+      const auto phase = module_phase(px, ctx.key, px.from_row(one));
+      ASSERT_EQ(decode_message(phase[0], ctx.p.message_bits), values[i + T * j])
+          << "block " << i << ", lane " << j;
+      for (std::uint32_t z = 1; z < L; ++z)
+        ASSERT_EQ(decode_message(phase[z], ctx.p.message_bits), 0) << "noise lane " << z;
+    }
+  }
+}
+
 // A linear layer on one chunk: output block beta (lanes z) = sum over a few input blocks i of
 // W[beta][i] (lanes x lanes) times block i. The oracle is the same sum in int64 arithmetic on
 // the plaintext values, reduced to the signed b-bit range.

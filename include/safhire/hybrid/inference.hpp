@@ -13,14 +13,14 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
+#include "safhire/backend/backend.hpp"
 #include "safhire/core/random.hpp"
 #include "safhire/hybrid/model.hpp"
-#include "safhire/ring/simd.hpp"
 #include "safhire/rlwe/params.hpp"
 #include "safhire/rlwe/partial.hpp"
-#include "safhire/rlwe/trees.hpp"
 
 namespace safhire::hybrid {
 
@@ -113,6 +113,11 @@ struct ServerTimes {
   double total() const { return extract + linear + pack + other; }
 };
 
+// Round r's linear layer for the backend: one group per output position (its channels), output
+// o written to the slot s with permutation[s] = o, the bias scaled to the round's precision.
+backend::LinearLayer linear_layer(const Model& model, std::size_t r,
+                                  std::span<const std::uint32_t> permutation);
+
 class Server {
  public:
   // `keys` are the client's evaluation keys (for params.gadget(gamma)); `session_seed` the
@@ -120,6 +125,9 @@ class Server {
   // `threads` workers share each round's outputs and packings.
   Server(const Model& model, const rlwe::ParameterSet& params, InferenceOptions options,
          const rlwe::GaloisKeys& keys, const core::Seed& session_seed, unsigned threads = 1);
+  // The same on another backend (built for options.gamma and options.mode).
+  Server(const Model& model, const rlwe::ParameterSet& params, InferenceOptions options,
+         std::unique_ptr<backend::Backend> backend, const core::Seed& session_seed);
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
@@ -133,23 +141,17 @@ class Server {
   const ServerTimes& times() const { return times_; }
   std::uint32_t download_bits(std::uint32_t round) const { return download_bits_.at(round); }
   std::uint64_t key_switches() const;
+  std::string backend_name() const;
 
  private:
-  struct Activation;
-  std::size_t row_words() const;
-  void extract(const Upload& upload);
-  Download linear_and_pack(std::uint32_t round);
-
   const Model* model_;
   rlwe::ParameterSet params_;
   InferenceOptions options_;
   core::Seed seed_;
-  unsigned threads_;
-  ring::SimdIsa simd_;
-  std::vector<std::unique_ptr<rlwe::TraceTrees>> trees_;  // one per worker
-  std::vector<std::uint32_t> download_bits_;              // per round
-  std::optional<rlwe::PartialExtraction> partial_;
-  std::vector<std::unique_ptr<Activation>> activations_;
+  std::unique_ptr<backend::Backend> backend_;
+  std::vector<std::uint32_t> download_bits_;  // per round
+  // Received activations (row i is activation value i); dropped after their last reader.
+  std::vector<std::unique_ptr<backend::Rows>> activations_;
   std::vector<std::uint32_t> previous_permutation_;
   std::uint32_t next_round_ = 0;
   ServerTimes times_;

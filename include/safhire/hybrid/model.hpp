@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "safhire/backend/backend.hpp"
+
 namespace safhire::hybrid {
 
 struct Shape {
@@ -106,11 +108,7 @@ std::vector<std::int64_t> evaluate(const Model& model, std::span<const std::int6
                                    std::vector<std::vector<std::int64_t>>* accumulators = nullptr);
 
 // One nonzero entry of a round's matrix: output o reads value `index` of activation `source`.
-struct Tap {
-  std::uint32_t source;
-  std::uint32_t index;
-  std::int32_t weight;
-};
+using Tap = backend::Tap;
 
 // The taps of output o (flattened (c, y, x)) of round r, pool windows expanded into their raw
 // inputs, zero weights skipped: the server's view of a round as a sparse integer matrix. `out`

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "safhire/ring/ring_params.hpp"
+#include "safhire/ring/simd.hpp"
 #include "safhire/rlwe/rlwe.hpp"
 
 namespace safhire::rlwe {
@@ -80,6 +81,11 @@ class PartialExtraction {
   // layer is then plain integer MACs of such rows, exactly as with LWE samples at gamma = 0.
   void clean_sample(std::span<const ModuleLwe> conjugates, std::uint32_t j,
                     std::span<u64> row) const;
+  // The same for every lane j of the block at once: rows[j] (row_words() words each; null: not
+  // wanted). Works lane-major so that each output lane is one ring::torus_dot of length T + 1
+  // over the conjugates' lanes; `scratch` is reused between calls (no allocation once grown).
+  void clean_samples(std::span<const ModuleLwe> conjugates, std::span<u64* const> rows,
+                     std::vector<u64>& scratch) const;
 
   // acc += p x in R_gamma, component by component (p: lanes() words).
   void multiply_accumulate(ModuleLwe& acc, std::span<const u64> p, const ModuleLwe& x) const;
@@ -98,6 +104,16 @@ class PartialExtraction {
   ring::RingParams ring_, sub_;
   std::uint32_t blocks_;
   std::vector<std::uint64_t> elements_;
+  // clean_samples' maps: lane r of output lane j is sum over dual_terms_ of coefficient times
+  // lane l of conjugate kk, the terms of (j, r) at [dual_start_[j L + r], dual_start_[j L + r +
+  // 1]).
+  struct DualTerm {
+    std::uint32_t kk, l;
+    u64 coefficient;
+  };
+  std::vector<DualTerm> dual_terms_;
+  std::vector<std::uint32_t> dual_start_;
+  ring::SimdIsa simd_;
 };
 
 }  // namespace safhire::rlwe

@@ -1,0 +1,42 @@
+#include "safhire/backend/backend.hpp"
+
+#include <string>
+
+#include "safhire/core/error.hpp"
+
+namespace safhire::backend {
+
+std::size_t row_words(const rlwe::ParameterSet& params, std::uint32_t gamma) {
+  require(gamma < params.ring.a(), ErrorCode::invalid_argument, "gamma must be below a");
+  const ring::RingParams& r = params.ring;
+  const std::size_t lanes = gamma == 0 ? 1 : r.power(gamma) - r.power(gamma - 1);
+  return std::size_t{r.N()} + lanes;
+}
+
+void LinearLayer::validate(std::span<const std::size_t> source_rows) const {
+  const std::size_t n = outputs();
+  require(!group_start.empty() && group_start.front() == 0 && group_start.back() == n &&
+              tap_start.size() == n + 1 && tap_start.front() == 0 &&
+              tap_start.back() == taps.size() && bias.size() == n,
+          ErrorCode::invalid_argument, "linear layer: inconsistent array sizes");
+  for (std::size_t g = 0; g + 1 < group_start.size(); ++g)
+    require(group_start[g] <= group_start[g + 1], ErrorCode::invalid_argument,
+            "linear layer: groups out of order");
+  for (std::size_t o = 0; o < n; ++o)
+    require(tap_start[o] <= tap_start[o + 1], ErrorCode::invalid_argument,
+            "linear layer: taps out of order");
+  for (const Tap& t : taps) {
+    require(t.source < source_rows.size() && t.index < source_rows[t.source],
+            ErrorCode::invalid_argument,
+            "linear layer: tap reads row " + std::to_string(t.index) + " of source " +
+                std::to_string(t.source) + ", which does not exist");
+  }
+  std::vector<bool> seen(n, false);
+  for (std::uint32_t s : slot) {
+    require(s < n && !seen[s], ErrorCode::invalid_argument,
+            "linear layer: slots are not a permutation");
+    seen[s] = true;
+  }
+}
+
+}  // namespace safhire::backend

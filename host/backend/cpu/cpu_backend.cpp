@@ -1,0 +1,233 @@
+// The CPU backend: rows in host memory, every step shared by `threads` workers, the linear layer
+// on the vector kernel ring::torus_dot, cache-blocked per group of outputs.
+#include <algorithm>
+#include <optional>
+#include <string>
+
+#include "safhire/backend/backend.hpp"
+#include "safhire/core/error.hpp"
+#include "safhire/core/parallel.hpp"
+#include "safhire/ring/simd.hpp"
+#include "safhire/rlwe/partial.hpp"
+
+namespace safhire::backend {
+
+namespace {
+
+using rlwe::u64;
+
+// Rows in host memory. Not zeroed: every step writes each of its rows in full.
+struct HostRows final : Rows {
+  HostRows(std::size_t count, std::size_t width)
+      : rows(count), storage(new u64[count * width]), words(storage.get()) {}
+  std::size_t count() const override { return rows; }
+  std::size_t rows;
+  std::unique_ptr<u64[]> storage;
+  u64* words;
+};
+
+void require_permutation(std::span<const std::uint32_t> p, const char* what) {
+  std::vector<bool> seen(p.size(), false);
+  for (std::uint32_t d : p) {
+    require(d < p.size() && !seen[d], ErrorCode::invalid_argument,
+            std::string(what) + " are not a permutation");
+    seen[d] = true;
+  }
+}
+
+const HostRows& host_rows(const Rows& rows) {
+  const auto* h = dynamic_cast<const HostRows*>(&rows);
+  require(h != nullptr, ErrorCode::invalid_argument, "rows of another backend");
+  return *h;
+}
+
+// The rows of a group's inputs, C words of each, stay in L2 while every output of the group reads
+// them: C = kCacheWords / (taps of the group's widest output), a multiple of 32 words.
+constexpr std::size_t kCacheWords = 48 * 1024;
+
+class CpuBackend final : public Backend {
+ public:
+  CpuBackend(const rlwe::ParameterSet& params, const Config& config, const rlwe::GaloisKeys& keys,
+             unsigned threads)
+      : params_(params),
+        config_(config),
+        threads_(std::max(threads, 1U)),
+        width_(row_words(params, config.gamma)),
+        simd_(ring::default_simd()) {
+    for (unsigned w = 0; w < threads_; ++w)
+      trees_.push_back(
+          std::make_unique<rlwe::TraceTrees>(params_, params_.gadget(config.gamma), keys));
+    if (config.gamma >= 1) partial_.emplace(params_.ring, config.gamma);
+    scratch_.resize(threads_);
+    row_scratch_.resize(threads_);
+  }
+
+  std::string name() const override {
+    return "cpu (" + std::string(ring::to_string(simd_)) + ", " + std::to_string(threads_) +
+           " thread" + (threads_ == 1 ? "" : "s") + ")";
+  }
+
+  Config config() const override { return config_; }
+
+  std::unique_ptr<Rows> extract(std::span<const rlwe::SeededCiphertext> cts,
+                                std::span<const std::uint32_t> destination) override {
+    const std::size_t n = destination.size(), N = params_.ring.N(), W = width_;
+    const std::size_t per_chunk = partial_ ? partial_->elements().size() : 1;
+    const std::size_t chunks = (n + N - 1) / N;
+    require(cts.size() == chunks * per_chunk, ErrorCode::invalid_argument,
+            "extract: " + std::to_string(chunks * per_chunk) + " ciphertexts expected for " +
+                std::to_string(n) + " values");
+    require_permutation(destination, "extract: destinations");
+    auto out = std::make_unique<HostRows>(n, W);
+    for (std::size_t c = 0; c < chunks; ++c) {
+      const std::size_t values = std::min(N, n - c * N);
+      if (!partial_) {
+        const rlwe::Ciphertext ct = cts[c].expand();
+        core::parallel_for(values, threads_, [&](std::size_t j, unsigned) {
+          u64* row = out->words + destination[c * N + j] * W;
+          row[N] = rlwe::sample_extract_into(params_.ring, ct, static_cast<std::uint32_t>(j),
+                                             std::span<u64>(row, N));
+        });
+        continue;
+      }
+      std::vector<rlwe::Ciphertext> powers;
+      for (std::size_t k = 0; k < per_chunk; ++k)
+        powers.push_back(cts[c * per_chunk + k].expand());
+      const std::vector<rlwe::ModuleLwe> conj = partial_->conjugates(powers);
+      const std::uint32_t T = partial_->blocks(), L = partial_->lanes();
+      // Block i holds values i + T j, j < L: its L clean samples share the block's conjugates.
+      core::parallel_for(T, threads_, [&](std::size_t i, unsigned worker) {
+        std::vector<u64*>& rows = row_scratch_[worker];
+        rows.assign(L, nullptr);
+        for (std::uint32_t j = 0; j < L; ++j) {
+          const std::size_t p = i + std::size_t{T} * j;
+          if (p < values) rows[j] = out->words + destination[c * N + p] * W;
+        }
+        partial_->clean_samples(std::span<const rlwe::ModuleLwe>(conj.data() + i * L, L), rows,
+                                scratch_[worker]);
+      });
+    }
+    return out;
+  }
+
+  std::unique_ptr<Rows> linear(const LinearLayer& layer,
+                               std::span<const Rows* const> sources) override {
+    std::vector<const HostRows*> src(sources.size(), nullptr);
+    std::vector<std::size_t> counts(sources.size(), 0);
+    for (std::size_t s = 0; s < sources.size(); ++s) {
+      if (!sources[s]) continue;
+      src[s] = &host_rows(*sources[s]);
+      counts[s] = src[s]->count();
+    }
+    layer.validate(counts);
+    const std::size_t W = width_, N = params_.ring.N();
+    auto out = std::make_unique<HostRows>(layer.outputs(), W);
+    struct Scratch {
+      std::vector<const u64*> rows;
+      std::vector<u64> weights;
+    };
+    std::vector<Scratch> scratch(threads_);
+    core::parallel_for(layer.groups(), threads_, [&](std::size_t g, unsigned worker) {
+      Scratch& sc = scratch[worker];
+      const std::uint32_t first = layer.group_start[g], last = layer.group_start[g + 1];
+      sc.rows.clear();
+      sc.weights.clear();
+      std::size_t widest = 1;
+      for (std::uint32_t o = first; o < last; ++o) {
+        widest = std::max<std::size_t>(widest, layer.tap_start[o + 1] - layer.tap_start[o]);
+        for (std::uint32_t k = layer.tap_start[o]; k < layer.tap_start[o + 1]; ++k) {
+          const Tap& t = layer.taps[k];
+          sc.rows.push_back(src[t.source]->words + std::size_t{t.index} * W);
+          sc.weights.push_back(static_cast<u64>(static_cast<std::int64_t>(t.weight)));
+        }
+      }
+      const std::size_t chunk = std::max<std::size_t>(32, kCacheWords / widest / 32 * 32);
+      std::vector<const u64*> shifted;
+      for (std::size_t w0 = 0; w0 < W; w0 += chunk) {
+        const std::size_t len = std::min(chunk, W - w0);
+        std::size_t at = 0;
+        for (std::uint32_t o = first; o < last; ++o) {
+          const std::size_t taps = layer.tap_start[o + 1] - layer.tap_start[o];
+          shifted.resize(taps);
+          for (std::size_t k = 0; k < taps; ++k)
+            shifted[k] = sc.rows[at + k] + w0;
+          ring::torus_dot(shifted, std::span<const u64>(sc.weights.data() + at, taps),
+                          std::span<u64>(out->words + layer.slot[o] * W + w0, len), simd_);
+          at += taps;
+        }
+      }
+      for (std::uint32_t o = first; o < last; ++o)
+        out->words[layer.slot[o] * W + N] += layer.bias[o];
+    });
+    return out;
+  }
+
+  std::vector<rlwe::SwitchedCiphertext> pack(const Rows& rows, std::uint32_t bits) override {
+    const HostRows& in = host_rows(rows);
+    const std::size_t n = in.count(), N = params_.ring.N(), W = width_;
+    const std::size_t packs = (n + N - 1) / N;
+    std::vector<rlwe::SwitchedCiphertext> out(packs);
+    if (!partial_) {
+      core::parallel_for(packs, threads_, [&](std::size_t g, unsigned w) {
+        std::vector<rlwe::LweCiphertext> lwes(N);
+        for (std::size_t j = 0; j < N; ++j) {
+          lwes[j].a.assign(N, 0);
+          if (g * N + j >= n) continue;
+          const u64* row = in.words + (g * N + j) * W;
+          std::copy(row, row + N, lwes[j].a.begin());
+          lwes[j].b = row[N];
+        }
+        out[g] = rlwe::modulus_switch(
+            trees_[w]->pack_lwes(lwes, params_.ring.a() - 1, config_.mode), bits);
+      });
+      return out;
+    }
+    // Output block beta of pack g holds slots g N + beta + T z in lane z: sum_z Z^z row(slot).
+    const rlwe::PartialExtraction& px = *partial_;
+    const std::uint32_t T = px.blocks(), L = px.lanes();
+    core::parallel_for(packs, threads_, [&](std::size_t g, unsigned w) {
+      std::vector<rlwe::Ciphertext> blocks;
+      std::vector<u64> acc(W);
+      for (std::uint32_t beta = 0; beta < T; ++beta) {
+        std::fill(acc.begin(), acc.end(), u64{0});
+        for (std::uint32_t z = 0; z < L; ++z) {
+          const std::size_t s = g * N + beta + std::size_t{T} * z;
+          if (s >= n) continue;
+          px.monomial_accumulate(acc, std::span<const u64>(in.words + s * W, W), z, 1);
+        }
+        blocks.push_back(px.embed(px.from_row(acc)));
+      }
+      out[g] =
+          rlwe::modulus_switch(trees_[w]->pack_blocks(blocks, config_.gamma, config_.mode), bits);
+    });
+    return out;
+  }
+
+  std::uint64_t key_switches() const override {
+    std::uint64_t total = 0;
+    for (const auto& t : trees_)
+      total += t->key_switches();
+    return total;
+  }
+
+ private:
+  rlwe::ParameterSet params_;
+  Config config_;
+  unsigned threads_;
+  std::size_t width_;
+  ring::SimdIsa simd_;
+  std::vector<std::unique_ptr<rlwe::TraceTrees>> trees_;  // one per worker
+  std::optional<rlwe::PartialExtraction> partial_;
+  std::vector<std::vector<u64>> scratch_;  // per worker
+  std::vector<std::vector<u64*>> row_scratch_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cpu_backend(const rlwe::ParameterSet& params, const Config& config,
+                                          const rlwe::GaloisKeys& keys, unsigned threads) {
+  require(config.gamma < params.ring.a(), ErrorCode::invalid_argument, "gamma must be below a");
+  return std::make_unique<CpuBackend>(params, config, keys, threads);
+}
+
+}  // namespace safhire::backend

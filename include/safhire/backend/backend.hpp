@@ -1,0 +1,96 @@
+// The interface through which the hybrid server computes (DESIGN.md §3, layer 4): the three heavy
+// steps of a round (extraction, the linear layer, packing) on ciphertext rows that live where the
+// backend lives. The server (hybrid::Server) is written once against it: it decides which values
+// go where (shuffling, un-shuffling, the taps of each output, the download precision) and hands
+// the backend plain index arrays; the backend does the arithmetic. Two implementations:
+// make_cpu_backend (host/backend, threaded and vectorized, the reference) and
+// cuda::make_cuda_backend (device-resident). Both give bit-identical rows and ciphertexts.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "safhire/rlwe/params.hpp"
+#include "safhire/rlwe/rlwe.hpp"
+#include "safhire/rlwe/trees.hpp"
+
+namespace safhire::backend {
+
+// What a server's backend computes: the level of extraction and the packing mode.
+struct Config {
+  std::uint32_t gamma = 0;
+  rlwe::TreeMode mode = rlwe::TreeMode::fast;
+};
+
+// Words per row: an LWE sample (N mask words, then b) at gamma = 0; a clean module-LWE sample
+// (N words of a, then the phi(t^gamma) lanes of b, the message in lane 0) at gamma >= 1. Word N
+// of a row is where its message sits in both cases.
+std::size_t row_words(const rlwe::ParameterSet& params, std::uint32_t gamma);
+
+// `count` ciphertext rows of row_words() words, where a backend keeps them. Only the backend
+// that made a Rows reads it.
+class Rows {
+ public:
+  virtual ~Rows() = default;
+  virtual std::size_t count() const = 0;
+};
+
+// One nonzero entry of a linear layer: the output reads row `index` of source `source` times
+// `weight`.
+struct Tap {
+  std::uint32_t source;
+  std::uint32_t index;
+  std::int32_t weight;
+};
+
+// A linear layer as a sparse integer matrix, in compressed rows: output o (in model order) is
+// bias[o] + sum of the taps [tap_start[o], tap_start[o + 1]), written to row slot[o] of the
+// result (the bias word is added to word N, the message position). Outputs are grouped:
+// [group_start[g], group_start[g + 1]) read mostly the same inputs (one output position of a
+// convolution), which a backend keeps in cache or shared memory while it computes the group.
+struct LinearLayer {
+  std::vector<std::uint32_t> group_start{0};
+  std::vector<std::uint32_t> tap_start{0};
+  std::vector<Tap> taps;
+  std::vector<std::uint32_t> slot;
+  std::vector<std::uint64_t> bias;
+  std::size_t outputs() const { return slot.size(); }
+  std::size_t groups() const { return group_start.size() - 1; }
+  // Throws Error(invalid_argument) unless the arrays are consistent with each other and with
+  // `sources` row counts, and slot is a permutation of [0, outputs()).
+  void validate(std::span<const std::size_t> source_rows) const;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+  virtual Config config() const = 0;
+
+  // Extraction of `values` values from one upload: at gamma = 0 one ciphertext per chunk of N
+  // values (value c N + j is coefficient j of ciphertext c); at gamma >= 1 the phi(t^gamma)
+  // powers of each chunk in rlwe::power_elements order. Value v becomes row destination[v].
+  virtual std::unique_ptr<Rows> extract(std::span<const rlwe::SeededCiphertext> ciphertexts,
+                                        std::span<const std::uint32_t> destination) = 0;
+  // The linear layer over `sources` (indexed by Tap::source; null where no tap reads it):
+  // layer.outputs() rows.
+  virtual std::unique_ptr<Rows> linear(const LinearLayer& layer,
+                                       std::span<const Rows* const> sources) = 0;
+  // Packs the rows (row s into coefficient s mod N of ciphertext s / N, ceil(count / N)
+  // ciphertexts) and switches each to a modulus of 2^bits.
+  virtual std::vector<rlwe::SwitchedCiphertext> pack(const Rows& rows, std::uint32_t bits) = 0;
+  // Waits for queued work (the server's step timers call it; a no-op on the CPU).
+  virtual void synchronize() {}
+  // Key switches done so far.
+  virtual std::uint64_t key_switches() const = 0;
+};
+
+// The CPU backend: `threads` workers (at least 1) share every step; SIMD kernels chosen at run
+// time (ring::default_simd()).
+std::unique_ptr<Backend> make_cpu_backend(const rlwe::ParameterSet& params, const Config& config,
+                                          const rlwe::GaloisKeys& keys, unsigned threads);
+
+}  // namespace safhire::backend
