@@ -106,21 +106,17 @@ Batch<Ops> split(Ops& ops, const ring::RingParams& r, const u64* in_a, const u64
   return out;
 }
 
-// Packing of `count` groups of n = (t-1) t^k LWE samples (masks [count][n][N], bodies
-// [count][n]): outputs [count][N], as TraceTrees::pack_lwes.
+// The merge levels from..to of `count` trees whose items are `prev` ([count][items][N]), as
+// TraceTrees::merge_tree: node q of a level merges items q + nodes s of the level below; the
+// bottom level of an LWE packing (from = 0) merges t - 1 items per node, every other level t.
+// Outputs [count][N].
 template <class Ops>
-Batch<Ops> pack_lwes(Ops& ops, const ring::RingParams& r, const u64* masks, const u64* bodies,
-                     std::size_t count, u32 k) {
+Batch<Ops> merge_levels(Ops& ops, const ring::RingParams& r, Batch<Ops> prev, u32 items,
+                        std::size_t count, u32 from, u32 to) {
   const u32 t = r.t(), a = r.a(), N = r.N(), M = r.M(), m = r.m();
-  const u32 n = static_cast<u32>((t - 1) * power(t, k));
-  auto embedded = ops.alloc(count * n * N);
-  ops.run_embed(masks, embedded.data(), N, m, count * n * N);
-  Batch<Ops> prev{ops.alloc(count * n * N), ops.alloc(count * n * N)};
-  ops.run_prepare(embedded.data(), bodies, prev.a.data(), prev.b.data(),
-                  core::inverse_mod_word<u64>(M), N, M, m, count * n * N);
-  u32 prev_count = n;
-  for (u32 b = 0; b <= k; ++b) {
-    const u32 nodes = static_cast<u32>(power(t, k - b));
+  u32 prev_count = items;
+  for (u32 b = from; b <= to; ++b) {
+    const u32 nodes = static_cast<u32>(power(t, to - b));
     const std::size_t words = count * nodes * N;
     Batch<Ops> out{ops.alloc(words), ops.alloc(words)};
     for (u64 j = 0; j < (b == 0 ? t - 1 : t); ++j) {
@@ -154,6 +150,22 @@ Batch<Ops> pack_lwes(Ops& ops, const ring::RingParams& r, const u64* masks, cons
     prev = std::move(out);
     prev_count = nodes;
   }
+  return prev;
+}
+
+// Packing of `count` groups of n = (t-1) t^k LWE samples (masks [count][n][N], bodies
+// [count][n]): outputs [count][N], as TraceTrees::pack_lwes.
+template <class Ops>
+Batch<Ops> pack_lwes(Ops& ops, const ring::RingParams& r, const u64* masks, const u64* bodies,
+                     std::size_t count, u32 k) {
+  const u32 t = r.t(), a = r.a(), N = r.N(), M = r.M(), m = r.m();
+  const u32 n = static_cast<u32>((t - 1) * power(t, k));
+  auto embedded = ops.alloc(count * n * N);
+  ops.run_embed(masks, embedded.data(), N, m, count * n * N);
+  Batch<Ops> items{ops.alloc(count * n * N), ops.alloc(count * n * N)};
+  ops.run_prepare(embedded.data(), bodies, items.a.data(), items.b.data(),
+                  core::inverse_mod_word<u64>(M), N, M, m, count * n * N);
+  Batch<Ops> prev = merge_levels(ops, r, std::move(items), n, count, 0, k);
   // Tr_(K_a/K_(k+1)): Horner c + sigma(c + sigma(...)) with sigma = sigma_(1 + t^b) per level.
   for (u32 b = k + 1; b < a; ++b) {
     const u64 g = 1 + power(t, b);
@@ -169,6 +181,20 @@ Batch<Ops> pack_lwes(Ops& ops, const ring::RingParams& r, const u64* masks, cons
     prev = std::move(acc);
   }
   return prev;
+}
+
+// Packing of `count` groups of t^(a-gamma) block ciphertexts (a and b [count][T][N], 1 <= gamma
+// < a): the top a - gamma merge levels, outputs [count][N], as TraceTrees::pack_blocks.
+template <class Ops>
+Batch<Ops> pack_blocks(Ops& ops, const ring::RingParams& r, const u64* blocks_a,
+                       const u64* blocks_b, std::size_t count, u32 gamma) {
+  const u32 T = static_cast<u32>(power(r.t(), r.a() - gamma));
+  const std::size_t words = count * T * r.N();
+  Batch<Ops> items{ops.alloc(words), ops.alloc(words)};
+  const u64 f_inv = core::inverse_mod_word<u64>(T);
+  ops.scale_copy(items.a.data(), blocks_a, f_inv, words);
+  ops.scale_copy(items.b.data(), blocks_b, f_inv, words);
+  return merge_levels(ops, r, std::move(items), T, count, gamma, r.a() - 1);
 }
 
 }  // namespace safhire::cuda::levels

@@ -43,9 +43,17 @@ step "CPU tests (this machine's compiler)"
 cpu_tests=$?
 
 step "CUDA benchmarks"
-timeout 240 "$build/bench/bench_cuda" --benchmark_repetitions=3 \
+timeout 150 "$build/bench/bench_cuda" --benchmark_repetitions=3 \
   --benchmark_report_aggregates_only=true --benchmark_out_format=json \
   --benchmark_out="$out/bench_cuda.json"
+
+step "end-to-end ResNet-20 (synthetic, b = 8) on the CUDA backend, gamma 2 and 0; CPU backend on all cores for comparison"
+for g in 2 0; do
+  timeout 75 "$build/host/apps/safhire" bench --backend cuda --gamma "$g" --threads "$(nproc)" \
+    | tee "$out/e2e-resnet20-b8-gamma$g-cuda.txt"
+done
+timeout 60 "$build/host/apps/safhire" bench --backend cpu --gamma 2 --threads "$(nproc)" \
+  | tee "$out/e2e-resnet20-b8-gamma2-cpu$(nproc).txt"
 
 step "CPU benchmarks (one polynomial; for reference only, another CPU than the CI machine's)"
 timeout 90 "$build/bench/bench_ring" --benchmark_filter='ntt_forward/|ntt_inverse/|product_' \

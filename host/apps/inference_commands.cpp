@@ -18,6 +18,9 @@
 #include "safhire/hybrid/plan.hpp"
 #include "safhire/hybrid/protocol.hpp"
 #include "safhire/hybrid/zoo.hpp"
+#if SAFHIRE_HAVE_CUDA
+#include "safhire/cuda/backend.hpp"
+#endif
 
 namespace safhire::apps {
 
@@ -158,6 +161,24 @@ unsigned all_cores() {
   return std::max(1U, std::thread::hardware_concurrency());
 }
 
+// --backend cpu (default) or cuda: the service's backend factory.
+InferenceService::BackendFactory backend_named(const std::string& name, unsigned threads) {
+  if (name == "cuda") {
+#if SAFHIRE_HAVE_CUDA
+    return
+        [threads](const rlwe::ParameterSet& p, const backend::Config& c,
+                  const rlwe::GaloisKeys& k) { return cuda::make_cuda_backend(p, c, k, threads); };
+#else
+    throw Error(ErrorCode::unsupported, "--backend cuda: this build has no CUDA backend");
+#endif
+  }
+  require(name == "cpu", ErrorCode::invalid_argument, "--backend is cpu or cuda");
+  return
+      [threads](const rlwe::ParameterSet& p, const backend::Config& c, const rlwe::GaloisKeys& k) {
+        return backend::make_cpu_backend(p, c, k, threads);
+      };
+}
+
 std::atomic<bool> g_stop{false};
 void on_signal(int) {
   g_stop = true;
@@ -174,19 +195,22 @@ int run_demo(int argc, char** argv) {
   const std::uint32_t threads = opt.number("threads", all_cores());
   const InferenceOptions options = options_from(opt);
   const std::string set = set_name.empty() ? default_set(model, options.gamma) : set_name;
+  const std::string backend_name = opt.get("backend", "cpu");
   opt.finish();
+  InferenceService service(model, rlwe::SecurityPolicy::require_128,
+                           backend_named(backend_name, threads));
   const rlwe::ParameterSet& params = rlwe::parameter_set(set);
   const LabelledImages data = load_fashion_mnist_test(images, model.input_bits());
-  InferenceService service(model, rlwe::SecurityPolicy::require_128, threads);
   InProcessTransport transport(service);
   core::OsRandom random;
   RemoteClient client(transport, params, options, random);
   if (!json) {
     std::printf(
-        "Safhire demo: %s (%zu rounds) on %s, gamma = %u, %s packing, %u server "
+        "Safhire demo: %s (%zu rounds) on %s, gamma = %u, %s packing, %s backend, %u server "
         "thread(s); %zu Fashion-MNIST test images, in process\n",
         model.name().c_str(), model.rounds().size(), params.name.c_str(), options.gamma,
-        options.mode == rlwe::TreeMode::fast ? "fast" : "paper", threads, data.images.size());
+        options.mode == rlwe::TreeMode::fast ? "fast" : "paper", backend_name.c_str(), threads,
+        data.images.size());
   }
   const Totals t = run_images(client, &model, data, !json);
   const ServerTimes st = service.times();
@@ -232,6 +256,7 @@ int run_bench(int argc, char** argv) {
   const std::uint32_t threads = opt.number("threads", 1);
   const InferenceOptions options = options_from(opt);
   const std::string set = opt.get("set", "default-b" + std::to_string(bits));
+  const std::string backend_name = opt.get("backend", "cpu");
   opt.finish();
   ZooModel which = ZooModel::resnet20_cifar;
   if (name == "resnet18") {
@@ -249,12 +274,13 @@ int run_bench(int argc, char** argv) {
   for (auto& v : image)
     v = static_cast<std::int64_t>(random.word() %
                                   static_cast<std::uint64_t>(model.input_max() + 1));
-  InferenceService service(model, rlwe::SecurityPolicy::require_128, threads);
+  InferenceService service(model, rlwe::SecurityPolicy::require_128,
+                           backend_named(backend_name, threads));
   InProcessTransport transport(service);
   RemoteClient client(transport, params, options, random);
-  std::printf("%s (synthetic weights, %zu rounds) on %s, gamma = %u, %u thread(s)\n",
+  std::printf("%s (synthetic weights, %zu rounds) on %s, gamma = %u, %s backend, %u thread(s)\n",
               model.name().c_str(), model.rounds().size(), params.name.c_str(), options.gamma,
-              threads);
+              backend_name.c_str(), threads);
   const InferenceReport r = client.infer(image);
   const ServerTimes st = service.times();
   std::printf(
@@ -304,8 +330,10 @@ int run_serve(int argc, char** argv) {
   const Model model = Model::load(opt.get("model", default_model()));
   const auto port = static_cast<std::uint16_t>(opt.number("port", 7788));
   const std::uint32_t threads = opt.number("threads", 1);
+  const std::string backend_name = opt.get("backend", "cpu");
   opt.finish();
-  InferenceService service(model, rlwe::SecurityPolicy::require_128, threads);
+  InferenceService service(model, rlwe::SecurityPolicy::require_128,
+                           backend_named(backend_name, threads));
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
   std::atomic<std::uint16_t> bound{0};

@@ -290,7 +290,18 @@ struct InferenceService::Session {
 
 InferenceService::InferenceService(const Model& model, rlwe::SecurityPolicy policy,
                                    unsigned threads)
-    : model_(&model), policy_(policy), threads_(threads) {}
+    : InferenceService(model, policy,
+                       [threads](const rlwe::ParameterSet& params, const backend::Config& config,
+                                 const rlwe::GaloisKeys& keys) {
+                         return backend::make_cpu_backend(params, config, keys, threads);
+                       }) {}
+
+InferenceService::InferenceService(const Model& model, rlwe::SecurityPolicy policy,
+                                   BackendFactory backends)
+    : model_(&model), policy_(policy), backends_(std::move(backends)) {
+  require(static_cast<bool>(backends_), ErrorCode::invalid_argument,
+          "inference service: no backend factory");
+}
 
 InferenceService::~InferenceService() = default;
 
@@ -322,8 +333,9 @@ Bytes InferenceService::open(std::span<const std::uint8_t> request) {
     session->keys.add(k);
   core::OsRandom random;
   core::Seed seed = random.seed();
-  session->server = std::make_unique<Server>(*model_, session->params, hello.options, session->keys,
-                                             seed, threads_);
+  session->server = std::make_unique<Server>(
+      *model_, session->params, hello.options,
+      backends_(session->params, {hello.options.gamma, hello.options.mode}, session->keys), seed);
   std::uint64_t id = 0;
   {
     std::lock_guard<std::mutex> lock(mutex_);

@@ -8,6 +8,7 @@
 #include <memory>
 #include <random>
 
+#include "cpu_ops.hpp"
 #include "safhire/rlwe/trees.hpp"
 #include "tree_levels.hpp"
 
@@ -16,63 +17,7 @@ namespace {
 using namespace safhire;
 using u64 = std::uint64_t;
 using Vec = std::vector<u64>;
-
-struct CpuOps {
-  struct Buffer {
-    Vec words;
-    u64* data() { return words.data(); }
-    const u64* data() const { return words.data(); }
-  };
-  const rlwe::ParameterSet& params;
-  const rlwe::GaloisKeys& keys;
-  rlwe::KeySwitcher switcher;
-
-  Buffer alloc(std::size_t words) { return {Vec(words, 0)}; }
-  void copy(u64* dst, const u64* src, std::size_t words) { std::copy(src, src + words, dst); }
-  void scale_copy(u64* dst, const u64* src, u64 factor, std::size_t words) {
-    for (std::size_t i = 0; i < words; ++i)
-      dst[i] = src[i] * factor;
-  }
-  void add(u64* dst, const u64* src, std::size_t words) {
-    for (std::size_t i = 0; i < words; ++i)
-      dst[i] += src[i];
-  }
-  void run_split(const cuda::block::SplitArgs& g, std::size_t threads) {
-    for (std::size_t x = 0; x < threads; ++x)
-      cuda::block::split_thread(g, x);
-  }
-  void run_bottom(const cuda::block::SplitArgs& g, std::size_t threads) {
-    for (std::size_t x = 0; x < threads; ++x)
-      cuda::block::bottom_thread(g, x);
-  }
-  void run_merge(const cuda::block::MergeArgs& g, std::size_t threads) {
-    for (std::size_t x = 0; x < threads; ++x)
-      cuda::block::merge_thread(g, x);
-  }
-  void run_embed(const u64* masks, u64* embedded, std::uint32_t N, std::uint32_t m,
-                 std::size_t threads) {
-    for (std::size_t x = 0; x < threads; ++x)
-      cuda::block::embed_thread(masks, embedded, N, m, x);
-  }
-  void run_prepare(const u64* embedded, const u64* bodies, u64* out_a, u64* out_b, u64 m_inv,
-                   std::uint32_t N, std::uint32_t M, std::uint32_t m, std::size_t threads) {
-    for (std::size_t x = 0; x < threads; ++x) {
-      cuda::block::prepare_item_thread(embedded, bodies, out_a, out_b, m_inv, N, M, m, x);
-    }
-  }
-  void automorphism(u64 k, const u64* in_a, const u64* in_b, u64* out_a, u64* out_b,
-                    std::size_t count) {
-    const std::size_t n = params.ring.N();
-    for (std::size_t c = 0; c < count; ++c) {
-      rlwe::Ciphertext in(params.ring), out(params.ring);
-      std::copy(in_a + c * n, in_a + (c + 1) * n, in.a.coeffs().begin());
-      std::copy(in_b + c * n, in_b + (c + 1) * n, in.b.coeffs().begin());
-      switcher.automorphism(keys.at(k), in, out);
-      std::copy(out.a.coeffs().begin(), out.a.coeffs().end(), out_a + c * n);
-      std::copy(out.b.coeffs().begin(), out.b.coeffs().end(), out_b + c * n);
-    }
-  }
-};
+using safhire::testing::CpuOps;
 
 void expect_equal(const rlwe::Ciphertext& ct, const Vec& a, const Vec& b, std::size_t at,
                   const std::string& what) {
@@ -134,6 +79,28 @@ TEST_P(TreesEmulation, DeviceLevelsEqualTraceTrees) {
     for (std::size_t c = 0; c < count; ++c) {
       expect_equal(trees.pack_lwes(lwes[c], k, rlwe::TreeMode::fast), out.a.words, out.b.words, c,
                    "pack k " + std::to_string(k) + ", group " + std::to_string(c));
+    }
+    EXPECT_EQ(ops.switcher.key_switches(), trees.key_switches());
+  }
+  for (std::uint32_t gamma = 1; gamma < r.a(); ++gamma) {
+    const std::size_t blocks = cuda::levels::power(r.t(), r.a() - gamma);
+    std::vector<std::vector<rlwe::Ciphertext>> groups(count);
+    Vec ba, bb;
+    for (std::size_t c = 0; c < count; ++c) {
+      for (std::size_t i = 0; i < blocks; ++i) {
+        groups[c].push_back(cts[(c + i) % count]);
+        for (u64& w : groups[c].back().a.coeffs())
+          w += i * 0x9e3779b97f4a7c15ULL;
+        ba.insert(ba.end(), groups[c].back().a.coeffs().begin(), groups[c].back().a.coeffs().end());
+        bb.insert(bb.end(), groups[c].back().b.coeffs().begin(), groups[c].back().b.coeffs().end());
+      }
+    }
+    CpuOps ops{p, keys, rlwe::KeySwitcher(p, p.gadget(0))};
+    const auto out = cuda::levels::pack_blocks(ops, r, ba.data(), bb.data(), count, gamma);
+    rlwe::TraceTrees trees(p, p.gadget(0), keys);
+    for (std::size_t c = 0; c < count; ++c) {
+      expect_equal(trees.pack_blocks(groups[c], gamma, rlwe::TreeMode::fast), out.a.words,
+                   out.b.words, c, "pack_blocks gamma " + std::to_string(gamma));
     }
     EXPECT_EQ(ops.switcher.key_switches(), trees.key_switches());
   }

@@ -26,15 +26,6 @@ struct HostRows final : Rows {
   u64* words;
 };
 
-void require_permutation(std::span<const std::uint32_t> p, const char* what) {
-  std::vector<bool> seen(p.size(), false);
-  for (std::uint32_t d : p) {
-    require(d < p.size() && !seen[d], ErrorCode::invalid_argument,
-            std::string(what) + " are not a permutation");
-    seen[d] = true;
-  }
-}
-
 const HostRows& host_rows(const Rows& rows) {
   const auto* h = dynamic_cast<const HostRows*>(&rows);
   require(h != nullptr, ErrorCode::invalid_argument, "rows of another backend");
@@ -53,13 +44,12 @@ class CpuBackend final : public Backend {
         config_(config),
         threads_(std::max(threads, 1U)),
         width_(row_words(params, config.gamma)),
-        simd_(ring::default_simd()) {
+        simd_(ring::default_simd()),
+        extraction_(params, config.gamma, threads_) {
     for (unsigned w = 0; w < threads_; ++w)
       trees_.push_back(
           std::make_unique<rlwe::TraceTrees>(params_, params_.gadget(config.gamma), keys));
     if (config.gamma >= 1) partial_.emplace(params_.ring, config.gamma);
-    scratch_.resize(threads_);
-    row_scratch_.resize(threads_);
   }
 
   std::string name() const override {
@@ -71,42 +61,8 @@ class CpuBackend final : public Backend {
 
   std::unique_ptr<Rows> extract(std::span<const rlwe::SeededCiphertext> cts,
                                 std::span<const std::uint32_t> destination) override {
-    const std::size_t n = destination.size(), N = params_.ring.N(), W = width_;
-    const std::size_t per_chunk = partial_ ? partial_->elements().size() : 1;
-    const std::size_t chunks = (n + N - 1) / N;
-    require(cts.size() == chunks * per_chunk, ErrorCode::invalid_argument,
-            "extract: " + std::to_string(chunks * per_chunk) + " ciphertexts expected for " +
-                std::to_string(n) + " values");
-    require_permutation(destination, "extract: destinations");
-    auto out = std::make_unique<HostRows>(n, W);
-    for (std::size_t c = 0; c < chunks; ++c) {
-      const std::size_t values = std::min(N, n - c * N);
-      if (!partial_) {
-        const rlwe::Ciphertext ct = cts[c].expand();
-        core::parallel_for(values, threads_, [&](std::size_t j, unsigned) {
-          u64* row = out->words + destination[c * N + j] * W;
-          row[N] = rlwe::sample_extract_into(params_.ring, ct, static_cast<std::uint32_t>(j),
-                                             std::span<u64>(row, N));
-        });
-        continue;
-      }
-      std::vector<rlwe::Ciphertext> powers;
-      for (std::size_t k = 0; k < per_chunk; ++k)
-        powers.push_back(cts[c * per_chunk + k].expand());
-      const std::vector<rlwe::ModuleLwe> conj = partial_->conjugates(powers);
-      const std::uint32_t T = partial_->blocks(), L = partial_->lanes();
-      // Block i holds values i + T j, j < L: its L clean samples share the block's conjugates.
-      core::parallel_for(T, threads_, [&](std::size_t i, unsigned worker) {
-        std::vector<u64*>& rows = row_scratch_[worker];
-        rows.assign(L, nullptr);
-        for (std::uint32_t j = 0; j < L; ++j) {
-          const std::size_t p = i + std::size_t{T} * j;
-          if (p < values) rows[j] = out->words + destination[c * N + p] * W;
-        }
-        partial_->clean_samples(std::span<const rlwe::ModuleLwe>(conj.data() + i * L, L), rows,
-                                scratch_[worker]);
-      });
-    }
+    auto out = std::make_unique<HostRows>(destination.size(), width_);
+    extraction_.run(cts, destination, std::span<u64>(out->words, destination.size() * width_));
     return out;
   }
 
@@ -218,8 +174,7 @@ class CpuBackend final : public Backend {
   ring::SimdIsa simd_;
   std::vector<std::unique_ptr<rlwe::TraceTrees>> trees_;  // one per worker
   std::optional<rlwe::PartialExtraction> partial_;
-  std::vector<std::vector<u64>> scratch_;  // per worker
-  std::vector<std::vector<u64*>> row_scratch_;
+  HostExtraction extraction_;
 };
 
 }  // namespace

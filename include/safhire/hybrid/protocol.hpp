@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -76,8 +77,12 @@ void throw_if_error(std::span<const std::uint8_t> bytes);
 // The server side: one model, many sessions. Thread-safe across sessions.
 class InferenceService {
  public:
-  // `threads` workers per request (Server).
+  // Makes each session's backend from its parameter set, options and evaluation keys.
+  using BackendFactory = std::function<std::unique_ptr<backend::Backend>(
+      const rlwe::ParameterSet&, const backend::Config&, const rlwe::GaloisKeys&)>;
+  // The CPU backend with `threads` workers per request.
   InferenceService(const Model& model, rlwe::SecurityPolicy policy, unsigned threads = 1);
+  InferenceService(const Model& model, rlwe::SecurityPolicy policy, BackendFactory backends);
   ~InferenceService();
   // One request, one reply. Bad input yields an error message, never an exception; a session
   // whose request failed stays as it was.
@@ -92,7 +97,7 @@ class InferenceService {
   Bytes open(std::span<const std::uint8_t> request);
   const Model* model_;
   rlwe::SecurityPolicy policy_;
-  unsigned threads_;
+  BackendFactory backends_;
   mutable std::mutex mutex_;
   std::map<std::uint64_t, std::shared_ptr<Session>> sessions_;
   ServerTimes times_;

@@ -1,0 +1,125 @@
+// Per-word bodies of the CUDA backend's kernels (cuda/backend.cu), shared with the CPU replay in
+// tests/hybrid/test_backend_emulation.cpp: each computes one output word from its inputs without
+// state, so one GPU thread owns it. Rows are [count][W] words (backend::row_words).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "safhire/core/hostdevice.hpp"
+#include "tree_element.cuh"
+
+namespace safhire::cuda::block {
+
+// Sample extraction of every value of an upload at gamma = 0 (rlwe::sample_extract_into): value
+// v = c N + j is coefficient j of ciphertext c (a, b: [chunks][N]) and becomes row dest[v]:
+// A_i = [i <= j] a_(j-i) + [i > j+m] a_(j+M-i) - [i > r] a_(N+r-i) (r = j mod m), then b_j.
+struct ExtractArgs {
+  const u64* a;
+  const u64* b;
+  const u32* dest;
+  u64* rows;
+  u32 N, M, m, W;
+};
+
+SAFHIRE_HD void extract_thread(const ExtractArgs& g, std::size_t x) {
+  const std::size_t v = x / g.W;
+  const auto i = static_cast<u32>(x % g.W);
+  const std::size_t c = v / g.N;
+  const auto j = static_cast<u32>(v % g.N);
+  const u64* a = g.a + c * g.N;
+  u64 word;
+  if (i == g.N) {
+    word = g.b[c * g.N + j];
+  } else {
+    const u32 r = j % g.m;
+    word = 0;
+    if (i <= j) word += a[j - i];
+    if (i > j + g.m) word += a[j + g.M - i];
+    if (i > r) word -= a[g.N + r - i];
+  }
+  g.rows[std::size_t{g.dest[v]} * g.W + i] = word;
+}
+
+// The linear layer (backend::LinearLayer in compressed rows): word w of output o is
+// sum over its taps of weight * word w of row `index` of source `source`, plus the bias at word N;
+// written to row slot[o]. sources[s] is the device address of source s's rows.
+struct LinearArgs {
+  const u64* const* sources;
+  const u32* tap_start;
+  const u32* tap_source;
+  const u32* tap_index;
+  const std::int32_t* tap_weight;
+  const u32* slot;
+  const u64* bias;
+  u64* out;
+  u32 N, W;
+};
+
+SAFHIRE_HD void linear_thread(const LinearArgs& g, std::size_t x) {
+  const std::size_t o = x / g.W;
+  const auto w = static_cast<u32>(x % g.W);
+  u64 sum = w == g.N ? g.bias[o] : 0;
+  for (u32 k = g.tap_start[o]; k < g.tap_start[o + 1]; ++k) {
+    const u64 weight = static_cast<u64>(static_cast<std::int64_t>(g.tap_weight[k]));
+    sum += weight * g.sources[g.tap_source[k]][std::size_t{g.tap_index[k]} * g.W + w];
+  }
+  g.out[std::size_t{g.slot[o]} * g.W + w] = sum;
+}
+
+// The LWE samples of each pack at gamma = 0: row g N + j (zero past `values`) split into its mask,
+// masks [packs][N][N], and body, bodies [packs][N], for levels::pack_lwes.
+struct GatherLweArgs {
+  const u64* rows;
+  u64* masks;
+  u64* bodies;
+  std::size_t values;
+  u32 N, W;
+};
+
+SAFHIRE_HD void gather_lwe_thread(const GatherLweArgs& g, std::size_t x) {
+  const std::size_t row = x / (std::size_t{g.N} + 1);
+  const auto i = static_cast<u32>(x % (std::size_t{g.N} + 1));
+  const u64 word = row < g.values ? g.rows[row * g.W + i] : 0;
+  if (i < g.N) {
+    g.masks[row * g.N + i] = word;
+  } else {
+    g.bodies[row] = word;
+  }
+}
+
+// The block ciphertexts of each pack at gamma >= 1 (what the CPU backend builds with
+// PartialExtraction::monomial_accumulate and embed): block beta of pack p is x = sum_z Z^z
+// row(p N + beta + T z) over R_gamma (L = phi(t^gamma) lanes, Z^(Mg) = 1 with Phi_Mg), embedded:
+// coefficient u + T j of a is lane j of x.a_0 (u = 0) or of Z^(Mg - 1) x.a_(T-u); of b, lane j of
+// x.b (u = 0) or 0. Outputs a, b: [packs][T][N].
+struct GatherBlocksArgs {
+  const u64* rows;
+  u64* out_a;
+  u64* out_b;
+  std::size_t values;
+  u32 N, T, L, Mg, mg, W;
+};
+
+SAFHIRE_HD void gather_blocks_thread(const GatherBlocksArgs& g, std::size_t x) {
+  const auto coefficient = static_cast<u32>(x % g.N);
+  const std::size_t block = x / g.N;  // p T + beta
+  const std::size_t pack = block / g.T;
+  const auto beta = static_cast<u32>(block % g.T);
+  const u32 u = coefficient % g.T, j = coefficient / g.T;
+  const u32 component = u == 0 ? 0 : g.T - u;  // a_component; b is component T
+  const u32 twist = u == 0 ? 0 : g.Mg - 1;
+  u64 a = 0, b = 0;
+  for (u32 z = 0; z < g.L; ++z) {
+    const std::size_t s = pack * g.N + beta + std::size_t{g.T} * z;
+    if (s >= g.values) continue;
+    const u64* row = g.rows + s * g.W;
+    a += monomial_coefficient(row + std::size_t{component} * g.L, j, (z + twist) % g.Mg, g.L, g.Mg,
+                              g.mg);
+    if (u == 0) b += monomial_coefficient(row + std::size_t{g.T} * g.L, j, z, g.L, g.Mg, g.mg);
+  }
+  g.out_a[x] = a;
+  g.out_b[x] = b;
+}
+
+}  // namespace safhire::cuda::block

@@ -1,0 +1,104 @@
+// The Ops of cuda/tree_levels.hpp and cuda/device_backend.hpp on the CPU: buffers are vectors,
+// the per-thread functions of cuda/tree_element.cuh and cuda/backend_element.cuh run in plain
+// loops, and key switches go through the CPU KeySwitcher. Emulation tests run the device
+// algorithms with it and compare them with the CPU code word for word, which checks the device
+// layouts and index arithmetic where there is no GPU.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "backend_element.cuh"
+#include "safhire/rlwe/keyswitch.hpp"
+#include "safhire/rlwe/trees.hpp"
+#include "tree_element.cuh"
+
+namespace safhire::testing {
+
+struct CpuOps {
+  using u64 = std::uint64_t;
+  template <class T>
+  struct Array {
+    std::vector<T> words;
+    T* data() { return words.data(); }
+    const T* data() const { return words.data(); }
+  };
+  using Buffer = Array<u64>;
+
+  const rlwe::ParameterSet& params;
+  const rlwe::GaloisKeys& keys;
+  rlwe::KeySwitcher switcher;
+
+  Buffer alloc(std::size_t words) { return {std::vector<u64>(words, 0)}; }
+  template <class T>
+  Array<T> upload(std::span<const T> host) {
+    return {std::vector<T>(host.begin(), host.end())};
+  }
+  void download(const u64* src, std::span<u64> host) {
+    std::copy(src, src + host.size(), host.begin());
+  }
+  void synchronize() {}
+  std::uint64_t key_switches() const { return switcher.key_switches(); }
+
+  void copy(u64* dst, const u64* src, std::size_t words) { std::copy(src, src + words, dst); }
+  void scale_copy(u64* dst, const u64* src, u64 factor, std::size_t words) {
+    for (std::size_t i = 0; i < words; ++i)
+      dst[i] = src[i] * factor;
+  }
+  void add(u64* dst, const u64* src, std::size_t words) {
+    for (std::size_t i = 0; i < words; ++i)
+      dst[i] += src[i];
+  }
+  template <class Args, class Body>
+  static void loop(const Args& g, std::size_t threads, Body body) {
+    for (std::size_t x = 0; x < threads; ++x)
+      body(g, x);
+  }
+  void run_split(const cuda::block::SplitArgs& g, std::size_t n) {
+    loop(g, n, cuda::block::split_thread);
+  }
+  void run_bottom(const cuda::block::SplitArgs& g, std::size_t n) {
+    loop(g, n, cuda::block::bottom_thread);
+  }
+  void run_merge(const cuda::block::MergeArgs& g, std::size_t n) {
+    loop(g, n, cuda::block::merge_thread);
+  }
+  void run_extract(const cuda::block::ExtractArgs& g, std::size_t n) {
+    loop(g, n, cuda::block::extract_thread);
+  }
+  void run_linear(const cuda::block::LinearArgs& g, std::size_t n) {
+    loop(g, n, cuda::block::linear_thread);
+  }
+  void run_gather_lwe(const cuda::block::GatherLweArgs& g, std::size_t n) {
+    loop(g, n, cuda::block::gather_lwe_thread);
+  }
+  void run_gather_blocks(const cuda::block::GatherBlocksArgs& g, std::size_t n) {
+    loop(g, n, cuda::block::gather_blocks_thread);
+  }
+  void run_embed(const u64* masks, u64* embedded, std::uint32_t N, std::uint32_t m,
+                 std::size_t threads) {
+    for (std::size_t x = 0; x < threads; ++x)
+      cuda::block::embed_thread(masks, embedded, N, m, x);
+  }
+  void run_prepare(const u64* embedded, const u64* bodies, u64* out_a, u64* out_b, u64 m_inv,
+                   std::uint32_t N, std::uint32_t M, std::uint32_t m, std::size_t threads) {
+    for (std::size_t x = 0; x < threads; ++x)
+      cuda::block::prepare_item_thread(embedded, bodies, out_a, out_b, m_inv, N, M, m, x);
+  }
+  void automorphism(u64 k, const u64* in_a, const u64* in_b, u64* out_a, u64* out_b,
+                    std::size_t count) {
+    const std::size_t n = params.ring.N();
+    for (std::size_t c = 0; c < count; ++c) {
+      rlwe::Ciphertext in(params.ring), out(params.ring);
+      std::copy(in_a + c * n, in_a + (c + 1) * n, in.a.coeffs().begin());
+      std::copy(in_b + c * n, in_b + (c + 1) * n, in.b.coeffs().begin());
+      switcher.automorphism(keys.at(k), in, out);
+      std::copy(out.a.coeffs().begin(), out.a.coeffs().end(), out_a + c * n);
+      std::copy(out.b.coeffs().begin(), out.b.coeffs().end(), out_b + c * n);
+    }
+  }
+};
+
+}  // namespace safhire::testing
