@@ -1,6 +1,7 @@
 #include "safhire/rlwe/keyswitch.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <string>
 
 #include "safhire/core/error.hpp"
@@ -29,8 +30,30 @@ GadgetDecomposer::GadgetDecomposer(const Gadget& gadget) : gadget_(gadget) {
 void GadgetDecomposer::decompose(std::span<const u64> a, std::span<u64> digits) const {
   require(digits.size() == a.size() * gadget_.levels, ErrorCode::size_mismatch,
           "GadgetDecomposer::decompose: expected l * N digit words");
-  for (std::size_t j = 0; j < a.size(); ++j) {
-    detail::decompose_word(a[j], view_, digits.data() + j, a.size());
+  const std::size_t n = a.size();
+  const u64 base = gadget_.base;
+  if ((base & (base - 1)) != 0) {
+    for (std::size_t j = 0; j < n; ++j)
+      detail::decompose_word(a[j], view_, digits.data() + j, n);
+    return;
+  }
+  // D = 2^d (every default set): decompose_word's digits with shifts and masks, one level at a
+  // time over all words (branch-free loops the compiler vectorizes). Row 0 carries the running
+  // quotient until its own digit is taken last.
+  const auto d = static_cast<std::uint32_t>(std::countr_zero(base));
+  const std::uint32_t levels = gadget_.levels, k = d * levels;  // D^l = 2^k
+  u64* top = digits.data();
+  for (std::size_t j = 0; j < n; ++j)
+    top[j] = k >= 64 ? a[j] : (a[j] >> (64 - k)) + ((a[j] >> (63 - k)) & 1);
+  const u64 mask = base - 1;
+  for (std::uint32_t i = levels; i-- > 0;) {
+    u64* row = digits.data() + std::size_t{i} * n;
+    for (std::size_t j = 0; j < n; ++j) {
+      const u64 x = top[j], r = x & mask;
+      const u64 big = (2 * r >= base) ? 1 : 0;
+      row[j] = r - big * base;  // r, or r - D in [-D/2, 0)
+      if (i != 0) top[j] = (x >> d) + big;
+    }
   }
 }
 

@@ -108,6 +108,12 @@ TEST(Gadget, DecompositionRecomposesWithinItsPrecision) {
       a.push_back(edge);
     std::vector<u64> digits(a.size() * g.levels);
     dec.decompose(a, digits);
+    // The same digits as the per-word form the CUDA kernel runs (the CPU's power-of-two path is
+    // a separate loop).
+    std::vector<u64> word_digits(a.size() * g.levels);
+    for (std::size_t j = 0; j < a.size(); ++j)
+      safhire::rlwe::detail::decompose_word(a[j], dec.view(), word_digits.data() + j, a.size());
+    ASSERT_EQ(digits, word_digits);
     // Bound: 2^63 / D^l from rounding, plus l * ceil(D/2) / 2 from rounding the g_i.
     long double precision = 1;
     for (std::uint32_t i = 0; i < g.levels; ++i)

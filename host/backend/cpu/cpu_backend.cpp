@@ -1,6 +1,7 @@
 // The CPU backend: rows in host memory, every step shared by `threads` workers, the linear layer
 // on the vector kernel ring::torus_dot, cache-blocked per group of outputs.
 #include <algorithm>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -16,13 +17,58 @@ namespace {
 
 using rlwe::u64;
 
+// Released row storage kept for the next round: a round's rows are hundreds of MB, and fresh
+// pages cost a fault and a clear each (about a second per ResNet-20 inference). Keeps at most
+// kKept buffers; hands out the smallest that is large enough.
+class StoragePool {
+ public:
+  static constexpr std::size_t kKept = 2;
+  struct Buffer {
+    std::unique_ptr<u64[]> words;
+    std::size_t capacity = 0;
+  };
+  Buffer take(std::size_t words) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::size_t best = kept_.size();
+    for (std::size_t i = 0; i < kept_.size(); ++i)
+      if (kept_[i].capacity >= words &&
+          (best == kept_.size() || kept_[i].capacity < kept_[best].capacity))
+        best = i;
+    if (best == kept_.size()) return {std::unique_ptr<u64[]>(new u64[words]), words};
+    Buffer b = std::move(kept_[best]);
+    kept_.erase(kept_.begin() + static_cast<std::ptrdiff_t>(best));
+    return b;
+  }
+  void give(Buffer b) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    kept_.push_back(std::move(b));
+    if (kept_.size() > kKept) {  // drop the smallest
+      auto smallest = std::min_element(
+          kept_.begin(), kept_.end(),
+          [](const Buffer& x, const Buffer& y) { return x.capacity < y.capacity; });
+      kept_.erase(smallest);
+    }
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<Buffer> kept_;
+};
+
 // Rows in host memory. Not zeroed: every step writes each of its rows in full.
 struct HostRows final : Rows {
-  HostRows(std::size_t count, std::size_t width)
-      : rows(count), storage(new u64[count * width]), words(storage.get()) {}
+  HostRows(std::size_t count, std::size_t width, std::shared_ptr<StoragePool> p)
+      : rows(count),
+        pool(std::move(p)),
+        storage(pool->take(count * width)),
+        words(storage.words.get()) {}
+  ~HostRows() override { pool->give(std::move(storage)); }
+  HostRows(const HostRows&) = delete;
+  HostRows& operator=(const HostRows&) = delete;
   std::size_t count() const override { return rows; }
   std::size_t rows;
-  std::unique_ptr<u64[]> storage;
+  std::shared_ptr<StoragePool> pool;
+  StoragePool::Buffer storage;
   u64* words;
 };
 
@@ -61,7 +107,7 @@ class CpuBackend final : public Backend {
 
   std::unique_ptr<Rows> extract(std::span<const rlwe::SeededCiphertext> cts,
                                 std::span<const std::uint32_t> destination) override {
-    auto out = std::make_unique<HostRows>(destination.size(), width_);
+    auto out = std::make_unique<HostRows>(destination.size(), width_, pool_);
     extraction_.run(cts, destination, std::span<u64>(out->words, destination.size() * width_));
     return out;
   }
@@ -77,7 +123,7 @@ class CpuBackend final : public Backend {
     }
     layer.validate(counts);
     const std::size_t W = width_, N = params_.ring.N();
-    auto out = std::make_unique<HostRows>(layer.outputs(), W);
+    auto out = std::make_unique<HostRows>(layer.outputs(), W, pool_);
     struct Scratch {
       std::vector<const u64*> rows;
       std::vector<u64> weights;
@@ -175,6 +221,7 @@ class CpuBackend final : public Backend {
   std::vector<std::unique_ptr<rlwe::TraceTrees>> trees_;  // one per worker
   std::optional<rlwe::PartialExtraction> partial_;
   HostExtraction extraction_;
+  std::shared_ptr<StoragePool> pool_ = std::make_shared<StoragePool>();
 };
 
 }  // namespace
