@@ -227,4 +227,36 @@ TEST(TorusDot, EveryInstructionSetMatchesPlainWordArithmetic) {
   }
 }
 
+TEST(TorusMatmul, EveryInstructionSetMatchesPlainWordArithmetic) {
+  std::mt19937_64 rng(78);
+  for (std::size_t len : {std::size_t{1}, std::size_t{17}, std::size_t{1459}}) {
+    for (std::size_t outputs : {std::size_t{1}, std::size_t{4}, std::size_t{7}, std::size_t{16}}) {
+      const std::size_t count = 1 + rng() % 40;
+      std::vector<std::vector<std::uint64_t>> rows(count, std::vector<std::uint64_t>(len));
+      std::vector<const std::uint64_t*> pointers;
+      for (auto& r : rows) {
+        for (auto& x : r)
+          x = rng();
+        pointers.push_back(r.data());
+      }
+      std::vector<std::uint64_t> weights(outputs * count);
+      for (auto& w : weights)
+        w = static_cast<std::uint64_t>(static_cast<std::int64_t>(rng() % 65535) - 32767);
+      std::vector<std::vector<std::uint64_t>> expected(outputs, std::vector<std::uint64_t>(len, 0));
+      for (std::size_t o = 0; o < outputs; ++o)
+        for (std::size_t t = 0; t < count; ++t)
+          for (std::size_t i = 0; i < len; ++i)
+            expected[o][i] += weights[o * count + t] * rows[t][i];
+      for (SimdIsa isa : available_simd()) {
+        std::vector<std::vector<std::uint64_t>> out(outputs, std::vector<std::uint64_t>(len, 5));
+        std::vector<std::uint64_t*> outs;
+        for (auto& v : out)
+          outs.push_back(v.data());
+        torus_matmul(pointers, weights, outs, len, isa);
+        ASSERT_EQ(out, expected) << to_string(isa) << ", len " << len << ", outputs " << outputs;
+      }
+    }
+  }
+}
+
 }  // namespace

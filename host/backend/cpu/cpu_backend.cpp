@@ -81,6 +81,9 @@ const HostRows& host_rows(const Rows& rows) {
 // The rows of a group's inputs, C words of each, stay in L2 while every output of the group reads
 // them: C = kCacheWords / (taps of the group's widest output), a multiple of 32 words.
 constexpr std::size_t kCacheWords = 48 * 1024;
+// A group goes through the dense kernel (ring::torus_matmul, zeros included) when its taps are at
+// least 1/kDenseDenominator of outputs x distinct inputs; else one sparse torus_dot per output.
+constexpr std::size_t kDenseDenominator = 3;
 
 class CpuBackend final : public Backend {
  public:
@@ -125,13 +128,15 @@ class CpuBackend final : public Backend {
     const std::size_t W = width_, N = params_.ring.N();
     auto out = std::make_unique<HostRows>(layer.outputs(), W, pool_);
     struct Scratch {
-      std::vector<const u64*> rows;
-      std::vector<u64> weights;
+      std::vector<const u64*> rows, columns, shifted;
+      std::vector<u64> weights, matrix;
+      std::vector<u64*> outs;
     };
     std::vector<Scratch> scratch(threads_);
     core::parallel_for(layer.groups(), threads_, [&](std::size_t g, unsigned worker) {
       Scratch& sc = scratch[worker];
       const std::uint32_t first = layer.group_start[g], last = layer.group_start[g + 1];
+      const std::size_t outputs = last - first;
       sc.rows.clear();
       sc.weights.clear();
       std::size_t widest = 1;
@@ -143,17 +148,46 @@ class CpuBackend final : public Backend {
           sc.weights.push_back(static_cast<u64>(static_cast<std::int64_t>(t.weight)));
         }
       }
+      // The group's distinct input rows; dense when most of outputs x columns are taps.
+      sc.columns = sc.rows;
+      std::sort(sc.columns.begin(), sc.columns.end());
+      sc.columns.erase(std::unique(sc.columns.begin(), sc.columns.end()), sc.columns.end());
+      const std::size_t K = sc.columns.size();
+      const bool dense = outputs >= 4 && sc.rows.size() * kDenseDenominator >= outputs * K;
+      if (dense) {
+        sc.matrix.assign(outputs * K, 0);
+        std::size_t at = 0;
+        for (std::size_t o = 0; o < outputs; ++o) {
+          for (std::uint32_t k = layer.tap_start[first + o]; k < layer.tap_start[first + o + 1];
+               ++k, ++at) {
+            const auto column = static_cast<std::size_t>(
+                std::lower_bound(sc.columns.begin(), sc.columns.end(), sc.rows[at]) -
+                sc.columns.begin());
+            sc.matrix[o * K + column] += sc.weights[at];
+          }
+        }
+        widest = K;
+      }
       const std::size_t chunk = std::max<std::size_t>(32, kCacheWords / widest / 32 * 32);
-      std::vector<const u64*> shifted;
       for (std::size_t w0 = 0; w0 < W; w0 += chunk) {
         const std::size_t len = std::min(chunk, W - w0);
+        if (dense) {
+          sc.shifted.resize(K);
+          for (std::size_t k = 0; k < K; ++k)
+            sc.shifted[k] = sc.columns[k] + w0;
+          sc.outs.resize(outputs);
+          for (std::size_t o = 0; o < outputs; ++o)
+            sc.outs[o] = out->words + layer.slot[first + o] * W + w0;
+          ring::torus_matmul(sc.shifted, sc.matrix, sc.outs, len, simd_);
+          continue;
+        }
         std::size_t at = 0;
         for (std::uint32_t o = first; o < last; ++o) {
           const std::size_t taps = layer.tap_start[o + 1] - layer.tap_start[o];
-          shifted.resize(taps);
+          sc.shifted.resize(taps);
           for (std::size_t k = 0; k < taps; ++k)
-            shifted[k] = sc.rows[at + k] + w0;
-          ring::torus_dot(shifted, std::span<const u64>(sc.weights.data() + at, taps),
+            sc.shifted[k] = sc.rows[at + k] + w0;
+          ring::torus_dot(sc.shifted, std::span<const u64>(sc.weights.data() + at, taps),
                           std::span<u64>(out->words + layer.slot[o] * W + w0, len), simd_);
           at += taps;
         }

@@ -104,4 +104,13 @@ void torus_dot(std::span<const std::uint64_t* const> rows, std::span<const std::
                                        out.size());
 }
 
+void torus_matmul(std::span<const std::uint64_t* const> rows,
+                  std::span<const std::uint64_t> weights, std::span<std::uint64_t* const> outs,
+                  std::size_t len, SimdIsa isa) {
+  require(weights.size() == rows.size() * outs.size(), ErrorCode::size_mismatch,
+          "torus_matmul: one weight per output and row");
+  simd::checked_kernels(isa).torus_matmul(rows.data(), rows.size(), weights.data(), outs.size(),
+                                          outs.data(), len);
+}
+
 }  // namespace safhire::ring

@@ -471,6 +471,63 @@ void torus_dot(const u64* const* rows, const u64* weights, std::size_t count, u6
   });
 }
 
+// Four outputs share every row load: 4 x 2 registers of accumulators per 2 registers of words,
+// so a row word loaded once feeds four multiply-adds; and all outputs run over one block of
+// words before the next, so the block's rows stay in L1. Leftover outputs go through torus_dot.
+void torus_matmul(const u64* const* rows, std::size_t count, const u64* weights,
+                  std::size_t outputs, u64* const* outs, std::size_t len) {
+  constexpr std::size_t kBlock = 2 * V::kLanes;
+  const std::size_t quads = outputs / 4 * 4;
+  std::size_t i = 0;
+  for (; i + kBlock <= len; i += kBlock) {
+    for (std::size_t o = 0; o < quads; o += 4) {
+      const u64* w0 = weights + o * count;
+      const u64* w1 = w0 + count;
+      const u64* w2 = w1 + count;
+      const u64* w3 = w2 + count;
+      auto a00 = V::zero(), a01 = V::zero(), a10 = V::zero(), a11 = V::zero();
+      auto a20 = V::zero(), a21 = V::zero(), a30 = V::zero(), a31 = V::zero();
+      for (std::size_t t = 0; t < count; ++t) {
+        if (o == 0) {  // the next block's words of this row, while they are far away
+          __builtin_prefetch(rows[t] + i + 2 * kBlock);
+          __builtin_prefetch(rows[t] + i + 2 * kBlock + kBlock / 2);
+        }
+        const auto r0 = V::load(rows[t] + i), r1 = V::load(rows[t] + i + V::kLanes);
+        const auto c0 = V::set1(w0[t]), c1 = V::set1(w1[t]);
+        a00 = V::add(a00, V::mullo(c0, r0));
+        a01 = V::add(a01, V::mullo(c0, r1));
+        a10 = V::add(a10, V::mullo(c1, r0));
+        a11 = V::add(a11, V::mullo(c1, r1));
+        const auto c2 = V::set1(w2[t]), c3 = V::set1(w3[t]);
+        a20 = V::add(a20, V::mullo(c2, r0));
+        a21 = V::add(a21, V::mullo(c2, r1));
+        a30 = V::add(a30, V::mullo(c3, r0));
+        a31 = V::add(a31, V::mullo(c3, r1));
+      }
+      V::store(outs[o] + i, a00);
+      V::store(outs[o] + i + V::kLanes, a01);
+      V::store(outs[o + 1] + i, a10);
+      V::store(outs[o + 1] + i + V::kLanes, a11);
+      V::store(outs[o + 2] + i, a20);
+      V::store(outs[o + 2] + i + V::kLanes, a21);
+      V::store(outs[o + 3] + i, a30);
+      V::store(outs[o + 3] + i + V::kLanes, a31);
+    }
+  }
+  for (std::size_t o = 0; o < quads; ++o) {
+    const u64* w = weights + o * count;
+    for_each_lane_block(len - i, [&](auto lanes, std::size_t j) {
+      using L = decltype(lanes);
+      auto acc = L::zero();
+      for (std::size_t t = 0; t < count; ++t)
+        acc = L::add(acc, L::mullo(L::set1(w[t]), L::load(rows[t] + i + j)));
+      L::store(outs[o] + i + j, acc);
+    });
+  }
+  for (std::size_t o = quads; o < outputs; ++o)
+    torus_dot(rows, weights + o * count, count, outs[o], len);
+}
+
 constexpr KernelTable kTable = {
     SAFHIRE_SIMD_NAME,
     ntt_forward,
@@ -482,6 +539,7 @@ constexpr KernelTable kTable = {
     lift_torus,
     crt_lift,
     torus_dot,
+    torus_matmul,
 };
 
 }  // namespace safhire::ring::simd::SAFHIRE_SIMD_NS

@@ -50,6 +50,10 @@ struct KernelTable {
   // out[i] = sum_t weights[t] rows[t][i] mod 2^64 (torus words times integer weights).
   void (*torus_dot)(const std::uint64_t* const* rows, const std::uint64_t* weights,
                     std::size_t count, std::uint64_t* out, std::size_t len);
+  // outs[o][i] = sum_t weights[o count + t] rows[t][i] mod 2^64, for o < outputs.
+  void (*torus_matmul)(const std::uint64_t* const* rows, std::size_t count,
+                       const std::uint64_t* weights, std::size_t outputs,
+                       std::uint64_t* const* outs, std::size_t len);
 };
 
 const KernelTable& scalar_kernels();

@@ -31,4 +31,11 @@ SimdIsa default_simd();
 void torus_dot(std::span<const std::uint64_t* const> rows, std::span<const std::uint64_t> weights,
                std::span<std::uint64_t> out, SimdIsa isa = default_simd());
 
+// outs[o][i] = sum_t weights[o rows.size() + t] rows[t][i] mod 2^64 for i < len: several outputs
+// over the same rows (a dense block of a linear layer), each row word loaded once for four
+// outputs. weights is row-major, one row per output.
+void torus_matmul(std::span<const std::uint64_t* const> rows,
+                  std::span<const std::uint64_t> weights, std::span<std::uint64_t* const> outs,
+                  std::size_t len, SimdIsa isa = default_simd());
+
 }  // namespace safhire::ring
