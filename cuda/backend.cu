@@ -19,6 +19,12 @@ constexpr std::uint32_t kColorBackend = 0xff9467bd;
 static __global__ void extract_kernel(block::ExtractArgs g, size_t len) {
   grid_stride(len, [&](size_t x) { block::extract_thread(g, x); });
 }
+static __global__ void blocks_kernel(block::BlocksArgs g, size_t len) {
+  grid_stride(len, [&](size_t x) { block::blocks_thread(g, x); });
+}
+static __global__ void clean_kernel(block::CleanArgs g, size_t len) {
+  grid_stride(len, [&](size_t x) { block::clean_thread(g, x); });
+}
 static __global__ void linear_kernel(block::LinearArgs g, size_t len) {
   grid_stride(len, [&](size_t x) { block::linear_thread(g, x); });
 }
@@ -65,6 +71,16 @@ struct BackendOps : CudaOps {
     extract_kernel<<<elementwise_blocks(len), kElementwiseThreads, 0, stream>>>(g, len);
     check_launch("extract_kernel");
   }
+  void run_blocks(const block::BlocksArgs& g, size_t len) {
+    NvtxRange range("extract", NvtxCategory::hybrid, kColorBackend);
+    blocks_kernel<<<elementwise_blocks(len), kElementwiseThreads, 0, stream>>>(g, len);
+    check_launch("blocks_kernel");
+  }
+  void run_clean(const block::CleanArgs& g, size_t len) {
+    NvtxRange range("extract", NvtxCategory::hybrid, kColorBackend);
+    clean_kernel<<<elementwise_blocks(len), kElementwiseThreads, 0, stream>>>(g, len);
+    check_launch("clean_kernel");
+  }
   void run_linear(const block::LinearArgs& g, size_t len) {
     NvtxRange range("linear", NvtxCategory::hybrid, kColorBackend);
     linear_kernel<<<elementwise_blocks(len), kElementwiseThreads, 0, stream>>>(g, len);
@@ -86,13 +102,12 @@ struct BackendOps : CudaOps {
 
 std::unique_ptr<backend::Backend> make_cuda_backend(const rlwe::ParameterSet& params,
                                                     const backend::Config& config,
-                                                    const rlwe::GaloisKeys& keys,
-                                                    unsigned host_threads) {
+                                                    const rlwe::GaloisKeys& keys) {
   require(device_available(), ErrorCode::device_error,
           "the CUDA backend needs a CUDA device: " + describe_devices());
   auto resources = std::make_shared<Resources>(params, params.gadget(config.gamma), keys);
-  return std::make_unique<DeviceBackend<BackendOps>>(
-      params, config, BackendOps(std::move(resources)), "cuda", host_threads);
+  return std::make_unique<DeviceBackend<BackendOps>>(params, config,
+                                                     BackendOps(std::move(resources)), "cuda");
 }
 
 }  // namespace safhire::cuda

@@ -41,6 +41,74 @@ SAFHIRE_HD void extract_thread(const ExtractArgs& g, std::size_t x) {
   g.rows[std::size_t{g.dest[v]} * g.W + i] = word;
 }
 
+// Extraction at gamma >= 1, step 1: each power ciphertext (a, b: [powers][N]) to block-major
+// lanes, [powers][T][L] (lane j of block u is coefficient u + T j), as PartialExtraction's blocks.
+struct BlocksArgs {
+  const u64* a;
+  const u64* b;
+  u64* blocks_a;
+  u64* blocks_b;
+  u32 N, T, L;
+};
+
+SAFHIRE_HD void blocks_thread(const BlocksArgs& g, std::size_t x) {
+  const std::size_t power = x / g.N;
+  const auto y = static_cast<u32>(x % g.N);
+  const std::size_t to = (power * g.T + y % g.T) * g.L + y / g.T;
+  g.blocks_a[to] = g.a[x];
+  g.blocks_b[to] = g.b[x];
+}
+
+// Step 2: the clean samples (PartialExtraction::clean_samples, which the CPU runs). Value
+// v = c N + i + T j (block i, lane j of chunk c) becomes row dest[v]; word w of it is lane r of
+// component a_(w / L) (w < N) or of b (w >= N, r = w - N):
+//   sum over powers kk and lanes l of map[kk][j][r][l] times lane l of conjugate (i, kk),
+// conjugate (i, kk) being block u = k i mod T of power kk times Z^twist (twist = -floor(k i / T)
+// mod Mg): component a_v is Z^twist a_(u-v) (v <= u) or Z^(twist+1) a_(u+T-v), b is Z^twist b_u.
+struct CleanArgs {
+  const u64* blocks_a;  // [chunks][K][T][L]
+  const u64* blocks_b;
+  const u64* map;       // [K][L][L][L], PartialExtraction::clean_sample_map
+  const u64* elements;  // the K Galois elements of the powers
+  const u32* dest;
+  u64* rows;
+  u32 N, T, L, K, Mg, mg, W;
+};
+
+SAFHIRE_HD void clean_thread(const CleanArgs& g, std::size_t x) {
+  const std::size_t value = x / g.W;
+  const auto w = static_cast<u32>(x % g.W);
+  const std::size_t c = value / g.N;
+  const auto p = static_cast<u32>(value % g.N);
+  const u32 i = p % g.T, j = p / g.T;
+  const bool is_b = w >= g.N;
+  const u32 v = is_b ? 0 : w / g.L, r = is_b ? w - g.N : w % g.L;
+  u64 sum = 0;
+  for (u32 kk = 0; kk < g.K; ++kk) {
+    const u64 ki = g.elements[kk] * i;
+    const auto u = static_cast<u32>(ki % g.T);
+    const auto q = static_cast<u32>(ki / g.T % g.Mg);
+    const u32 twist = q == 0 ? 0 : g.Mg - q;
+    const std::size_t power = (c * g.K + kk) * g.T;
+    const u64* src;
+    u32 e = twist;
+    if (is_b) {
+      src = g.blocks_b + (power + u) * g.L;
+    } else if (v <= u) {
+      src = g.blocks_a + (power + u - v) * g.L;
+    } else {
+      src = g.blocks_a + (power + u + g.T - v) * g.L;
+      e = e + 1 == g.Mg ? 0 : e + 1;
+    }
+    const u64* coefficients = g.map + ((std::size_t{kk} * g.L + j) * g.L + r) * g.L;
+    for (u32 l = 0; l < g.L; ++l) {
+      if (coefficients[l] != 0)
+        sum += coefficients[l] * monomial_coefficient(src, l, e, g.L, g.Mg, g.mg);
+    }
+  }
+  g.rows[std::size_t{g.dest[value]} * g.W + w] = sum;
+}
+
 // The linear layer (backend::LinearLayer in compressed rows): word w of output o is
 // sum over its taps of weight * word w of row `index` of source `source`, plus the bias at word N;
 // written to row slot[o]. sources[s] is the device address of source s's rows.

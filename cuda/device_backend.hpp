@@ -3,17 +3,17 @@
 // on the device), tests/hybrid/test_backend_emulation.cpp with plain loops on the CPU, where whole
 // inferences through it must equal the CPU backend's downloads word for word.
 //
-// Ops provides, besides what tree_levels.hpp needs: Array<T> (with data()) and
-// upload<T>(span) -> Array<T>; download(device words, host span); synchronize();
-// run_extract(ExtractArgs, threads), run_linear(LinearArgs, threads),
+// Ops provides, besides what tree_levels.hpp needs: Array<T> (default-constructible, with data())
+// and upload<T>(span) -> Array<T>; download(device words, host span); synchronize();
+// run_extract(ExtractArgs, threads), run_blocks(BlocksArgs, threads), run_clean(CleanArgs,
+// threads), run_linear(LinearArgs, threads),
 // run_gather_lwe(GatherLweArgs, threads), run_gather_blocks(GatherBlocksArgs, threads);
 // key_switches().
 //
 // Device residency: rows stay on the device from extraction to packing; what crosses to the
 // device per round is the upload's ciphertexts (expanded from their seeds on the host), the
 // un-shuffling destinations and the round's linear layer (taps, slots, biases); what comes back
-// is the packed ciphertexts. At gamma >= 1 the extraction itself still runs on the host
-// (backend::HostExtraction) and its rows are uploaded.
+// is the packed ciphertexts. The powers' Galois elements and the clean-sample map go up once.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +27,7 @@
 #include "backend_element.cuh"
 #include "safhire/backend/backend.hpp"
 #include "safhire/core/error.hpp"
+#include "safhire/rlwe/partial.hpp"
 #include "tree_levels.hpp"
 
 namespace safhire::cuda {
@@ -37,9 +38,8 @@ class DeviceBackend final : public backend::Backend {
   using u64 = std::uint64_t;
   using u32 = std::uint32_t;
 
-  // `host_threads` run the host side of extraction at gamma >= 1.
   DeviceBackend(const rlwe::ParameterSet& params, const backend::Config& config, Ops ops,
-                std::string name, unsigned host_threads)
+                std::string name)
       : params_(params),
         config_(config),
         ops_(std::move(ops)),
@@ -47,7 +47,13 @@ class DeviceBackend final : public backend::Backend {
         width_(backend::row_words(params, config.gamma)) {
     require(config.mode == rlwe::TreeMode::fast, ErrorCode::unsupported,
             "the CUDA backend packs in fast mode only (paper mode runs on the CPU backend)");
-    if (config.gamma >= 1) host_.emplace(params, config.gamma, host_threads);
+    elements_ = rlwe::power_elements(params.ring, config.gamma);
+    device_elements_ = ops_.template upload<u64>(elements_);
+    if (config.gamma >= 1) {
+      map_ = ops_.template upload<u64>(
+          rlwe::PartialExtraction(params.ring, config.gamma).clean_sample_map());
+    }
+    ops_.synchronize();
   }
 
   std::string name() const override { return name_; }
@@ -59,21 +65,14 @@ class DeviceBackend final : public backend::Backend {
                                          std::span<const u32> destination) override {
     const std::size_t n = destination.size(), N = params_.ring.N();
     auto out = std::make_unique<Rows>(n, ops_.alloc(n * width_));
-    if (host_) {
-      std::vector<u64> rows(n * width_);
-      host_->run(cts, destination, rows);
-      auto uploaded = ops_.template upload<u64>(rows);
-      ops_.copy(out->words.data(), uploaded.data(), rows.size());
-      ops_.synchronize();
-      return out;
-    }
-    const std::size_t chunks = (n + N - 1) / N;
-    require(cts.size() == chunks, ErrorCode::invalid_argument,
-            "extract: " + std::to_string(chunks) + " ciphertexts expected for " +
+    const std::size_t chunks = (n + N - 1) / N, K = elements_.size();
+    require(cts.size() == chunks * K, ErrorCode::invalid_argument,
+            "extract: " + std::to_string(chunks * K) + " ciphertexts expected for " +
                 std::to_string(n) + " values");
     backend::require_permutation(destination, "extract: destinations");
-    std::vector<u64> a(chunks * N), b(chunks * N);
-    for (std::size_t c = 0; c < chunks; ++c) {
+    // The ciphertexts, expanded from their seeds on the host: [chunks][K][N].
+    std::vector<u64> a(cts.size() * N), b(cts.size() * N);
+    for (std::size_t c = 0; c < cts.size(); ++c) {
       require(cts[c].b.ring() == params_.ring, ErrorCode::size_mismatch, "extract: wrong ring");
       const rlwe::Ciphertext ct = cts[c].expand();
       std::copy(ct.a.coeffs().begin(), ct.a.coeffs().end(), a.begin() + c * N);
@@ -82,6 +81,36 @@ class DeviceBackend final : public backend::Backend {
     const auto da = ops_.template upload<u64>(a);
     const auto db = ops_.template upload<u64>(b);
     const auto dest = ops_.template upload<u32>(destination);
+    if (config_.gamma >= 1) {
+      const ring::RingParams& r = params_.ring;
+      block::BlocksArgs blocks{};
+      auto blocks_a = ops_.alloc(a.size()), blocks_b = ops_.alloc(b.size());
+      blocks.a = da.data();
+      blocks.b = db.data();
+      blocks.blocks_a = blocks_a.data();
+      blocks.blocks_b = blocks_b.data();
+      blocks.N = static_cast<u32>(N);
+      blocks.T = static_cast<u32>(levels::power(r.t(), r.a() - config_.gamma));
+      blocks.L = static_cast<u32>(N / blocks.T);
+      ops_.run_blocks(blocks, a.size());
+      block::CleanArgs args{};
+      args.blocks_a = blocks_a.data();
+      args.blocks_b = blocks_b.data();
+      args.map = map_.data();
+      args.elements = device_elements_.data();
+      args.dest = dest.data();
+      args.rows = out->words.data();
+      args.N = static_cast<u32>(N);
+      args.T = blocks.T;
+      args.L = blocks.L;
+      args.K = static_cast<u32>(K);
+      args.Mg = static_cast<u32>(levels::power(r.t(), config_.gamma));
+      args.mg = static_cast<u32>(levels::power(r.t(), config_.gamma - 1));
+      args.W = static_cast<u32>(width_);
+      ops_.run_clean(args, n * width_);
+      ops_.synchronize();  // the host vectors above die here
+      return out;
+    }
     block::ExtractArgs args{};
     args.a = da.data();
     args.b = db.data();
@@ -209,7 +238,8 @@ class DeviceBackend final : public backend::Backend {
   Ops ops_;
   std::string name_;
   std::size_t width_;
-  std::optional<backend::HostExtraction> host_;
+  std::vector<u64> elements_;  // of the powers: {1} at gamma = 0
+  typename Ops::template Array<u64> device_elements_, map_;
 };
 
 }  // namespace safhire::cuda

@@ -68,6 +68,12 @@ struct CpuOps {
   void run_extract(const cuda::block::ExtractArgs& g, std::size_t n) {
     loop(g, n, cuda::block::extract_thread);
   }
+  void run_blocks(const cuda::block::BlocksArgs& g, std::size_t n) {
+    loop(g, n, cuda::block::blocks_thread);
+  }
+  void run_clean(const cuda::block::CleanArgs& g, std::size_t n) {
+    loop(g, n, cuda::block::clean_thread);
+  }
   void run_linear(const cuda::block::LinearArgs& g, std::size_t n) {
     loop(g, n, cuda::block::linear_thread);
   }

@@ -165,9 +165,8 @@ unsigned all_cores() {
 InferenceService::BackendFactory backend_named(const std::string& name, unsigned threads) {
   if (name == "cuda") {
 #if SAFHIRE_HAVE_CUDA
-    return
-        [threads](const rlwe::ParameterSet& p, const backend::Config& c,
-                  const rlwe::GaloisKeys& k) { return cuda::make_cuda_backend(p, c, k, threads); };
+    return [threads](const rlwe::ParameterSet& p, const backend::Config& c,
+                     const rlwe::GaloisKeys& k) { return cuda::make_cuda_backend(p, c, k); };
 #else
     throw Error(ErrorCode::unsupported, "--backend cuda: this build has no CUDA backend");
 #endif

@@ -264,6 +264,18 @@ void PartialExtraction::clean_sample(std::span<const ModuleLwe> conjugates, std:
   }
 }
 
+std::vector<u64> PartialExtraction::clean_sample_map() const {
+  const std::size_t L = lanes();
+  std::vector<u64> map(elements_.size() * L * L * L, 0);
+  for (std::size_t j = 0; j < L; ++j)
+    for (std::size_t r = 0; r < L; ++r)
+      for (std::uint32_t d = dual_start_[j * L + r]; d < dual_start_[j * L + r + 1]; ++d) {
+        const DualTerm& term = dual_terms_[d];
+        map[((term.kk * L + j) * L + r) * L + term.l] += term.coefficient;
+      }
+  return map;
+}
+
 void PartialExtraction::clean_samples(std::span<const ModuleLwe> conjugates,
                                       std::span<u64* const> rows, std::vector<u64>& scratch) const {
   const std::uint32_t L = lanes(), T = blocks_, K = static_cast<std::uint32_t>(elements_.size());

@@ -43,7 +43,7 @@ TEST_P(CudaBackend, DownloadsEqualTheCpuBackendWordForWord) {
   Server cpu(model, params, options, client.evaluation_keys(), seed, 2);
   Server device(
       model, params, options,
-      cuda::make_cuda_backend(params, {options.gamma, options.mode}, client.evaluation_keys(), 2),
+      cuda::make_cuda_backend(params, {options.gamma, options.mode}, client.evaluation_keys()),
       seed);
   std::optional<Upload> up = client.start(ModelInfo::of(model), refs[0].pixels);
   while (up) {

@@ -48,7 +48,7 @@ TEST_P(BackendEmulation, DownloadsEqualTheCpuBackendWordForWord) {
       model, params, options,
       std::make_unique<cuda::DeviceBackend<CpuOps>>(
           params, config, CpuOps{params, keys, rlwe::KeySwitcher(params, params.gadget(c.gamma))},
-          "emulated cuda", 2),
+          "emulated cuda"),
       seed);
   std::optional<Upload> up = client.start(ModelInfo::of(model), refs[0].pixels);
   while (up) {
@@ -86,7 +86,7 @@ TEST(BackendEmulation, PaperModeIsRefusedWithATypedError) {
   try {
     cuda::DeviceBackend<CpuOps> b(params, {0, rlwe::TreeMode::paper},
                                   CpuOps{params, keys, rlwe::KeySwitcher(params, params.gadget(0))},
-                                  "emulated cuda", 1);
+                                  "emulated cuda");
     FAIL() << "paper mode accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::unsupported);

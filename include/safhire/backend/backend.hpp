@@ -88,23 +88,6 @@ class Backend {
   virtual std::uint64_t key_switches() const = 0;
 };
 
-// Extraction on the host into plain rows (destination.size() rows of row_words() words): what
-// the CPU backend's extract does, shared with the CUDA backend at gamma >= 1 (whose extraction
-// runs on the host and is uploaded: the device version is not written yet). Not thread-safe.
-class HostExtraction {
- public:
-  HostExtraction(const rlwe::ParameterSet& params, std::uint32_t gamma, unsigned threads);
-  ~HostExtraction();
-  HostExtraction(const HostExtraction&) = delete;
-  HostExtraction& operator=(const HostExtraction&) = delete;
-  void run(std::span<const rlwe::SeededCiphertext> ciphertexts,
-           std::span<const std::uint32_t> destination, std::span<std::uint64_t> rows);
-
- private:
-  struct State;
-  std::unique_ptr<State> state_;
-};
-
 // Throws Error(invalid_argument) naming `what` unless p is a permutation of [0, p.size()).
 void require_permutation(std::span<const std::uint32_t> p, const char* what);
 

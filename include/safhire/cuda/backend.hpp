@@ -1,7 +1,6 @@
 // The CUDA backend of the hybrid server (backend::Backend): rows, linear layers and packing on
 // the device, bit-identical to the CPU backend (cuda/device_backend.hpp has the algorithm and
-// what crosses the bus). Fast packing mode only; at gamma >= 1 extraction runs on the host with
-// `host_threads` workers and its rows are uploaded.
+// what crosses the bus). Fast packing mode only.
 #pragma once
 
 #include <memory>
@@ -14,7 +13,6 @@ namespace safhire::cuda {
 // The rows it makes must not outlive it.
 std::unique_ptr<backend::Backend> make_cuda_backend(const rlwe::ParameterSet& params,
                                                     const backend::Config& config,
-                                                    const rlwe::GaloisKeys& keys,
-                                                    unsigned host_threads);
+                                                    const rlwe::GaloisKeys& keys);
 
 }  // namespace safhire::cuda

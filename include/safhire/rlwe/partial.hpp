@@ -87,6 +87,10 @@ class PartialExtraction {
   void clean_samples(std::span<const ModuleLwe> conjugates, std::span<u64* const> rows,
                      std::vector<u64>& scratch) const;
 
+  // The linear map of clean_samples as a dense table: lane r of the clean sample of lane j is
+  // sum over k-index kk and lane l of map[((kk lanes() + j) lanes() + r) lanes() + l] times lane
+  // l of conjugate kk (the CUDA backend's extraction reads it).
+  std::vector<u64> clean_sample_map() const;
   // acc += p x in R_gamma, component by component (p: lanes() words).
   void multiply_accumulate(ModuleLwe& acc, std::span<const u64> p, const ModuleLwe& x) const;
 
