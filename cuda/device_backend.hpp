@@ -49,9 +49,10 @@ class DeviceBackend final : public backend::Backend {
             "the CUDA backend packs in fast mode only (paper mode runs on the CPU backend)");
     elements_ = rlwe::power_elements(params.ring, config.gamma);
     device_elements_ = ops_.template upload<u64>(elements_);
+    std::vector<u64> map;  // outlives the asynchronous copy
     if (config.gamma >= 1) {
-      map_ = ops_.template upload<u64>(
-          rlwe::PartialExtraction(params.ring, config.gamma).clean_sample_map());
+      map = rlwe::PartialExtraction(params.ring, config.gamma).clean_sample_map();
+      map_ = ops_.template upload<u64>(map);
     }
     ops_.synchronize();
   }

@@ -158,6 +158,50 @@ TEST(LinearLayer, IsTheRoundsMatrixInSlotOrder) {
   EXPECT_THROW(bad.validate(input_rows), safhire::Error);
 }
 
+// A round with no nonzero weight at all (every output is its bias: groups without taps) feeding a
+// dense 1x1 round (the dense kernel) and a sparse fully connected one: encrypted equals plaintext.
+TEST(EncryptedInference, EmptyDenseAndSparseGroups) {
+  auto term = [](std::uint32_t source, std::uint32_t in_c, std::uint32_t kernel, std::uint32_t pad,
+                 std::uint32_t out_c, std::int16_t value) {
+    Term t;
+    t.source = source;
+    t.kernel = kernel;
+    t.pad = pad;
+    t.input.c = in_c;
+    t.weights.assign(std::size_t{out_c} * in_c * kernel * kernel, value);
+    return t;
+  };
+  std::vector<Round> rounds(3);
+  rounds[0].output.c = 4;
+  rounds[0].bits = 8;
+  rounds[0].terms.push_back(term(0, 1, 3, 1, 4, 0));
+  rounds[0].bias = {5, -3, 7, 0};
+  rounds[0].requant = Requant{1, 1};
+  rounds[1].output.c = 8;
+  rounds[1].bits = 8;
+  rounds[1].terms.push_back(term(1, 4, 1, 0, 8, 1));
+  rounds[1].terms[0].weights[3] = -2;
+  rounds[1].bias = {1, 2, 3, 4, -1, -2, -3, -4};
+  rounds[1].requant = Requant{1, 2};
+  rounds[2].output.c = 2;
+  rounds[2].bits = 8;
+  rounds[2].terms.push_back(term(2, 8, 4, 0, 2, 0));
+  rounds[2].terms[0].weights[5] = 1;
+  rounds[2].terms[0].weights[200] = -1;
+  rounds[2].bias = {0, 1};
+  const Model model = Model::from_parts("groups", 8, 2, 4, Shape{1, 4, 4}, rounds);
+  std::vector<std::int64_t> image(16);
+  for (std::size_t i = 0; i < image.size(); ++i)
+    image[i] = static_cast<std::int64_t>(i % 16);
+  for (std::uint32_t gamma : {0U, 2U}) {
+    InferenceOptions options;
+    options.gamma = gamma;
+    EXPECT_EQ(infer(model, safhire::rlwe::parameter_set("default-b8"), options, image).logits,
+              evaluate(model, image))
+        << "gamma " << gamma;
+  }
+}
+
 TEST(EncryptedInferenceThreads, ThreeWorkersGiveTheSameResults) {
   const Model model = Model::load(model_path("small-b8.sfhm"));
   const auto refs = load_reference("small-b8.ref");

@@ -231,7 +231,7 @@ class CpuBackend final : public Backend {
       std::sort(sc.columns.begin(), sc.columns.end());
       sc.columns.erase(std::unique(sc.columns.begin(), sc.columns.end()), sc.columns.end());
       const std::size_t K = sc.columns.size();
-      const bool dense = outputs >= 4 && sc.rows.size() * kDenseDenominator >= outputs * K;
+      const bool dense = outputs >= 4 && K > 0 && sc.rows.size() * kDenseDenominator >= outputs * K;
       if (dense) {
         sc.matrix.assign(outputs * K, 0);
         std::size_t at = 0;
