@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "safhire/core/serialize.hpp"
+#include "safhire/hybrid/model.hpp"
 
 namespace safhire::hybrid::testing {
 
@@ -48,6 +49,20 @@ inline std::vector<ReferenceImage> load_reference(const std::string& name) {
   }
   in.expect_end();
   return out;
+}
+
+// Every activation of the plaintext evaluation of `input` (0: the input; r >= 1: round r - 1's
+// accumulators requantized), from the evaluator's accumulators `accs`.
+inline std::vector<std::vector<std::int64_t>> activations(
+    const Model& m, const std::vector<std::int64_t>& input,
+    const std::vector<std::vector<std::int64_t>>& accs) {
+  std::vector<std::vector<std::int64_t>> acts = {input};
+  for (std::size_t r = 0; r + 1 < m.rounds().size(); ++r) {
+    acts.emplace_back();
+    for (std::int64_t v : accs[r])
+      acts.back().push_back(requantize(v, *m.rounds()[r].requant, m.activation_max()));
+  }
+  return acts;
 }
 
 }  // namespace safhire::hybrid::testing

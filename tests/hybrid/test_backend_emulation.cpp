@@ -8,7 +8,7 @@
 
 #include "cpu_ops.hpp"
 #include "device_backend.hpp"
-#include "model_files.hpp"
+#include "hybrid/backend_compare.hpp"
 #include "safhire/core/error.hpp"
 #include "safhire/hybrid/inference.hpp"
 
@@ -18,64 +18,27 @@ using namespace safhire;
 using namespace safhire::hybrid;
 using safhire::testing::CpuOps;
 
-struct Case {
-  const char* model;
-  const char* set;
-  std::uint32_t gamma;
-};
+using hybrid::testing::BackendCase;
 
-[[maybe_unused]] void PrintTo(const Case& c, std::ostream* os) {
-  *os << c.model << " on " << c.set << ", gamma " << c.gamma;
-}
-
-class BackendEmulation : public ::testing::TestWithParam<Case> {};
+class BackendEmulation : public ::testing::TestWithParam<BackendCase> {};
 
 TEST_P(BackendEmulation, DownloadsEqualTheCpuBackendWordForWord) {
-  const Case c = GetParam();
-  const Model model = Model::load(hybrid::testing::model_path(std::string(c.model) + ".sfhm"));
-  const rlwe::ParameterSet& params = rlwe::parameter_set(c.set);
-  const auto refs = hybrid::testing::load_reference(std::string(c.model) + ".ref");
-  InferenceOptions options;
-  options.gamma = c.gamma;
-  auto random = core::SeededRandom::from_counter(300);
-  Client client(params, options, random);
-  const rlwe::GaloisKeys& keys = client.evaluation_keys();
-  core::Seed seed{};
-  seed[0] = 3;
-  Server cpu(model, params, options, keys, seed, 2);
-  const backend::Config config{options.gamma, options.mode};
-  Server device(
-      model, params, options,
-      std::make_unique<cuda::DeviceBackend<CpuOps>>(
-          params, config, CpuOps{params, keys, rlwe::KeySwitcher(params, params.gadget(c.gamma))},
-          "emulated cuda"),
-      seed);
-  std::optional<Upload> up = client.start(ModelInfo::of(model), refs[0].pixels);
-  while (up) {
-    const Download want = cpu.process(*up);
-    const Download got = device.process(*up);
-    ASSERT_EQ(got.packed.size(), want.packed.size()) << "round " << want.round;
-    for (std::size_t p = 0; p < want.packed.size(); ++p) {
-      ASSERT_EQ(got.packed[p].bits, want.packed[p].bits);
-      ASSERT_EQ(got.packed[p].a, want.packed[p].a) << "round " << want.round << ", pack " << p;
-      ASSERT_EQ(got.packed[p].b, want.packed[p].b) << "round " << want.round << ", pack " << p;
-    }
-    up = client.receive(want);
-  }
-  EXPECT_EQ(client.logits(), evaluate(model, refs[0].pixels));
-  EXPECT_EQ(device.key_switches(), cpu.key_switches());
+  const std::uint32_t gamma = GetParam().gamma;
+  hybrid::testing::expect_same_downloads(
+      GetParam(), [gamma](const rlwe::ParameterSet& params, const backend::Config& config,
+                          const rlwe::GaloisKeys& keys) {
+        return std::make_unique<cuda::DeviceBackend<CpuOps>>(
+            params, config, CpuOps{params, keys, rlwe::KeySwitcher(params, params.gadget(gamma))},
+            "emulated cuda");
+      });
 }
 
 INSTANTIATE_TEST_SUITE_P(Trained, BackendEmulation,
-                         ::testing::Values(Case{"small-b8", "default-b8", 0},
-                                           Case{"small-b12", "default-b12", 1},
-                                           Case{"small-b8", "default-b8", 2}),
+                         ::testing::Values(BackendCase{"small-b8", "default-b8", 0},
+                                           BackendCase{"small-b12", "default-b12", 1},
+                                           BackendCase{"small-b8", "default-b8", 2}),
                          [](const auto& param_info) {
-                           std::string s = std::string(param_info.param.model) + "_gamma" +
-                                           std::to_string(param_info.param.gamma);
-                           for (char& ch : s)
-                             ch = ch == '-' ? '_' : ch;
-                           return s;
+                           return hybrid::testing::case_name(param_info.param);
                          });
 
 TEST(BackendEmulation, PaperModeIsRefusedWithATypedError) {

@@ -121,12 +121,7 @@ TEST(LinearLayer, IsTheRoundsMatrixInSlotOrder) {
   const auto refs = load_reference("small-b12.ref");
   std::vector<std::vector<std::int64_t>> accs;
   evaluate(m, refs[1].pixels, &accs);
-  std::vector<std::vector<std::int64_t>> acts = {refs[1].pixels};
-  for (std::size_t r = 0; r + 1 < m.rounds().size(); ++r) {
-    acts.emplace_back();
-    for (std::int64_t v : accs[r])
-      acts.back().push_back(requantize(v, *m.rounds()[r].requant, m.activation_max()));
-  }
+  const auto acts = safhire::hybrid::testing::activations(m, refs[1].pixels, accs);
   SeededRandom rng = SeededRandom::from_counter(9);
   for (std::size_t r = 0; r < m.rounds().size(); ++r) {
     const std::size_t n = m.rounds()[r].output.size();

@@ -34,12 +34,7 @@ TEST_P(TrainedModels, TapsGiveTheSameAccumulatorsAsTheDirectEvaluator) {
   std::vector<std::vector<std::int64_t>> accs;
   evaluate(m, refs[0].pixels, &accs);
   // Activations rebuilt from the direct evaluator's accumulators.
-  std::vector<std::vector<std::int64_t>> acts = {refs[0].pixels};
-  for (std::size_t r = 0; r + 1 < m.rounds().size(); ++r) {
-    acts.emplace_back();
-    for (std::int64_t v : accs[r])
-      acts.back().push_back(requantize(v, *m.rounds()[r].requant, m.activation_max()));
-  }
+  const auto acts = safhire::hybrid::testing::activations(m, refs[0].pixels, accs);
   std::vector<Tap> list;
   for (std::size_t r = 0; r < m.rounds().size(); ++r) {
     const Round& round = m.rounds()[r];

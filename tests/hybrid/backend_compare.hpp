@@ -1,0 +1,69 @@
+// One encrypted inference of a trained small model through the CPU backend and through another
+// backend, round by round: the downloads must be equal word for word and the logits equal the
+// plaintext evaluator's. Shared by the CUDA backend's emulation (tests/hybrid) and its device
+// test (tests/cuda).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <memory>
+#include <ostream>
+#include <string>
+
+#include "hybrid/model_files.hpp"
+#include "safhire/backend/backend.hpp"
+#include "safhire/hybrid/inference.hpp"
+
+namespace safhire::hybrid::testing {
+
+struct BackendCase {
+  const char* model;
+  const char* set;
+  std::uint32_t gamma;
+};
+
+[[maybe_unused]] inline void PrintTo(const BackendCase& c, std::ostream* os) {
+  *os << c.model << " on " << c.set << ", gamma " << c.gamma;
+}
+
+inline std::string case_name(const BackendCase& c) {
+  std::string s = std::string(c.model) + "_gamma" + std::to_string(c.gamma);
+  for (char& ch : s)
+    ch = ch == '-' ? '_' : ch;
+  return s;
+}
+
+using MakeBackend = std::function<std::unique_ptr<backend::Backend>(
+    const rlwe::ParameterSet&, const backend::Config&, const rlwe::GaloisKeys&)>;
+
+inline void expect_same_downloads(const BackendCase& c, const MakeBackend& make) {
+  const Model model = Model::load(model_path(std::string(c.model) + ".sfhm"));
+  const rlwe::ParameterSet& params = rlwe::parameter_set(c.set);
+  const auto refs = load_reference(std::string(c.model) + ".ref");
+  InferenceOptions options;
+  options.gamma = c.gamma;
+  auto random = core::SeededRandom::from_counter(300);
+  Client client(params, options, random);
+  core::Seed seed{};
+  seed[0] = 3;
+  Server cpu(model, params, options, client.evaluation_keys(), seed, 2);
+  Server other(model, params, options,
+               make(params, {options.gamma, options.mode}, client.evaluation_keys()), seed);
+  std::optional<Upload> up = client.start(ModelInfo::of(model), refs[0].pixels);
+  while (up) {
+    const Download want = cpu.process(*up);
+    const Download got = other.process(*up);
+    ASSERT_EQ(got.packed.size(), want.packed.size()) << "round " << want.round;
+    for (std::size_t p = 0; p < want.packed.size(); ++p) {
+      ASSERT_EQ(got.packed[p].bits, want.packed[p].bits);
+      ASSERT_EQ(got.packed[p].a, want.packed[p].a) << "round " << want.round << ", pack " << p;
+      ASSERT_EQ(got.packed[p].b, want.packed[p].b) << "round " << want.round << ", pack " << p;
+    }
+    up = client.receive(got);
+  }
+  EXPECT_EQ(client.logits(), evaluate(model, refs[0].pixels));
+  EXPECT_EQ(other.key_switches(), cpu.key_switches());
+}
+
+}  // namespace safhire::hybrid::testing
