@@ -56,7 +56,7 @@ timeout 60 "$build/host/apps/safhire" bench --backend cpu --gamma 2 --threads "$
   | tee "$out/e2e-resnet20-b8-gamma2-cpu$(nproc).txt"
 
 step "CPU benchmarks (one polynomial; for reference only, another CPU than the CI machine's)"
-timeout 90 "$build/bench/bench_ring" --benchmark_filter='ntt_forward/|ntt_inverse/|product_' \
+timeout 45 "$build/bench/bench_ring" --benchmark_filter='ntt_forward/|ntt_inverse/|product_' \
   --benchmark_out_format=json --benchmark_out="$out/bench_ring_device_host.json"
 
 step "done: cuda tests rc=$cuda_tests, cpu tests rc=$cpu_tests"
