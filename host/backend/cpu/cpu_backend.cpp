@@ -1,5 +1,7 @@
-// The CPU backend: rows in host memory, every step shared by `threads` workers, the linear layer
-// on the vector kernel ring::torus_dot, cache-blocked per group of outputs.
+// The CPU backend: rows in host memory (storage reused across rounds), every step shared by
+// `threads` workers; the linear layer cache-blocked per group of outputs, dense groups on
+// ring::torus_matmul and sparse ones on ring::torus_dot; extraction at gamma >= 1 through
+// PartialExtraction::clean_samples.
 #include <algorithm>
 #include <mutex>
 #include <optional>

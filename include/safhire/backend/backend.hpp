@@ -4,7 +4,8 @@
 // go where (shuffling, un-shuffling, the taps of each output, the download precision) and hands
 // the backend plain index arrays; the backend does the arithmetic. Two implementations:
 // make_cpu_backend (host/backend, threaded and vectorized, the reference) and
-// cuda::make_cuda_backend (device-resident). Both give bit-identical rows and ciphertexts.
+// cuda::make_cuda_backend (device-resident). Both give bit-identical rows and ciphertexts. Rows
+// must not outlive the backend that made them.
 #pragma once
 
 #include <cstdint>
