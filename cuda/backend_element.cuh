@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "safhire/backend/backend.hpp"
 #include "safhire/core/hostdevice.hpp"
 #include "tree_element.cuh"
 
@@ -115,9 +116,7 @@ SAFHIRE_HD void clean_thread(const CleanArgs& g, std::size_t x) {
 struct LinearArgs {
   const u64* const* sources;
   const u32* tap_start;
-  const u32* tap_source;
-  const u32* tap_index;
-  const std::int32_t* tap_weight;
+  const backend::Tap* taps;
   const u32* slot;
   const u64* bias;
   u64* out;
@@ -129,8 +128,9 @@ SAFHIRE_HD void linear_thread(const LinearArgs& g, std::size_t x) {
   const auto w = static_cast<u32>(x % g.W);
   u64 sum = w == g.N ? g.bias[o] : 0;
   for (u32 k = g.tap_start[o]; k < g.tap_start[o + 1]; ++k) {
-    const u64 weight = static_cast<u64>(static_cast<std::int64_t>(g.tap_weight[k]));
-    sum += weight * g.sources[g.tap_source[k]][std::size_t{g.tap_index[k]} * g.W + w];
+    const backend::Tap& t = g.taps[k];
+    const u64 weight = static_cast<u64>(static_cast<std::int64_t>(t.weight));
+    sum += weight * g.sources[t.source][std::size_t{t.index} * g.W + w];
   }
   g.out[std::size_t{g.slot[o]} * g.W + w] = sum;
 }

@@ -137,19 +137,9 @@ class DeviceBackend final : public backend::Backend {
       addresses[s] = reinterpret_cast<std::uintptr_t>(r.words.data());
     }
     layer.validate(counts);
-    const std::size_t taps = layer.taps.size();
-    std::vector<u32> source(taps), index(taps);
-    std::vector<std::int32_t> weight(taps);
-    for (std::size_t k = 0; k < taps; ++k) {
-      source[k] = layer.taps[k].source;
-      index[k] = layer.taps[k].index;
-      weight[k] = layer.taps[k].weight;
-    }
     const auto d_sources = ops_.template upload<u64>(addresses);
     const auto d_start = ops_.template upload<u32>(layer.tap_start);
-    const auto d_source = ops_.template upload<u32>(source);
-    const auto d_index = ops_.template upload<u32>(index);
-    const auto d_weight = ops_.template upload<std::int32_t>(weight);
+    const auto d_taps = ops_.template upload<backend::Tap>(layer.taps);
     const auto d_slot = ops_.template upload<u32>(layer.slot);
     const auto d_bias = ops_.template upload<u64>(layer.bias);
     const std::size_t n = layer.outputs();
@@ -157,9 +147,7 @@ class DeviceBackend final : public backend::Backend {
     block::LinearArgs args{};
     args.sources = reinterpret_cast<const u64* const*>(d_sources.data());
     args.tap_start = d_start.data();
-    args.tap_source = d_source.data();
-    args.tap_index = d_index.data();
-    args.tap_weight = d_weight.data();
+    args.taps = d_taps.data();
     args.slot = d_slot.data();
     args.bias = d_bias.data();
     args.out = out->words.data();

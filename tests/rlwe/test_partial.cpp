@@ -90,6 +90,13 @@ std::string level_label(const Level& l) {
 
 class PartialOnSmallRings : public ::testing::TestWithParam<Level> {};
 
+// The client's powers of one chunk of `values`, cut by the server into conjugate samples.
+std::vector<ModuleLwe> chunk_conjugates(Context& ctx, const PartialExtraction& px,
+                                        const std::vector<std::int64_t>& values) {
+  const auto mu = encode_chunks(px.ring(), values, ctx.p.message_bits)[0];
+  return px.conjugates(expand(encrypt_powers(ctx.enc, mu.coeffs(), px.gamma())));
+}
+
 TEST_P(PartialOnSmallRings, ExtractKeepsEveryBlockPhaseAndEmbedInvertsIt) {
   const auto [r, gamma] = GetParam();
   Context ctx(small_set(r));
@@ -151,8 +158,7 @@ TEST_P(PartialOnSmallRings, CleanSamplesCarryOneValueInLaneZero) {
   PartialExtraction px(r, gamma);
   std::mt19937_64 rng(123);
   const auto values = ctx.random_values(rng);
-  const auto mu = encode_chunks(r, values, ctx.p.message_bits)[0];
-  const auto conj = px.conjugates(expand(encrypt_powers(ctx.enc, mu.coeffs(), gamma)));
+  const auto conj = chunk_conjugates(ctx, px, values);
   const std::uint32_t T = px.blocks(), L = px.lanes();
   std::vector<std::vector<u64>> rows(L, std::vector<u64>(px.row_words()));
   std::vector<u64*> pointers;
@@ -227,8 +233,7 @@ void check_layer(Context& ctx, std::uint32_t gamma, std::uint32_t inputs_per_blo
   const auto values = ctx.random_values(rng);
   const BlockLayer layer = random_layer(rng, T, L, inputs_per_block);
   // Client: the powers of the chunk. Server: conjugate samples, the layer, embedding, packing.
-  const auto mu = encode_chunks(r, values, ctx.p.message_bits)[0];
-  const auto conj = px.conjugates(expand(encrypt_powers(ctx.enc, mu.coeffs(), gamma)));
+  const auto conj = chunk_conjugates(ctx, px, values);
   std::vector<Ciphertext> blocks;
   for (std::uint32_t beta = 0; beta < T; ++beta) {
     ModuleLwe acc = px.zero();

@@ -80,84 +80,6 @@ const HostRows& host_rows(const Rows& rows) {
   return *h;
 }
 
-// Extraction into plain rows (destination.size() rows of row_words() words): sample extraction
-// at gamma = 0, clean module-LWE samples (all lanes of a block at once) at gamma >= 1.
-class HostExtraction {
- public:
-  HostExtraction(const rlwe::ParameterSet& params, std::uint32_t gamma, unsigned threads);
-  ~HostExtraction();
-  HostExtraction(const HostExtraction&) = delete;
-  HostExtraction& operator=(const HostExtraction&) = delete;
-  void run(std::span<const rlwe::SeededCiphertext> ciphertexts,
-           std::span<const std::uint32_t> destination, std::span<std::uint64_t> rows);
-
- private:
-  struct State;
-  std::unique_ptr<State> state_;
-};
-
-struct HostExtraction::State {
-  rlwe::ParameterSet params;
-  unsigned threads;
-  std::size_t width;
-  std::optional<rlwe::PartialExtraction> partial;
-  std::vector<std::vector<std::uint64_t>> scratch;  // per worker
-  std::vector<std::vector<std::uint64_t*>> rows;    // per worker
-};
-
-HostExtraction::HostExtraction(const rlwe::ParameterSet& params, std::uint32_t gamma,
-                               unsigned threads)
-    : state_(std::make_unique<State>(
-          State{params, std::max(threads, 1U), row_words(params, gamma), std::nullopt, {}, {}})) {
-  if (gamma >= 1) state_->partial.emplace(params.ring, gamma);
-  state_->scratch.resize(state_->threads);
-  state_->rows.resize(state_->threads);
-}
-
-HostExtraction::~HostExtraction() = default;
-
-void HostExtraction::run(std::span<const rlwe::SeededCiphertext> cts,
-                         std::span<const std::uint32_t> destination,
-                         std::span<std::uint64_t> rows) {
-  State& st = *state_;
-  const std::size_t n = destination.size(), N = st.params.ring.N(), W = st.width;
-  const std::size_t per_chunk = st.partial ? st.partial->elements().size() : 1;
-  const std::size_t chunks = (n + N - 1) / N;
-  require(cts.size() == chunks * per_chunk && rows.size() == n * W, ErrorCode::invalid_argument,
-          "extract: " + std::to_string(chunks * per_chunk) + " ciphertexts and " +
-              std::to_string(n * W) + " row words expected for " + std::to_string(n) + " values");
-  require_permutation(destination, "extract: destinations");
-  for (std::size_t c = 0; c < chunks; ++c) {
-    const std::size_t values = std::min(N, n - c * N);
-    if (!st.partial) {
-      const rlwe::Ciphertext ct = cts[c].expand();
-      core::parallel_for(values, st.threads, [&](std::size_t j, unsigned) {
-        u64* row = rows.data() + destination[c * N + j] * W;
-        row[N] = rlwe::sample_extract_into(st.params.ring, ct, static_cast<std::uint32_t>(j),
-                                           std::span<u64>(row, N));
-      });
-      continue;
-    }
-    std::vector<rlwe::Ciphertext> powers;
-    for (std::size_t k = 0; k < per_chunk; ++k)
-      powers.push_back(cts[c * per_chunk + k].expand());
-    const rlwe::PartialExtraction& px = *st.partial;
-    const std::vector<rlwe::ModuleLwe> conj = px.conjugates(powers);
-    const std::uint32_t T = px.blocks(), L = px.lanes();
-    // Block i holds values i + T j, j < L: its L clean samples share the block's conjugates.
-    core::parallel_for(T, st.threads, [&](std::size_t i, unsigned worker) {
-      std::vector<u64*>& out = st.rows[worker];
-      out.assign(L, nullptr);
-      for (std::uint32_t j = 0; j < L; ++j) {
-        const std::size_t p = i + std::size_t{T} * j;
-        if (p < values) out[j] = rows.data() + destination[c * N + p] * W;
-      }
-      px.clean_samples(std::span<const rlwe::ModuleLwe>(conj.data() + i * L, L), out,
-                       st.scratch[worker]);
-    });
-  }
-}
-
 // The rows of a group's inputs, C words of each, stay in L2 while every output of the group reads
 // them: C = kCacheWords / (taps of the group's widest output), a multiple of 32 words.
 constexpr std::size_t kCacheWords = 48 * 1024;
@@ -174,7 +96,8 @@ class CpuBackend final : public Backend {
         threads_(std::max(threads, 1U)),
         width_(row_words(params, config.gamma)),
         simd_(ring::default_simd()),
-        extraction_(params, config.gamma, threads_) {
+        clean_scratch_(threads_),
+        lane_rows_(threads_) {
     for (unsigned w = 0; w < threads_; ++w)
       trees_.push_back(
           std::make_unique<rlwe::TraceTrees>(params_, params_.gadget(config.gamma), keys));
@@ -188,10 +111,47 @@ class CpuBackend final : public Backend {
 
   Config config() const override { return config_; }
 
+  // Sample extraction at gamma = 0; at gamma >= 1 clean module-LWE samples, all lanes of a block
+  // at once (they share the block's conjugates).
   std::unique_ptr<Rows> extract(std::span<const rlwe::SeededCiphertext> cts,
                                 std::span<const std::uint32_t> destination) override {
-    auto out = std::make_unique<HostRows>(destination.size(), width_, pool_);
-    extraction_.run(cts, destination, std::span<u64>(out->words, destination.size() * width_));
+    const std::size_t n = destination.size(), N = params_.ring.N(), W = width_;
+    const std::size_t per_chunk = partial_ ? partial_->elements().size() : 1;
+    const std::size_t chunks = (n + N - 1) / N;
+    require(cts.size() == chunks * per_chunk, ErrorCode::invalid_argument,
+            "extract: " + std::to_string(chunks * per_chunk) + " ciphertexts expected for " +
+                std::to_string(n) + " values");
+    require_permutation(destination, "extract: destinations");
+    auto out = std::make_unique<HostRows>(n, W, pool_);
+    u64* rows = out->words;
+    for (std::size_t c = 0; c < chunks; ++c) {
+      const std::size_t values = std::min(N, n - c * N);
+      if (!partial_) {
+        const rlwe::Ciphertext ct = cts[c].expand();
+        core::parallel_for(values, threads_, [&](std::size_t j, unsigned) {
+          u64* row = rows + destination[c * N + j] * W;
+          row[N] = rlwe::sample_extract_into(params_.ring, ct, static_cast<std::uint32_t>(j),
+                                             std::span<u64>(row, N));
+        });
+        continue;
+      }
+      std::vector<rlwe::Ciphertext> powers;
+      for (std::size_t k = 0; k < per_chunk; ++k)
+        powers.push_back(cts[c * per_chunk + k].expand());
+      const rlwe::PartialExtraction& px = *partial_;
+      const std::vector<rlwe::ModuleLwe> conj = px.conjugates(powers);
+      const std::uint32_t T = px.blocks(), L = px.lanes();
+      core::parallel_for(T, threads_, [&](std::size_t i, unsigned worker) {
+        std::vector<u64*>& lane_rows = lane_rows_[worker];
+        lane_rows.assign(L, nullptr);
+        for (std::uint32_t j = 0; j < L; ++j) {
+          const std::size_t p = i + std::size_t{T} * j;
+          if (p < values) lane_rows[j] = rows + destination[c * N + p] * W;
+        }
+        px.clean_samples(std::span<const rlwe::ModuleLwe>(conj.data() + i * L, L), lane_rows,
+                         clean_scratch_[worker]);
+      });
+    }
     return out;
   }
 
@@ -334,7 +294,8 @@ class CpuBackend final : public Backend {
   ring::SimdIsa simd_;
   std::vector<std::unique_ptr<rlwe::TraceTrees>> trees_;  // one per worker
   std::optional<rlwe::PartialExtraction> partial_;
-  HostExtraction extraction_;
+  std::vector<std::vector<u64>> clean_scratch_;  // per worker, for clean_samples
+  std::vector<std::vector<u64*>> lane_rows_;     // per worker
   std::shared_ptr<StoragePool> pool_ = std::make_shared<StoragePool>();
 };
 
