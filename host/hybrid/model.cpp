@@ -136,13 +136,16 @@ Model Model::parse(std::span<const std::uint8_t> bytes) {
 }
 
 void Model::validate() {
-  // |acc| <= |bias| + sum |w| max_input < 2^(b_r-1), max_input = (2^a - 1) pool^2 (2^a_in - 1
-  // for the image).
+  // Every partial sum of a round's accumulator (the bias or not, plus any subset of its
+  // products) lies in [min(bias, 0) + neg, max(bias, 0) + pos], where pos and neg sum the
+  // positive and the negative weights times max_input = (2^a - 1) pool^2 (2^a_in - 1 for the
+  // image): the inputs are unsigned. That interval must fit the signed window of Z_(2^b_r).
   last_use_.assign(activations_.size(), 0);
   encoding_bits_.assign(activations_.size(), 0);
   for (std::size_t r = 0; r < rounds_.size(); ++r) {
     const Round& round = rounds_[r];
-    const std::int64_t limit = (std::int64_t{1} << (round.bits - 1)) - 1;
+    const std::int64_t hi_limit = (std::int64_t{1} << (round.bits - 1)) - 1;
+    const std::int64_t lo_limit = -(std::int64_t{1} << (round.bits - 1));
     for (const Term& t : round.terms) {
       std::uint32_t& enc = encoding_bits_[t.source];
       check(enc == 0 || enc == round.bits, "activation " + std::to_string(t.source) +
@@ -151,20 +154,27 @@ void Model::validate() {
       enc = round.bits;
     }
     for (std::uint32_t o = 0; o < round.output.c; ++o) {
-      std::int64_t bound = std::llabs(round.bias[o]);
+      std::int64_t hi = std::max<std::int64_t>(round.bias[o], 0);
+      std::int64_t lo = std::min<std::int64_t>(round.bias[o], 0);
       for (const Term& t : round.terms) {
         const std::int64_t max_input = (t.source == 0 ? input_max() : activation_max()) *
                                        (t.pool == 0 ? 1 : std::int64_t{t.pool} * t.pool);
-        std::int64_t l1 = 0;
+        std::int64_t pos = 0;
+        std::int64_t neg = 0;
         for (std::uint32_t i = 0; i < t.input.c; ++i)
           for (std::uint32_t ky = 0; ky < t.kernel; ++ky)
-            for (std::uint32_t kx = 0; kx < t.kernel; ++kx)
-              l1 += std::abs(t.weight(o, i, ky, kx));
-        bound += l1 * max_input;
+            for (std::uint32_t kx = 0; kx < t.kernel; ++kx) {
+              const std::int64_t w = t.weight(o, i, ky, kx);
+              (w > 0 ? pos : neg) += w;
+            }
+        hi += pos * max_input;
+        lo += neg * max_input;
       }
-      check(bound <= limit, "round " + std::to_string(r) + ", channel " + std::to_string(o) +
-                                ": accumulator bound " + std::to_string(bound) + " exceeds 2^" +
-                                std::to_string(round.bits - 1) + " - 1");
+      check(lo >= lo_limit && hi <= hi_limit,
+            "round " + std::to_string(r) + ", channel " + std::to_string(o) +
+                ": accumulator bound [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                "] exceeds [-2^" + std::to_string(round.bits - 1) + ", 2^" +
+                std::to_string(round.bits - 1) + " - 1]");
     }
     for (const Term& t : round.terms)
       last_use_[t.source] = static_cast<std::uint32_t>(r);

@@ -4,6 +4,7 @@
 // malformed, truncated and out-of-bound files are typed errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "model_files.hpp"
@@ -121,6 +122,57 @@ TEST(ModelFile, AccumulatorBoundIsEnforced) {
     EXPECT_EQ(e.code(), ErrorCode::malformed_input);
     EXPECT_NE(std::string(e.what()).find("accumulator bound"), std::string::npos) << e.what();
   }
+}
+
+// One fully connected round over four 2-bit inputs at b = 8: the bound is the range of the
+// accumulator's partial sums, so weights {42, 0, -42, 0} (l1 126, over twice what
+// |bias| + l1 max_input <= 127 allows) fit with biases -2..1, and nothing wider does.
+Model edge_model(std::int32_t bias, std::vector<std::int16_t> weights) {
+  Round round;
+  round.output.c = 1;
+  round.bits = 8;
+  Term t;
+  t.kernel = 1;
+  t.input.c = 4;
+  t.weights = std::move(weights);
+  round.terms.push_back(t);
+  round.bias = {bias};
+  return Model::from_parts("edge", 8, 2, 2, Shape{4, 1, 1}, {round});
+}
+
+TEST(ModelFile, AccumulatorBoundIsTheRangeOfEveryPartialSum) {
+  const std::vector<std::int16_t> weights = {42, 0, -42, 0};
+  for (std::int32_t bias = -4; bias <= 3; ++bias) {
+    const bool fits = bias >= -2 && bias <= 1;
+    if (!fits) {
+      EXPECT_THROW(edge_model(bias, weights), safhire::Error) << "bias " << bias;
+      continue;
+    }
+    const Model m = edge_model(bias, weights);
+    // Oracle: every input in {0..3}^4 and every subset of the products, with and without the
+    // bias, summed in int64; all of them inside the signed 8-bit window, and the extremes reached.
+    std::int64_t lo = 0;
+    std::int64_t hi = 0;
+    for (int x = 0; x < 256; ++x) {
+      const std::int64_t in[4] = {x & 3, (x >> 2) & 3, (x >> 4) & 3, x >> 6};
+      for (int subset = 0; subset < 32; ++subset) {
+        std::int64_t sum = (subset & 16) != 0 ? bias : 0;
+        for (int i = 0; i < 4; ++i)
+          sum += (subset >> i & 1) != 0 ? weights[i] * in[i] : 0;
+        lo = std::min(lo, sum);
+        hi = std::max(hi, sum);
+      }
+      const std::vector<std::int64_t> image(in, in + 4);
+      EXPECT_EQ(evaluate(m, image)[0], bias + 42 * (in[0] - in[2]));
+    }
+    EXPECT_GE(lo, -128) << "bias " << bias;
+    EXPECT_LE(hi, 127) << "bias " << bias;
+    EXPECT_EQ(hi, std::max(bias, 0) + 126);
+    EXPECT_EQ(lo, std::min(bias, 0) - 126);
+  }
+  // One more unit of weight on either side does not fit, whatever the bias.
+  EXPECT_THROW(edge_model(0, {43, 0, -42, 0}), safhire::Error);
+  EXPECT_THROW(edge_model(0, {42, 0, -42, -1}), safhire::Error);
 }
 
 TEST(ModelFile, InputsOutOfRangeAreRejected) {

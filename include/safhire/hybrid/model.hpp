@@ -56,8 +56,10 @@ struct Round {
 class Model {
  public:
   // Parses and validates a model file: shapes, sources, sizes (checked before allocating), one
-  // precision per activation, and the accumulator bound |bias| + sum |w| max_input pool^2 <
-  // 2^(b_r - 1) for every output channel (max_input: 2^a - 1, or 2^input_bits - 1 for the image).
+  // precision per activation, and the accumulator bound for every output channel: every partial
+  // sum lies in [min(bias, 0) + neg, max(bias, 0) + pos] within [-2^(b_r - 1), 2^(b_r - 1) - 1],
+  // pos and neg summing the positive and the negative w max_input pool^2 (max_input: 2^a - 1, or
+  // 2^input_bits - 1 for the image).
   // Any violation is an Error(malformed_input) saying what and where.
   static Model parse(std::span<const std::uint8_t> bytes);
   static Model load(const std::string& path);
