@@ -12,9 +12,15 @@ carries and which src/hybrid evaluates bit for bit:
     act'  = clip((max(acc, 0) * mult + 2^(shift-1)) >> shift, 0, 2^a - 1)   (client, exact)
     logits = acc of the last round
 
-Accumulator-aware quantization (A2Q-style): all terms of a round share one weight scale s_w, the
-smallest for which every output channel keeps sum |w_q| * max_input + |bias_q| < 2^(b_r-1) with
-w_q = round(w / s_w) (found by bisection on the rounded weights themselves). Hidden rounds have
+Accumulator-aware quantization (A2Q+-style): the inputs are unsigned, so every partial sum of an
+output channel's accumulator (with the bias or without, over any subset of its products) lies in
+[min(bias_q, 0) + neg, max(bias_q, 0) + pos], where pos and neg sum its positive and negative
+w_q * max_input; that interval must fit the signed b_r-bit window. All terms of a round share one
+weight scale s_w, the smallest for which every channel keeps pos and -neg within the window less
+a reserve for the bias (found by bisection on the rounded weights w_q = round(w / s_w)
+themselves); each bias is then clipped to what its channel leaves. This is twice the weight
+budget of the symmetric bound |bias_q| + sum |w_q| * max_input < 2^(b_r-1) when positive and
+negative weights balance. Hidden rounds have
 b_r = b; the first and last may be wider (--edge-bits): the first reads the image at
 --input-bits, the last sum-pools the final activation, which no narrow accumulator can hold.
 Every hidden activation uses one global unsigned a-bit scale, so an identity shortcut is the
@@ -42,7 +48,7 @@ import torch.nn.functional as F
 DATA = "/usr/share/datasets/fashion-mnist"
 HERE = os.path.dirname(os.path.abspath(__file__))
 ACT_BITS = {8: 2, 12: 4, 16: 6}  # default activation bits a for accumulator bits b
-BIAS_SHARE = 4  # |bias_q| <= 2^(b-1) / BIAS_SHARE
+BIAS_RESERVE = 0.25  # default share of the half window that every channel leaves its bias
 SHIFT = 24  # requantization multiplier precision
 
 
@@ -115,12 +121,22 @@ class RoundSTE(torch.autograd.Function):
 
 
 @torch.no_grad()
-def weight_scale(ws, budget):
-    """The smallest scale s (to 0.1%) at which every output channel's sum of |round(w / s)|
-    over all terms stays within the l1 budget: round-to-nearest weights that provably fit."""
+def channel_range(wqs, max_inputs):
+    """Per output channel, the sums of the positive and of the negative integer weights times
+    their term's largest input: the extremes of the bias-free accumulator."""
+    pos = sum(w.clamp(min=0).sum(dim=(1, 2, 3)) * m for w, m in zip(wqs, max_inputs))
+    neg = sum(w.clamp(max=0).sum(dim=(1, 2, 3)) * m for w, m in zip(wqs, max_inputs))
+    return pos, neg
+
+
+@torch.no_grad()
+def weight_scale(ws, max_inputs, budget):
+    """The smallest scale s (to 0.1%) at which every output channel's positive and negative
+    weight sums (rounded weights times their largest input) stay within +-budget:
+    round-to-nearest weights that provably fit."""
     def fits(s):
-        return max(float(sum(torch.round(w / s).abs().sum(dim=(1, 2, 3)) for w in ws).max()),
-                   0.0) <= budget
+        pos, neg = channel_range([torch.round(w / s) for w in ws], max_inputs)
+        return float(torch.maximum(pos, -neg).max()) <= budget
     hi = max(float(w.abs().max()) for w in ws) * 2.0 + 1e-12  # every weight rounds to 0
     lo = hi / 1e6
     if fits(lo):
@@ -136,9 +152,10 @@ class QuantNet(nn.Module):
     the first and last rounds (which read the image and pool the last activation); act_bits and
     input_bits: unsigned activation and image precision."""
 
-    def __init__(self, rounds, bits, edge_bits, act_bits, input_bits):
+    def __init__(self, rounds, bits, edge_bits, act_bits, input_bits, bias_reserve=BIAS_RESERVE):
         super().__init__()
         self.rounds, self.act_bits, self.input_bits = rounds, act_bits, input_bits
+        self.bias_reserve = bias_reserve
         self.round_bits = [edge_bits if i in (0, len(rounds) - 1) else bits
                            for i in range(len(rounds))]
         self.amax, self.amax_in = (1 << act_bits) - 1, (1 << input_bits) - 1
@@ -177,15 +194,16 @@ class QuantNet(nn.Module):
         return ws
 
     def quantizer(self, i):
-        """Round i's weight scale and bias limit: every output channel keeps
-        |bias_q| + sum |w_q| max_input <= 2^(b_i - 1) - 1."""
+        """Round i's float weights, weight scale and per-channel bias limits [lo, hi]: with them
+        every partial sum of every channel lies in [-2^(b_i - 1), 2^(b_i - 1) - 1]."""
         r = self.rounds[i]
         limit = (1 << (self.round_bits[i] - 1)) - 1
-        bias_limit = (1 << (self.round_bits[i] - 1)) // BIAS_SHARE
-        max_input = max((self.amax_in if t["src"] == 0 else self.amax) *
-                        (t["pool"] ** 2 if t["pool"] else 1) for t in r["terms"])
+        max_inputs = [(self.amax_in if t["src"] == 0 else self.amax) *
+                      (t["pool"] ** 2 if t["pool"] else 1) for t in r["terms"]]
         ws = self.round_weights(i)
-        return ws, weight_scale(ws, (limit - bias_limit) / max_input), bias_limit
+        s_w = weight_scale(ws, max_inputs, math.floor(limit * (1 - self.bias_reserve)))
+        pos, neg = channel_range([torch.round(w / s_w) for w in ws], max_inputs)
+        return ws, s_w, (-(limit + 1) - neg, limit - pos)
 
     def forward(self, x):
         acts = [torch.clamp(torch.round(x * self.amax_in), 0, self.amax_in)]
@@ -193,9 +211,9 @@ class QuantNet(nn.Module):
         s_a = self.act_scale()
         for i, r in enumerate(self.rounds):
             s_main = scales[r["terms"][0]["src"]]
-            ws, s_w, bias_limit = self.quantizer(i)
-            acc = torch.clamp(RoundSTE.apply(self.biases[i] / (s_w * s_main)), -bias_limit,
-                              bias_limit).view(1, -1, 1, 1)
+            ws, s_w, (bias_lo, bias_hi) = self.quantizer(i)
+            acc = torch.clamp(RoundSTE.apply(self.biases[i] / (s_w * s_main)), bias_lo,
+                              bias_hi).view(1, -1, 1, 1)
             for t, w in zip(r["terms"], ws):
                 src = acts[t["src"]]
                 if t["pool"]:
@@ -220,10 +238,10 @@ class QuantNet(nn.Module):
         out = []
         for i, r in enumerate(self.rounds):
             s_main = scales[r["terms"][0]["src"]]
-            ws, s_w, bias_limit = self.quantizer(i)
+            ws, s_w, (bias_lo, bias_hi) = self.quantizer(i)
             s_w = float(s_w)
-            bias = torch.clamp(torch.round(self.biases[i] / (s_w * s_main)), -bias_limit,
-                               bias_limit).long().numpy()
+            bias = torch.clamp(torch.round(self.biases[i] / (s_w * s_main)), bias_lo,
+                               bias_hi).long().numpy()
             terms = []
             for t, w in zip(r["terms"], ws):
                 wq = torch.round(w / s_w).long().numpy()
@@ -404,7 +422,10 @@ def augment(xb, g):
     return padded[:, :, dy:dy + 32, dx:dx + 32]
 
 
-def train(net, xtr, ytr, xte, yte, epochs, opt, batch, seed, label):
+def train(net, xtr, ytr, xte, yte, epochs, opt, batch, seed, label, teacher=None, distill=0.0,
+          temperature=4.0):
+    """Trains net; with a teacher, the loss is (1 - distill) cross-entropy + distill T^2 KL of
+    the teacher's and the net's softened outputs (knowledge distillation, T = temperature)."""
     steps = epochs * (len(xtr) // batch)
     lr = opt.param_groups[0]["lr"]
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=steps)
@@ -416,7 +437,15 @@ def train(net, xtr, ytr, xte, yte, epochs, opt, batch, seed, label):
         t0, total = time.time(), 0.0
         for i in range(len(xtr) // batch):
             idx = perm[i * batch:(i + 1) * batch]
-            loss = F.cross_entropy(net(augment(xtr[idx], g)), ytr[idx])
+            xb = augment(xtr[idx], g)
+            out = net(xb)
+            loss = F.cross_entropy(out, ytr[idx])
+            if teacher is not None and distill > 0:
+                with torch.no_grad():
+                    soft = F.softmax(teacher(xb) / temperature, dim=1)
+                kl = F.kl_div(F.log_softmax(out / temperature, dim=1), soft,
+                              reduction="batchmean")
+                loss = (1 - distill) * loss + distill * temperature ** 2 * kl
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -449,6 +478,11 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--train-images", type=int, default=0, help="subset, for smoke tests")
     ap.add_argument("--reference-images", type=int, default=64)
+    ap.add_argument("--bias-reserve", type=float, default=BIAS_RESERVE,
+                    help="share of the half accumulator window kept for the bias")
+    ap.add_argument("--distill", type=float, default=0.0,
+                    help="weight of distillation from the float network during QAT (0: none)")
+    ap.add_argument("--out-dir", default=HERE, help="where the model, reference and card go")
     args = ap.parse_args()
     act_bits = args.act_bits or ACT_BITS[args.bits]
     input_bits = args.input_bits or act_bits
@@ -459,7 +493,9 @@ def main():
     xte, yte = load_split("test")
     if args.train_images:
         xtr, ytr = xtr[:args.train_images], ytr[:args.train_images]
-    net = QuantNet(ARCHS[args.arch](), args.bits, edge_bits, act_bits, input_bits)
+    net = QuantNet(ARCHS[args.arch](), args.bits, edge_bits, act_bits, input_bits,
+                   args.bias_reserve)
+    fnet = None
     fp32_acc = None
     if args.pretrain_epochs or args.float_checkpoint:
         fnet = FloatNet(ARCHS[args.arch]())
@@ -475,8 +511,14 @@ def main():
             fnet.load_state_dict(saved["state"])
             fp32_acc = saved["accuracy"]
         fold(net, fnet, xtr[:512])
-    opt = torch.optim.Adam(net.parameters(), lr=args.lr)
-    acc = train(net, xtr, ytr, xte, yte, args.epochs, opt, args.batch, args.seed + 1, "qat")
+    if args.epochs:
+        opt = torch.optim.Adam(net.parameters(), lr=args.lr)
+        if fnet is not None:
+            fnet.eval()
+        acc = train(net, xtr, ytr, xte, yte, args.epochs, opt, args.batch, args.seed + 1, "qat",
+                    fnet, args.distill)
+    else:  # export the folded network as it is (e.g. only pre-training into a checkpoint)
+        acc = evaluate_float(net, xte, yte)
 
     model = net.integer_model()
     amax, amax_in = (1 << act_bits) - 1, (1 << input_bits) - 1
@@ -487,17 +529,18 @@ def main():
     int_acc = correct / len(images_q)
     print(f"integer model (numpy evaluator) test accuracy {int_acc:.4f}")
     name = f"{args.arch}-b{args.bits}"
-    write_model(os.path.join(HERE, name + ".sfhm"), name, args.bits, act_bits, input_bits,
+    write_model(os.path.join(args.out_dir, name + ".sfhm"), name, args.bits, act_bits, input_bits,
                 (1, 32, 32), model)
     n = args.reference_images
-    write_reference(os.path.join(HERE, name + ".ref"), images_q[:n], yte.numpy()[:n],
+    write_reference(os.path.join(args.out_dir, name + ".ref"), images_q[:n], yte.numpy()[:n],
                     logits_all[:n])
     card = dict(model=name, arch=args.arch, accumulator_bits=args.bits, edge_bits=edge_bits,
                 activation_bits=act_bits, input_bits=input_bits,
                 pretrain_epochs=args.pretrain_epochs, epochs=args.epochs, seed=args.seed,
+                bias_reserve=args.bias_reserve, distill=args.distill,
                 fp32_accuracy=fp32_acc, fake_quant_accuracy=acc,
                 integer_accuracy=int_acc, test_images=len(images_q))
-    with open(os.path.join(HERE, name + ".json"), "w") as f:
+    with open(os.path.join(args.out_dir, name + ".json"), "w") as f:
         json.dump(card, f, indent=2)
     print(json.dumps(card))
 
