@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "safhire/core/serialize.hpp"
@@ -63,6 +64,21 @@ inline std::vector<std::vector<std::int64_t>> activations(
       acts.back().push_back(requantize(v, *m.rounds()[r].requant, m.activation_max()));
   }
   return acts;
+}
+
+// A one-round model at b = 8 over a 4x1x1 input of 2-bit values: a fully connected layer with
+// these weights ([out][4]) and biases, validated like a file.
+inline Model fully_connected_b8(std::vector<std::int16_t> weights, std::vector<std::int32_t> bias) {
+  Round round;
+  round.output.c = static_cast<std::uint32_t>(bias.size());
+  round.bits = 8;
+  Term t;
+  t.kernel = 1;
+  t.input.c = 4;
+  t.weights = std::move(weights);
+  round.terms.push_back(std::move(t));
+  round.bias = std::move(bias);
+  return Model::from_parts("fully-connected", 8, 2, 2, Shape{4, 1, 1}, {round});
 }
 
 }  // namespace safhire::hybrid::testing

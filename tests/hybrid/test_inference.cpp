@@ -17,6 +17,7 @@ using namespace safhire::hybrid;
 using safhire::ErrorCode;
 using safhire::core::Seed;
 using safhire::core::SeededRandom;
+using safhire::hybrid::testing::fully_connected_b8;
 using safhire::hybrid::testing::load_reference;
 using safhire::hybrid::testing::model_path;
 using safhire::rlwe::ParameterSet;
@@ -200,16 +201,7 @@ TEST(EncryptedInference, EmptyDenseAndSparseGroups) {
 // Accumulators at both ends of the signed 8-bit window (the model bound allows them: it is the
 // range of the partial sums, not |bias| + l1 max_input) decrypt exactly.
 TEST(EncryptedInference, AccumulatorsAtTheEdgesOfTheWindow) {
-  Round round;
-  round.output.c = 2;
-  round.bits = 8;
-  Term t;
-  t.kernel = 1;
-  t.input.c = 4;
-  t.weights = {42, 0, -42, 0, -42, 0, 42, 0};
-  round.terms.push_back(t);
-  round.bias = {1, -2};
-  const Model model = Model::from_parts("edges", 8, 2, 2, Shape{4, 1, 1}, {round});
+  const Model model = fully_connected_b8({42, 0, -42, 0, -42, 0, 42, 0}, {1, -2});
   const std::vector<std::int64_t> image = {3, 1, 0, 2};
   const std::vector<std::int64_t> expected = {1 + 42 * 3, -2 - 42 * 3};  // 127, -128
   ASSERT_EQ(evaluate(model, image), expected);

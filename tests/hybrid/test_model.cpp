@@ -128,16 +128,7 @@ TEST(ModelFile, AccumulatorBoundIsEnforced) {
 // accumulator's partial sums, so weights {42, 0, -42, 0} (l1 126, over twice what
 // |bias| + l1 max_input <= 127 allows) fit with biases -2..1, and nothing wider does.
 Model edge_model(std::int32_t bias, std::vector<std::int16_t> weights) {
-  Round round;
-  round.output.c = 1;
-  round.bits = 8;
-  Term t;
-  t.kernel = 1;
-  t.input.c = 4;
-  t.weights = std::move(weights);
-  round.terms.push_back(t);
-  round.bias = {bias};
-  return Model::from_parts("edge", 8, 2, 2, Shape{4, 1, 1}, {round});
+  return safhire::hybrid::testing::fully_connected_b8(std::move(weights), {bias});
 }
 
 TEST(ModelFile, AccumulatorBoundIsTheRangeOfEveryPartialSum) {
