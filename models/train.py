@@ -23,8 +23,11 @@ budget of the symmetric bound |bias_q| + sum |w_q| * max_input < 2^(b_r-1) when 
 negative weights balance. Hidden rounds have
 b_r = b; the first and last may be wider (--edge-bits): the first reads the image at
 --input-bits, the last sum-pools the final activation, which no narrow accumulator can hold.
-Every hidden activation uses one global unsigned a-bit scale, so an identity shortcut is the
-float weight 1.
+Hidden activations are unsigned a-bit values with one learned scale for all of them (an identity
+shortcut is then the float weight 1) or, with
+--per-round-clip, one per round; a term that reads another activation than its round's first term
+is scaled by the ratio of the two scales before quantization (an identity shortcut becomes a
+quantized diagonal 1x1 convolution).
 
 The script writes models/<name>-b<bits>.sfhm (format in docs/model-format.md) and
 models/<name>-b<bits>.ref: test images (quantized) with the logits of an independent numpy
@@ -152,10 +155,11 @@ class QuantNet(nn.Module):
     the first and last rounds (which read the image and pool the last activation); act_bits and
     input_bits: unsigned activation and image precision."""
 
-    def __init__(self, rounds, bits, edge_bits, act_bits, input_bits, bias_reserve=BIAS_RESERVE):
+    def __init__(self, rounds, bits, edge_bits, act_bits, input_bits, bias_reserve=BIAS_RESERVE,
+                 per_round_clip=False):
         super().__init__()
         self.rounds, self.act_bits, self.input_bits = rounds, act_bits, input_bits
-        self.bias_reserve = bias_reserve
+        self.bias_reserve, self.per_round_clip = bias_reserve, per_round_clip
         self.round_bits = [edge_bits if i in (0, len(rounds) - 1) else bits
                            for i in range(len(rounds))]
         self.amax, self.amax_in = (1 << act_bits) - 1, (1 << input_bits) - 1
@@ -170,48 +174,53 @@ class QuantNet(nn.Module):
                 nn.init.kaiming_normal_(w, nonlinearity="relu")
                 self.weights.append(nn.Parameter(w))
             self.biases.append(nn.Parameter(torch.zeros(r["out"])))
-        # Global activation clip (PACT-style, learned): scale s_a = clip / (2^a - 1).
-        self.clip = nn.Parameter(torch.tensor(2.0))
+        # Activation clips (PACT-style, learned): activation k >= 1 has the unsigned scale
+        # s_a = clip / (2^a - 1), with one clip for all of them or (per_round_clip) one each.
+        self.clips = nn.Parameter(torch.full((len(rounds) - 1 if per_round_clip else 1,), 2.0))
 
-    def act_scale(self):
-        return self.clip.abs() / self.amax + 1e-6
+    def act_scales(self):
+        """The float value of one integer step of every activation (0: the image)."""
+        clips = self.clips.abs() / self.amax + 1e-6
+        return [torch.tensor(1.0 / self.amax_in)] + [
+            clips[k if self.per_round_clip else 0] for k in range(len(self.rounds) - 1)]
 
-    def round_weights(self, i):
+    def round_weights(self, i, scales):
         """The float weights of round i's terms, in units where the main source's integer
-        activations are the inputs."""
+        activations are the inputs: a term reading another activation is scaled by the ratio
+        of the two activations' scales (1 for an identity shortcut under one global clip)."""
         r = self.rounds[i]
         ws, base = [], sum(len(x["terms"]) for x in self.rounds[:i])
+        s_main = scales[r["terms"][0]["src"]]
         for j, t in enumerate(r["terms"]):
+            ratio = scales[t["src"]] / s_main
             if t["identity"]:
-                # Same global activation scale on both sides: the float weight is exactly 1.
                 assert r["terms"][0]["src"] != 0 and t["in_c"] == r["out"]
                 w = torch.zeros(r["out"], t["in_c"], 1, 1)
                 w[torch.arange(r["out"]), torch.arange(r["out"]), 0, 0] = 1.0
-                ws.append(w)
+                ws.append(w * ratio)
             else:
                 w = self.weights[base + j]
-                ws.append(w / float(t["pool"] * t["pool"] if t["pool"] else 1))
+                ws.append(w * ratio / float(t["pool"] * t["pool"] if t["pool"] else 1))
         return ws
 
-    def quantizer(self, i):
+    def quantizer(self, i, scales):
         """Round i's float weights, weight scale and per-channel bias limits [lo, hi]: with them
         every partial sum of every channel lies in [-2^(b_i - 1), 2^(b_i - 1) - 1]."""
         r = self.rounds[i]
         limit = (1 << (self.round_bits[i] - 1)) - 1
         max_inputs = [(self.amax_in if t["src"] == 0 else self.amax) *
                       (t["pool"] ** 2 if t["pool"] else 1) for t in r["terms"]]
-        ws = self.round_weights(i)
+        ws = self.round_weights(i, scales)
         s_w = weight_scale(ws, max_inputs, math.floor(limit * (1 - self.bias_reserve)))
         pos, neg = channel_range([torch.round(w / s_w) for w in ws], max_inputs)
         return ws, s_w, (-(limit + 1) - neg, limit - pos)
 
     def forward(self, x):
         acts = [torch.clamp(torch.round(x * self.amax_in), 0, self.amax_in)]
-        scales = [1.0 / self.amax_in]
-        s_a = self.act_scale()
+        scales = self.act_scales()
         for i, r in enumerate(self.rounds):
             s_main = scales[r["terms"][0]["src"]]
-            ws, s_w, (bias_lo, bias_hi) = self.quantizer(i)
+            ws, s_w, (bias_lo, bias_hi) = self.quantizer(i, scales)
             acc = torch.clamp(RoundSTE.apply(self.biases[i] / (s_w * s_main)), bias_lo,
                               bias_hi).view(1, -1, 1, 1)
             for t, w in zip(r["terms"], ws):
@@ -223,9 +232,9 @@ class QuantNet(nn.Module):
                 acc = acc + F.conv2d(src, wq, stride=stride, padding=pad)
             if i + 1 == len(self.rounds):
                 return acc.flatten(1) * (s_w * s_main)
-            act = torch.clamp(RoundSTE.apply(F.relu(acc) * (s_w * s_main / s_a)), 0, self.amax)
+            act = torch.clamp(RoundSTE.apply(F.relu(acc) * (s_w * s_main / scales[i + 1])), 0,
+                              self.amax)
             acts.append(act)
-            scales.append(s_a)
 
     # ---- Export --------------------------------------------------------------------------
 
@@ -233,12 +242,11 @@ class QuantNet(nn.Module):
     def integer_model(self):
         """The integer model: per round the accumulator bits, quantized terms, biases and
         requantization (the same arithmetic as forward, exported)."""
-        s_a = float(self.act_scale())
-        scales = [1.0 / self.amax_in]
+        scales = self.act_scales()
         out = []
         for i, r in enumerate(self.rounds):
-            s_main = scales[r["terms"][0]["src"]]
-            ws, s_w, (bias_lo, bias_hi) = self.quantizer(i)
+            s_main = float(scales[r["terms"][0]["src"]])
+            ws, s_w, (bias_lo, bias_hi) = self.quantizer(i, scales)
             s_w = float(s_w)
             bias = torch.clamp(torch.round(self.biases[i] / (s_w * s_main)), bias_lo,
                                bias_hi).long().numpy()
@@ -250,11 +258,10 @@ class QuantNet(nn.Module):
                                   w=wq))
             rq = None
             if i + 1 < len(self.rounds):
-                mult = int(round(s_w * s_main / s_a * (1 << SHIFT)))
+                mult = int(round(s_w * s_main / float(scales[i + 1]) * (1 << SHIFT)))
                 rq = (mult, SHIFT)
             out.append(dict(out=r["out"], bits=self.round_bits[i], terms=terms, bias=bias,
                             requant=rq))
-            scales.append(s_a)
         return out
 
 
@@ -387,7 +394,8 @@ class FloatNet(nn.Module):
 @torch.no_grad()
 def fold(qnet, fnet, x_calibration):
     """Batch norms folded into the convolutions (w s, bias + beta - mu s, s = gamma / sigma),
-    and the activation clip set to the 99.9th percentile of the float network's activations."""
+    and each activation clip set to the 99.9th percentile of the float network's positive
+    activations (all of them for one global clip, each round's for per-round clips)."""
     j = 0
     for i, r in enumerate(fnet.rounds):
         bias = torch.zeros(r["out"])
@@ -407,10 +415,14 @@ def fold(qnet, fnet, x_calibration):
     fnet.eval()
     hidden = []
     fnet(x_calibration, hidden)
-    values = torch.cat(hidden)
-    values = values[values > 0]
-    k = max(1, int(0.999 * len(values)))
-    qnet.clip.copy_(values.kthvalue(k).values)
+    def percentile(values):
+        values = values[values > 0]
+        return values.kthvalue(max(1, int(0.999 * len(values)))).values
+
+    if qnet.per_round_clip:
+        qnet.clips.copy_(torch.stack([percentile(h) for h in hidden]))
+    else:
+        qnet.clips.fill_(percentile(torch.cat(hidden)))
 
 
 def augment(xb, g):
@@ -482,6 +494,8 @@ def main():
                     help="share of the half accumulator window kept for the bias")
     ap.add_argument("--distill", type=float, default=0.0,
                     help="weight of distillation from the float network during QAT (0: none)")
+    ap.add_argument("--per-round-clip", action="store_true",
+                    help="one learned activation clip per round instead of one for all")
     ap.add_argument("--out-dir", default=HERE, help="where the model, reference and card go")
     args = ap.parse_args()
     act_bits = args.act_bits or ACT_BITS[args.bits]
@@ -494,7 +508,7 @@ def main():
     if args.train_images:
         xtr, ytr = xtr[:args.train_images], ytr[:args.train_images]
     net = QuantNet(ARCHS[args.arch](), args.bits, edge_bits, act_bits, input_bits,
-                   args.bias_reserve)
+                   args.bias_reserve, args.per_round_clip)
     fnet = None
     fp32_acc = None
     if args.pretrain_epochs or args.float_checkpoint:
@@ -538,6 +552,7 @@ def main():
                 activation_bits=act_bits, input_bits=input_bits,
                 pretrain_epochs=args.pretrain_epochs, epochs=args.epochs, seed=args.seed,
                 bias_reserve=args.bias_reserve, distill=args.distill,
+                per_round_clip=args.per_round_clip,
                 fp32_accuracy=fp32_acc, fake_quant_accuracy=acc,
                 integer_accuracy=int_acc, test_images=len(images_q))
     with open(os.path.join(args.out_dir, name + ".json"), "w") as f:
