@@ -112,12 +112,14 @@ Model synthetic_model(ZooModel model, std::uint32_t bits, std::uint64_t seed) {
     Round round;
     round.output.c = spec.out_c;
     round.bits = bits;
-    // Budget per output channel, shared by the terms: (limit - bias) / max_input.
+    // Budgets per output channel, shared by the terms: (limit - bias) / max_input for the
+    // positive weights and as much for the negative ones (the model bound is the range of the
+    // accumulator's partial sums).
     std::int64_t max_input = 0;
     for (const TermSpec& t : spec.terms)
       max_input = std::max(max_input, amax * (t.pool == 0 ? 1 : std::int64_t{t.pool} * t.pool));
     const std::int64_t budget = (limit - bias_limit) / max_input;
-    std::vector<std::int64_t> left(spec.out_c, budget);
+    std::vector<std::int64_t> left_pos(spec.out_c, budget), left_neg(spec.out_c, budget);
     for (const TermSpec& t : spec.terms) {
       Term term;
       term.source = t.source;
@@ -131,21 +133,24 @@ Model synthetic_model(ZooModel model, std::uint32_t bits, std::uint64_t seed) {
       for (std::uint32_t o = 0; o < spec.out_c; ++o) {
         std::int16_t* w = term.weights.data() + o * per_out;
         if (t.identity) {
-          if (left[o] > 0) {
+          if (left_pos[o] > 0) {
             w[o] = 1;
-            --left[o];
+            --left_pos[o];
           }
           continue;
         }
-        // +-1 at up to `left / terms + 1` random positions.
+        // +-1 (a random sign, the other one when its budget is spent) at up to
+        // `left / terms + 1` random positions.
+        const std::int64_t left = left_pos[o] + left_neg[o];
         const std::int64_t share =
-            std::min<std::int64_t>(left[o] / static_cast<std::int64_t>(spec.terms.size()) + 1,
+            std::min<std::int64_t>(left / static_cast<std::int64_t>(spec.terms.size()) + 1,
                                    static_cast<std::int64_t>(per_out));
-        for (std::int64_t k = 0; k < share && left[o] > 0; ++k) {
+        for (std::int64_t k = 0; k < share && left_pos[o] + left_neg[o] > 0; ++k) {
           std::int16_t& x = w[rng() % per_out];
           if (x != 0) continue;
-          x = (rng() & 1) ? 1 : -1;
-          --left[o];
+          const bool positive = left_neg[o] == 0 || (left_pos[o] > 0 && (rng() & 1) != 0);
+          x = positive ? 1 : -1;
+          --(positive ? left_pos[o] : left_neg[o]);
         }
       }
       round.terms.push_back(std::move(term));
