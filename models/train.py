@@ -24,10 +24,9 @@ negative weights balance. Hidden rounds have
 b_r = b; the first and last may be wider (--edge-bits): the first reads the image at
 --input-bits, the last sum-pools the final activation, which no narrow accumulator can hold.
 Hidden activations are unsigned a-bit values with one learned scale for all of them (an identity
-shortcut is then the float weight 1) or, with
---per-round-clip, one per round; a term that reads another activation than its round's first term
-is scaled by the ratio of the two scales before quantization (an identity shortcut becomes a
-quantized diagonal 1x1 convolution).
+shortcut is then the float weight 1) or, with --per-round-clip, one per round; a term that reads
+another activation than its round's first term is scaled by the ratio of the two scales before
+quantization (an identity shortcut becomes a quantized diagonal 1x1 convolution).
 
 The script writes models/<name>-b<bits>.sfhm (format in docs/model-format.md) and
 models/<name>-b<bits>.ref: test images (quantized) with the logits of an independent numpy
@@ -501,6 +500,8 @@ def main():
     act_bits = args.act_bits or ACT_BITS[args.bits]
     input_bits = args.input_bits or act_bits
     edge_bits = args.edge_bits or args.bits
+    if args.distill and not (args.pretrain_epochs or args.float_checkpoint):
+        ap.error("--distill needs a float network (--pretrain-epochs or --float-checkpoint)")
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
     xtr, ytr = load_split("train")
@@ -527,8 +528,6 @@ def main():
         fold(net, fnet, xtr[:512])
     if args.epochs:
         opt = torch.optim.Adam(net.parameters(), lr=args.lr)
-        if fnet is not None:
-            fnet.eval()
         acc = train(net, xtr, ytr, xte, yte, args.epochs, opt, args.batch, args.seed + 1, "qat",
                     fnet, args.distill)
     else:  # export the folded network as it is (e.g. only pre-training into a checkpoint)

@@ -1,7 +1,6 @@
 #include "safhire/hybrid/model.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <string>

@@ -16,6 +16,7 @@ namespace {
 
 using namespace safhire::hybrid;
 using safhire::ErrorCode;
+using safhire::hybrid::testing::fully_connected_b8;
 using safhire::hybrid::testing::load_reference;
 using safhire::hybrid::testing::model_path;
 
@@ -127,19 +128,15 @@ TEST(ModelFile, AccumulatorBoundIsEnforced) {
 // One fully connected round over four 2-bit inputs at b = 8: the bound is the range of the
 // accumulator's partial sums, so weights {42, 0, -42, 0} (l1 126, over twice what
 // |bias| + l1 max_input <= 127 allows) fit with biases -2..1, and nothing wider does.
-Model edge_model(std::int32_t bias, std::vector<std::int16_t> weights) {
-  return safhire::hybrid::testing::fully_connected_b8(std::move(weights), {bias});
-}
-
 TEST(ModelFile, AccumulatorBoundIsTheRangeOfEveryPartialSum) {
   const std::vector<std::int16_t> weights = {42, 0, -42, 0};
   for (std::int32_t bias = -4; bias <= 3; ++bias) {
     const bool fits = bias >= -2 && bias <= 1;
     if (!fits) {
-      EXPECT_THROW(edge_model(bias, weights), safhire::Error) << "bias " << bias;
+      EXPECT_THROW(fully_connected_b8(weights, {bias}), safhire::Error) << "bias " << bias;
       continue;
     }
-    const Model m = edge_model(bias, weights);
+    const Model m = fully_connected_b8(weights, {bias});
     // Oracle: every input in {0..3}^4 and every subset of the products, with and without the
     // bias, summed in int64; all of them inside the signed 8-bit window, and the extremes reached.
     std::int64_t lo = 0;
@@ -162,8 +159,8 @@ TEST(ModelFile, AccumulatorBoundIsTheRangeOfEveryPartialSum) {
     EXPECT_EQ(lo, std::min(bias, 0) - 126);
   }
   // One more unit of weight on either side does not fit, whatever the bias.
-  EXPECT_THROW(edge_model(0, {43, 0, -42, 0}), safhire::Error);
-  EXPECT_THROW(edge_model(0, {42, 0, -42, -1}), safhire::Error);
+  EXPECT_THROW(fully_connected_b8({43, 0, -42, 0}, {0}), safhire::Error);
+  EXPECT_THROW(fully_connected_b8({42, 0, -42, -1}, {0}), safhire::Error);
 }
 
 TEST(ModelFile, InputsOutOfRangeAreRejected) {
