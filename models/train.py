@@ -26,7 +26,11 @@ b_r = b; the first and last may be wider (--edge-bits): the first reads the imag
 Hidden activations are unsigned a-bit values with one learned scale for all of them (an identity
 shortcut is then the float weight 1) or, with --per-round-clip, one per round; a term that reads
 another activation than its round's first term is scaled by the ratio of the two scales before
-quantization (an identity shortcut becomes a quantized diagonal 1x1 convolution).
+quantization (an identity shortcut becomes a quantized diagonal 1x1 convolution). With
+--equalize, folding first rescales every channel that only convolutions write and read (in a
+ResNet, the middle activation of each block) so that each channel of a round uses the same share
+of its accumulator budget, not only the widest one (`equalize_channels`; the float network is
+unchanged, since ReLU commutes with positive scales).
 
 The script writes models/<name>-b<bits>.sfhm (format in docs/model-format.md) and
 models/<name>-b<bits>.ref: test images (quantized) with the logits of an independent numpy
@@ -387,14 +391,15 @@ class FloatNet(nn.Module):
                 return acc.flatten(1)
             acts.append(F.relu(acc))
             if hidden is not None:
-                hidden.append(acts[-1].detach().flatten())
+                hidden.append(acts[-1].detach())
 
 
 @torch.no_grad()
-def fold(qnet, fnet, x_calibration):
+def fold(qnet, fnet, x_calibration, equalize=None):
     """Batch norms folded into the convolutions (w s, bias + beta - mu s, s = gamma / sigma),
-    and each activation clip set to the 99.9th percentile of the float network's positive
-    activations (all of them for one global clip, each round's for per-round clips)."""
+    optionally channels equalized (`equalize_channels`), and each activation clip set to the
+    99.9th percentile of the float network's positive activations (all of them for one global
+    clip, each round's for per-round clips)."""
     j = 0
     for i, r in enumerate(fnet.rounds):
         bias = torch.zeros(r["out"])
@@ -416,12 +421,57 @@ def fold(qnet, fnet, x_calibration):
     fnet(x_calibration, hidden)
     def percentile(values):
         values = values[values > 0]
-        return values.kthvalue(max(1, int(0.999 * len(values)))).values
+        return values.kthvalue(max(1, int(0.999 * len(values)))).values if len(values) else \
+            torch.tensor(1e-3)
 
+    if equalize is not None:
+        equalize_channels(qnet, hidden, equalize)
+    hidden = [h.flatten() for h in hidden]
     if qnet.per_round_clip:
         qnet.clips.copy_(torch.stack([percentile(h) for h in hidden]))
     else:
         qnet.clips.fill_(percentile(torch.cat(hidden)))
+
+
+@torch.no_grad()
+def equalize_channels(qnet, hidden, alpha, limit=8.0):
+    """Rescales each channel c of every activation whose writer and readers are all
+    convolutions (not identity shortcuts): the writer's weights and bias times k_c, the
+    readers' input weights over k_c. ReLU commutes with positive scales, so the float network
+    is unchanged; what changes is how the channel meets the round's one weight scale and one
+    activation clip. k_c = u_c^-alpha r_c^-(1-alpha), where u_c is the channel's weight usage
+    (the larger of its positive and negative weight sums) and r_c its 99.9th-percentile
+    activation; alpha = 1 gives every channel the whole accumulator budget, alpha = 0 the
+    whole activation range. k is normalised to geometric mean 1 and kept within a factor
+    `limit` of it, so that a channel that is nearly dead does not take the budget of the rest."""
+    rounds = qnet.rounds
+    index, j = [], 0  # index[i][t]: weight slot of round i's term t
+    for r in rounds:
+        index.append(list(range(j, j + len(r["terms"]))))
+        j += len(r["terms"])
+    for i in range(len(rounds) - 1):
+        readers = [(q, t) for q, r in enumerate(rounds) for t, term_ in enumerate(r["terms"])
+                   if term_["src"] == i + 1]
+        if any(term_["identity"] for term_ in rounds[i]["terms"]) or \
+                any(rounds[q]["terms"][t]["identity"] for q, t in readers):
+            continue
+        ws = [qnet.weights[j] for j in index[i]]
+        usage = torch.maximum(sum(w.clamp(min=0).sum(dim=(1, 2, 3)) for w in ws),
+                              -sum(w.clamp(max=0).sum(dim=(1, 2, 3)) for w in ws))
+        h = hidden[i].transpose(0, 1).reshape(rounds[i]["out"], -1)
+        rng = torch.stack([torch.quantile(c[c > 0], 0.999) if (c > 0).sum() > 10
+                           else torch.tensor(0.0) for c in h])
+        usage = usage.clamp(min=usage.max() * 1e-3)
+        rng = rng.clamp(min=rng.max() * 1e-3)
+        log_k = -alpha * usage.log() - (1 - alpha) * rng.log()
+        log_k = (log_k - log_k.mean()).clamp(-math.log(limit), math.log(limit))
+        k = log_k.exp()
+        for j in index[i]:
+            qnet.weights[j].mul_(k.view(-1, 1, 1, 1))
+        qnet.biases[i].mul_(k)
+        hidden[i] = hidden[i] * k.view(1, -1, 1, 1)
+        for q, t in readers:
+            qnet.weights[index[q][t]].div_(k.view(1, -1, 1, 1))
 
 
 def augment(xb, g):
@@ -495,6 +545,9 @@ def main():
                     help="weight of distillation from the float network during QAT (0: none)")
     ap.add_argument("--per-round-clip", action="store_true",
                     help="one learned activation clip per round instead of one for all")
+    ap.add_argument("--equalize", type=float, default=None, metavar="ALPHA",
+                    help="rescale channels at folding (0: equal activation ranges, 1: equal "
+                         "weight budgets; see equalize_channels)")
     ap.add_argument("--out-dir", default=HERE, help="where the model, reference and card go")
     args = ap.parse_args()
     act_bits = args.act_bits or ACT_BITS[args.bits]
@@ -525,7 +578,7 @@ def main():
             saved = torch.load(args.float_checkpoint)
             fnet.load_state_dict(saved["state"])
             fp32_acc = saved["accuracy"]
-        fold(net, fnet, xtr[:512])
+        fold(net, fnet, xtr[:512], args.equalize)
     if args.epochs:
         opt = torch.optim.Adam(net.parameters(), lr=args.lr)
         acc = train(net, xtr, ytr, xte, yte, args.epochs, opt, args.batch, args.seed + 1, "qat",
@@ -551,7 +604,7 @@ def main():
                 activation_bits=act_bits, input_bits=input_bits,
                 pretrain_epochs=args.pretrain_epochs, epochs=args.epochs, seed=args.seed,
                 bias_reserve=args.bias_reserve, distill=args.distill,
-                per_round_clip=args.per_round_clip,
+                per_round_clip=args.per_round_clip, equalize=args.equalize,
                 fp32_accuracy=fp32_acc, fake_quant_accuracy=acc,
                 integer_accuracy=int_acc, test_images=len(images_q))
     with open(os.path.join(args.out_dir, name + ".json"), "w") as f:
