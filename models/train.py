@@ -206,13 +206,16 @@ class QuantNet(nn.Module):
                 ws.append(w * ratio / float(t["pool"] * t["pool"] if t["pool"] else 1))
         return ws
 
+    def max_inputs(self, i):
+        """The largest input of each of round i's terms (after its sum-pool)."""
+        return [(self.amax_in if t["src"] == 0 else self.amax) *
+                (t["pool"] ** 2 if t["pool"] else 1) for t in self.rounds[i]["terms"]]
+
     def quantizer(self, i, scales):
         """Round i's float weights, weight scale and per-channel bias limits [lo, hi]: with them
         every partial sum of every channel lies in [-2^(b_i - 1), 2^(b_i - 1) - 1]."""
-        r = self.rounds[i]
         limit = (1 << (self.round_bits[i] - 1)) - 1
-        max_inputs = [(self.amax_in if t["src"] == 0 else self.amax) *
-                      (t["pool"] ** 2 if t["pool"] else 1) for t in r["terms"]]
+        max_inputs = self.max_inputs(i)
         ws = self.round_weights(i, scales)
         s_w = weight_scale(ws, max_inputs, math.floor(limit * (1 - self.bias_reserve)))
         pos, neg = channel_range([torch.round(w / s_w) for w in ws], max_inputs)
@@ -394,6 +397,13 @@ class FloatNet(nn.Module):
                 hidden.append(acts[-1].detach())
 
 
+def percentile(values):
+    """The 99.9th percentile of the positive values (1e-3 when there are none)."""
+    values = values[values > 0]
+    return values.kthvalue(max(1, int(0.999 * len(values)))).values if len(values) else \
+        torch.tensor(1e-3)
+
+
 @torch.no_grad()
 def fold(qnet, fnet, x_calibration, equalize=None):
     """Batch norms folded into the convolutions (w s, bias + beta - mu s, s = gamma / sigma),
@@ -419,11 +429,6 @@ def fold(qnet, fnet, x_calibration, equalize=None):
     fnet.eval()
     hidden = []
     fnet(x_calibration, hidden)
-    def percentile(values):
-        values = values[values > 0]
-        return values.kthvalue(max(1, int(0.999 * len(values)))).values if len(values) else \
-            torch.tensor(1e-3)
-
     if equalize is not None:
         equalize_channels(qnet, hidden, equalize)
     hidden = [h.flatten() for h in hidden]
@@ -455,12 +460,10 @@ def equalize_channels(qnet, hidden, alpha, limit=8.0):
         if any(term_["identity"] for term_ in rounds[i]["terms"]) or \
                 any(rounds[q]["terms"][t]["identity"] for q, t in readers):
             continue
-        ws = [qnet.weights[j] for j in index[i]]
-        usage = torch.maximum(sum(w.clamp(min=0).sum(dim=(1, 2, 3)) for w in ws),
-                              -sum(w.clamp(max=0).sum(dim=(1, 2, 3)) for w in ws))
+        pos, neg = channel_range([qnet.weights[j] for j in index[i]], qnet.max_inputs(i))
+        usage = torch.maximum(pos, -neg)
         h = hidden[i].transpose(0, 1).reshape(rounds[i]["out"], -1)
-        rng = torch.stack([torch.quantile(c[c > 0], 0.999) if (c > 0).sum() > 10
-                           else torch.tensor(0.0) for c in h])
+        rng = torch.stack([percentile(c) for c in h])
         usage = usage.clamp(min=usage.max() * 1e-3)
         rng = rng.clamp(min=rng.max() * 1e-3)
         log_k = -alpha * usage.log() - (1 - alpha) * rng.log()
