@@ -191,6 +191,7 @@ int run_demo(int argc, char** argv) {
   const Model model = Model::load(opt.get("model", default_model()));
   const std::string set_name = opt.get("set", "");
   const std::uint32_t images = opt.number("images", 100);
+  const std::uint32_t first = opt.number("first", 0);
   const std::uint32_t threads = opt.number("threads", all_cores());
   const InferenceOptions options = options_from(opt);
   const std::string set = set_name.empty() ? default_set(model, options.gamma) : set_name;
@@ -199,17 +200,17 @@ int run_demo(int argc, char** argv) {
   InferenceService service(model, rlwe::SecurityPolicy::require_128,
                            backend_named(backend_name, threads));
   const rlwe::ParameterSet& params = rlwe::parameter_set(set);
-  const LabelledImages data = load_fashion_mnist_test(images, model.input_bits());
+  const LabelledImages data = load_fashion_mnist_test(first, images, model.input_bits());
   InProcessTransport transport(service);
   core::OsRandom random;
   RemoteClient client(transport, params, options, random);
   if (!json) {
     std::printf(
         "Safhire demo: %s (%zu rounds) on %s, gamma = %u, %s packing, %s backend, %u server "
-        "thread(s); %zu Fashion-MNIST test images, in process\n",
+        "thread(s); %zu Fashion-MNIST test images from #%u, in process\n",
         model.name().c_str(), model.rounds().size(), params.name.c_str(), options.gamma,
         options.mode == rlwe::TreeMode::fast ? "fast" : "paper", backend_name.c_str(), threads,
-        data.images.size());
+        data.images.size(), first);
   }
   const Totals t = run_images(client, &model, data, !json);
   const ServerTimes st = service.times();
@@ -223,12 +224,13 @@ int run_demo(int argc, char** argv) {
   const double agreement = static_cast<double>(t.agree) / n;
   if (json) {
     std::printf(
-        "{\"model\": \"%s\", \"set\": \"%s\", \"gamma\": %u, \"images\": %zu, \"accuracy\": %.4f, "
+        "{\"model\": \"%s\", \"set\": \"%s\", \"gamma\": %u, \"first\": %u, \"images\": %zu, "
+        "\"accuracy\": %.4f, "
         "\"plaintext_accuracy\": %.4f, \"agreement\": %.4f, \"client_s\": %.4f, \"server_s\": "
         "%.4f, \"server_extract_s\": %.4f, \"server_linear_s\": %.4f, \"server_pack_s\": %.4f, "
         "\"server_other_s\": %.4f, \"keygen_s\": %.4f, \"bytes_up\": %.0f, \"bytes_down\": %.0f, "
         "\"key_bytes\": %.0f, \"key_switches\": %.0f, \"e2e_s_at_1_25MBps\": %.4f}\n",
-        model.name().c_str(), params.name.c_str(), options.gamma, t.images, accuracy, plain,
+        model.name().c_str(), params.name.c_str(), options.gamma, first, t.images, accuracy, plain,
         agreement, client_s, server_s, st.extract / n, st.linear / n, st.pack / n, st.other / n,
         t.keygen_s / n, up, down, keys, static_cast<double>(service.key_switches()) / n, e2e);
     return 0;
@@ -346,6 +348,7 @@ int run_infer(int argc, char** argv) {
   Options opt(argc, argv, 2);
   const std::string server = opt.get("server", "127.0.0.1:7788");
   const std::uint32_t images = opt.number("images", 10);
+  const std::uint32_t first = opt.number("first", 0);
   const std::string set = opt.get("set", "default-b8");
   const std::uint32_t input_bits = opt.number("input-bits", 8);
   const InferenceOptions options = options_from(opt);
@@ -356,7 +359,7 @@ int run_infer(int argc, char** argv) {
   const std::uint32_t port = static_cast<std::uint32_t>(std::stoul(server.substr(colon + 1)));
   require(port > 0 && port < 65536, ErrorCode::invalid_argument, "bad port in --server");
   const rlwe::ParameterSet& params = rlwe::parameter_set(set);
-  const LabelledImages data = load_fashion_mnist_test(images, input_bits);
+  const LabelledImages data = load_fashion_mnist_test(first, images, input_bits);
   TcpTransport transport(host, static_cast<std::uint16_t>(port));
   core::OsRandom random;
   RemoteClient client(transport, params, options, random);

@@ -33,8 +33,8 @@ std::uint32_t big_endian(const std::vector<std::uint8_t>& b, std::size_t at) {
 
 }  // namespace
 
-LabelledImages load_fashion_mnist_test(std::size_t count, std::uint32_t input_bits,
-                                       const std::string& dir) {
+LabelledImages load_fashion_mnist_test(std::size_t first, std::size_t count,
+                                       std::uint32_t input_bits, const std::string& dir) {
   require(input_bits >= 1 && input_bits <= 16, ErrorCode::invalid_argument, "input bits");
   const std::string image_path = dir + "/t10k-images-idx3-ubyte.gz";
   const std::string label_path = dir + "/t10k-labels-idx1-ubyte.gz";
@@ -47,10 +47,13 @@ LabelledImages load_fashion_mnist_test(std::size_t count, std::uint32_t input_bi
   require(rows == 28 && cols == 28 && images.size() == 16 + n * 784 && big_endian(labels, 4) == n &&
               labels.size() == 8 + n,
           ErrorCode::malformed_input, "unexpected Fashion-MNIST sizes in " + dir);
-  if (count == 0 || count > n) count = n;
+  require(first < n, ErrorCode::invalid_argument,
+          "first image " + std::to_string(first) + " is past the " + std::to_string(n) +
+              " test images in " + dir);
+  if (count == 0 || count > n - first) count = n - first;
   const std::int64_t levels = (std::int64_t{1} << input_bits) - 1;
   LabelledImages out;
-  for (std::size_t i = 0; i < count; ++i) {
+  for (std::size_t i = first; i < first + count; ++i) {
     std::vector<std::int64_t> img(32 * 32, 0);
     for (std::size_t y = 0; y < 28; ++y)
       for (std::size_t x = 0; x < 28; ++x) {

@@ -16,9 +16,11 @@ struct LabelledImages {
   std::vector<std::int64_t> labels;
 };
 
-// The first `count` test images (all if count is 0 or larger than the set). Missing or malformed
-// files are Error(invalid_argument / malformed_input) naming the file.
-LabelledImages load_fashion_mnist_test(std::size_t count, std::uint32_t input_bits,
+// `count` test images from index `first` on (all the rest if count is 0 or reaches past the
+// set), so that a long evaluation can be split into shards. Missing or malformed files, or a
+// `first` past the set, are Error(invalid_argument / malformed_input) naming the file.
+LabelledImages load_fashion_mnist_test(std::size_t first, std::size_t count,
+                                       std::uint32_t input_bits,
                                        const std::string& dir = kFashionMnistDir);
 
 }  // namespace safhire::hybrid
