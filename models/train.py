@@ -5,7 +5,7 @@ Run with Debian's python3-torch (CPU):  /usr/bin/python3 models/train.py small -
 
 A model is a list of rounds; a round is one linear block between two client-side ReLUs: a sum of
 terms (a convolution of an earlier activation, optionally after a sum-pool; an identity shortcut
-is a fixed 1x1 diagonal convolution) plus a bias. Its integer semantics, which the exported file
+is a 1x1 diagonal convolution with fixed per-channel gains) plus a bias. Its integer semantics, which the exported file
 carries and which src/hybrid evaluates bit for bit:
 
     acc   = bias_q + sum_terms conv(pool(act[src]), w_q)        (int64, |acc| < 2^(b_r-1))
@@ -27,10 +27,10 @@ Hidden activations are unsigned a-bit values with one learned scale for all of t
 shortcut is then the float weight 1) or, with --per-round-clip, one per round; a term that reads
 another activation than its round's first term is scaled by the ratio of the two scales before
 quantization (an identity shortcut becomes a quantized diagonal 1x1 convolution). With
---equalize, folding first rescales every channel that only convolutions write and read (in a
-ResNet, the middle activation of each block) so that each channel of a round uses the same share
-of its accumulator budget, not only the widest one (`equalize_channels`; the float network is
-unchanged, since ReLU commutes with positive scales).
+--equalize, folding first rescales every channel of every hidden activation (through the
+weights of its writer and readers, and the gains of identity shortcuts) so that each channel of
+a round uses the same share of its accumulator budget, not only the widest one
+(`equalize_channels`; the float network is unchanged, since ReLU commutes with positive scales).
 
 The script writes models/<name>-b<bits>.sfhm (format in docs/model-format.md) and
 models/<name>-b<bits>.ref: test images (quantized) with the logits of an independent numpy
@@ -170,8 +170,8 @@ class QuantNet(nn.Module):
         self.biases = nn.ParameterList()
         for r in rounds:
             for t in r["terms"]:
-                if t["identity"]:
-                    self.weights.append(nn.Parameter(torch.zeros(0), requires_grad=False))
+                if t["identity"]:  # per-channel gains of the diagonal (`equalize_channels`)
+                    self.weights.append(nn.Parameter(torch.ones(r["out"]), requires_grad=False))
                     continue
                 w = torch.empty(r["out"], t["in_c"], t["k"], t["k"])
                 nn.init.kaiming_normal_(w, nonlinearity="relu")
@@ -199,7 +199,7 @@ class QuantNet(nn.Module):
             if t["identity"]:
                 assert r["terms"][0]["src"] != 0 and t["in_c"] == r["out"]
                 w = torch.zeros(r["out"], t["in_c"], 1, 1)
-                w[torch.arange(r["out"]), torch.arange(r["out"]), 0, 0] = 1.0
+                w[torch.arange(r["out"]), torch.arange(r["out"]), 0, 0] = self.weights[base + j]
                 ws.append(w * ratio)
             else:
                 w = self.weights[base + j]
@@ -440,27 +440,26 @@ def fold(qnet, fnet, x_calibration, equalize=None):
 
 @torch.no_grad()
 def equalize_channels(qnet, hidden, alpha, limit=8.0):
-    """Rescales each channel c of every activation whose writer and readers are all
-    convolutions (not identity shortcuts): the writer's weights and bias times k_c, the
-    readers' input weights over k_c. ReLU commutes with positive scales, so the float network
-    is unchanged; what changes is how the channel meets the round's one weight scale and one
-    activation clip. k_c = u_c^-alpha r_c^-(1-alpha), where u_c is the channel's weight usage
-    (the larger of its positive and negative weight sums) and r_c its 99.9th-percentile
-    activation; alpha = 1 gives every channel the whole accumulator budget, alpha = 0 the
-    whole activation range. k is normalised to geometric mean 1 and kept within a factor
-    `limit` of it, so that a channel that is nearly dead does not take the budget of the rest."""
+    """Rescales each channel c of every hidden activation: its writer's weights and bias times
+    k_c, its readers' input weights over k_c. An identity shortcut takes part through its
+    per-channel gain (the diagonal of its 1x1 convolution), which is multiplied when it writes
+    the channel and divided when it reads it; in a ResNet this chains each stage's block
+    outputs. ReLU commutes with positive scales, so the float network is unchanged; what
+    changes is how the channel meets the round's one weight scale and one activation clip.
+    k_c = u_c^-alpha r_c^-(1-alpha), where u_c is the channel's weight usage (the larger of its
+    positive and negative weight sums, times the largest inputs) and r_c its 99.9th-percentile
+    activation; alpha = 1 gives every channel the whole accumulator budget, alpha = 0 the whole
+    activation range. k is normalised to geometric mean 1 and kept within a factor `limit` of
+    it, so that a channel that is nearly dead does not take the budget of the rest. Rounds are
+    taken in order, so a round's usage already includes the rescaling of what it reads."""
     rounds = qnet.rounds
     index, j = [], 0  # index[i][t]: weight slot of round i's term t
     for r in rounds:
         index.append(list(range(j, j + len(r["terms"]))))
         j += len(r["terms"])
+    scales = qnet.act_scales()
     for i in range(len(rounds) - 1):
-        readers = [(q, t) for q, r in enumerate(rounds) for t, term_ in enumerate(r["terms"])
-                   if term_["src"] == i + 1]
-        if any(term_["identity"] for term_ in rounds[i]["terms"]) or \
-                any(rounds[q]["terms"][t]["identity"] for q, t in readers):
-            continue
-        pos, neg = channel_range([qnet.weights[j] for j in index[i]], qnet.max_inputs(i))
+        pos, neg = channel_range(qnet.round_weights(i, scales), qnet.max_inputs(i))
         usage = torch.maximum(pos, -neg)
         h = hidden[i].transpose(0, 1).reshape(rounds[i]["out"], -1)
         rng = torch.stack([percentile(c) for c in h])
@@ -469,12 +468,14 @@ def equalize_channels(qnet, hidden, alpha, limit=8.0):
         log_k = -alpha * usage.log() - (1 - alpha) * rng.log()
         log_k = (log_k - log_k.mean()).clamp(-math.log(limit), math.log(limit))
         k = log_k.exp()
-        for j in index[i]:
-            qnet.weights[j].mul_(k.view(-1, 1, 1, 1))
+        for t, j in zip(rounds[i]["terms"], index[i]):
+            qnet.weights[j].mul_(k if t["identity"] else k.view(-1, 1, 1, 1))
         qnet.biases[i].mul_(k)
         hidden[i] = hidden[i] * k.view(1, -1, 1, 1)
-        for q, t in readers:
-            qnet.weights[index[q][t]].div_(k.view(1, -1, 1, 1))
+        for q, r in enumerate(rounds):
+            for t, j in zip(r["terms"], index[q]):
+                if t["src"] == i + 1:
+                    qnet.weights[j].div_(k if t["identity"] else k.view(1, -1, 1, 1))
 
 
 def augment(xb, g):
