@@ -5,8 +5,8 @@ Run with Debian's python3-torch (CPU):  /usr/bin/python3 models/train.py small -
 
 A model is a list of rounds; a round is one linear block between two client-side ReLUs: a sum of
 terms (a convolution of an earlier activation, optionally after a sum-pool; an identity shortcut
-is a 1x1 diagonal convolution with fixed per-channel gains) plus a bias. Its integer semantics, which the exported file
-carries and which src/hybrid evaluates bit for bit:
+is a 1x1 diagonal convolution with fixed per-channel gains) plus a bias. Its integer semantics,
+which the exported file carries and which src/hybrid evaluates bit for bit:
 
     acc   = bias_q + sum_terms conv(pool(act[src]), w_q)        (int64, |acc| < 2^(b_r-1))
     act'  = clip((max(acc, 0) * mult + 2^(shift-1)) >> shift, 0, 2^a - 1)   (client, exact)
