@@ -187,22 +187,27 @@ class QuantNet(nn.Module):
         return [torch.tensor(1.0 / self.amax_in)] + [
             clips[k if self.per_round_clip else 0] for k in range(len(self.rounds) - 1)]
 
+    def slots(self, i):
+        """The indices in self.weights of round i's terms (one flat list over all rounds)."""
+        base = sum(len(r["terms"]) for r in self.rounds[:i])
+        return range(base, base + len(self.rounds[i]["terms"]))
+
     def round_weights(self, i, scales):
         """The float weights of round i's terms, in units where the main source's integer
         activations are the inputs: a term reading another activation is scaled by the ratio
         of the two activations' scales (1 for an identity shortcut under one global clip)."""
         r = self.rounds[i]
-        ws, base = [], sum(len(x["terms"]) for x in self.rounds[:i])
+        ws, slots = [], self.slots(i)
         s_main = scales[r["terms"][0]["src"]]
         for j, t in enumerate(r["terms"]):
             ratio = scales[t["src"]] / s_main
             if t["identity"]:
                 assert r["terms"][0]["src"] != 0 and t["in_c"] == r["out"]
                 w = torch.zeros(r["out"], t["in_c"], 1, 1)
-                w[torch.arange(r["out"]), torch.arange(r["out"]), 0, 0] = self.weights[base + j]
+                w[torch.arange(r["out"]), torch.arange(r["out"]), 0, 0] = self.weights[slots[j]]
                 ws.append(w * ratio)
             else:
-                w = self.weights[base + j]
+                w = self.weights[slots[j]]
                 ws.append(w * ratio / float(t["pool"] * t["pool"] if t["pool"] else 1))
         return ws
 
@@ -453,10 +458,6 @@ def equalize_channels(qnet, hidden, alpha, limit=8.0):
     it, so that a channel that is nearly dead does not take the budget of the rest. Rounds are
     taken in order, so a round's usage already includes the rescaling of what it reads."""
     rounds = qnet.rounds
-    index, j = [], 0  # index[i][t]: weight slot of round i's term t
-    for r in rounds:
-        index.append(list(range(j, j + len(r["terms"]))))
-        j += len(r["terms"])
     scales = qnet.act_scales()
     for i in range(len(rounds) - 1):
         pos, neg = channel_range(qnet.round_weights(i, scales), qnet.max_inputs(i))
@@ -468,12 +469,12 @@ def equalize_channels(qnet, hidden, alpha, limit=8.0):
         log_k = -alpha * usage.log() - (1 - alpha) * rng.log()
         log_k = (log_k - log_k.mean()).clamp(-math.log(limit), math.log(limit))
         k = log_k.exp()
-        for t, j in zip(rounds[i]["terms"], index[i]):
+        for t, j in zip(rounds[i]["terms"], qnet.slots(i)):
             qnet.weights[j].mul_(k if t["identity"] else k.view(-1, 1, 1, 1))
         qnet.biases[i].mul_(k)
         hidden[i] = hidden[i] * k.view(1, -1, 1, 1)
         for q, r in enumerate(rounds):
-            for t, j in zip(r["terms"], index[q]):
+            for t, j in zip(r["terms"], qnet.slots(q)):
                 if t["src"] == i + 1:
                     qnet.weights[j].div_(k if t["identity"] else k.view(1, -1, 1, 1))
 
