@@ -489,9 +489,10 @@ def augment(xb, g):
 
 
 def train(net, xtr, ytr, xte, yte, epochs, opt, batch, seed, label, teacher=None, distill=0.0,
-          temperature=4.0):
+          temperature=4.0, checkpoint=""):
     """Trains net; with a teacher, the loss is (1 - distill) cross-entropy + distill T^2 KL of
-    the teacher's and the net's softened outputs (knowledge distillation, T = temperature)."""
+    the teacher's and the net's softened outputs (knowledge distillation, T = temperature).
+    With a checkpoint path, net's state is saved there after every epoch."""
     steps = epochs * (len(xtr) // batch)
     lr = opt.param_groups[0]["lr"]
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=steps)
@@ -520,6 +521,8 @@ def train(net, xtr, ytr, xte, yte, epochs, opt, batch, seed, label, teacher=None
         acc = evaluate_float(net, xte, yte)
         print(f"{label} epoch {epoch + 1}: loss {total / (len(xtr) // batch):.4f}, "
               f"test accuracy {acc:.4f} ({time.time() - t0:.0f} s)", flush=True)
+        if checkpoint:
+            torch.save(dict(state=net.state_dict(), epoch=epoch + 1, accuracy=acc), checkpoint)
     return acc
 
 
@@ -553,11 +556,17 @@ def main():
     ap.add_argument("--equalize", type=float, default=None, metavar="ALPHA",
                     help="rescale channels at folding (0: equal activation ranges, 1: equal "
                          "weight budgets; see equalize_channels)")
+    ap.add_argument("--qat-checkpoint", default="",
+                    help="where the quantization-aware network is saved after every epoch")
+    ap.add_argument("--resume", action="store_true",
+                    help="start QAT from --qat-checkpoint instead of the folded float network")
     ap.add_argument("--out-dir", default=HERE, help="where the model, reference and card go")
     args = ap.parse_args()
     act_bits = args.act_bits or ACT_BITS[args.bits]
     input_bits = args.input_bits or act_bits
     edge_bits = args.edge_bits or args.bits
+    if args.resume and not args.qat_checkpoint:
+        ap.error("--resume needs --qat-checkpoint")
     if args.distill and not (args.pretrain_epochs or args.float_checkpoint):
         ap.error("--distill needs a float network (--pretrain-epochs or --float-checkpoint)")
     torch.manual_seed(args.seed)
@@ -583,11 +592,19 @@ def main():
             saved = torch.load(args.float_checkpoint)
             fnet.load_state_dict(saved["state"])
             fp32_acc = saved["accuracy"]
-        fold(net, fnet, xtr[:512], args.equalize)
+        if not args.resume:
+            fold(net, fnet, xtr[:512], args.equalize)
+    resumed_epochs = 0
+    if args.resume:
+        saved = torch.load(args.qat_checkpoint)
+        resumed_epochs = saved["epoch"]
+        net.load_state_dict(saved["state"])
+        print(f"resumed from {args.qat_checkpoint} (epoch {saved['epoch']}, test accuracy "
+              f"{saved['accuracy']:.4f})", flush=True)
     if args.epochs:
         opt = torch.optim.Adam(net.parameters(), lr=args.lr)
         acc = train(net, xtr, ytr, xte, yte, args.epochs, opt, args.batch, args.seed + 1, "qat",
-                    fnet, args.distill)
+                    fnet, args.distill, checkpoint=args.qat_checkpoint)
     else:  # export the folded network as it is (e.g. only pre-training into a checkpoint)
         acc = evaluate_float(net, xte, yte)
 
@@ -607,7 +624,8 @@ def main():
                     logits_all[:n])
     card = dict(model=name, arch=args.arch, accumulator_bits=args.bits, edge_bits=edge_bits,
                 activation_bits=act_bits, input_bits=input_bits,
-                pretrain_epochs=args.pretrain_epochs, epochs=args.epochs, seed=args.seed,
+                pretrain_epochs=args.pretrain_epochs, epochs=args.epochs,
+                resumed_after_epochs=resumed_epochs, seed=args.seed,
                 bias_reserve=args.bias_reserve, distill=args.distill,
                 per_round_clip=args.per_round_clip, equalize=args.equalize,
                 fp32_accuracy=fp32_acc, fake_quant_accuracy=acc,
