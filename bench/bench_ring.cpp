@@ -5,6 +5,7 @@
 //   ntt_forward/2187/scalar, .../avx2, .../avx512  the same on each available kernel set
 //   product_radix/2187, product_padded/2187        exact product mod 2^64 (torus x binary)
 //   automorphism/2187, automorphism_ntt/2187       sigma_2 on the torus, and as a slot permutation
+//   torus_matmul/288x16/avx2, torus_dot/288/avx2   the linear layer's kernels (rows x outputs)
 #include <benchmark/benchmark.h>
 
 #include <random>
@@ -16,6 +17,7 @@
 #include "safhire/ring/cyclotomic.hpp"
 #include "safhire/ring/ntt.hpp"
 #include "safhire/ring/product.hpp"
+#include "safhire/ring/simd.hpp"
 
 namespace {
 
@@ -117,11 +119,63 @@ void register_ring(const RingParams& r) {
   });
 }
 
+// The linear layer's dense kernel on one cache block as the CPU backend cuts it: `count` input
+// rows (a 3x3 convolution over count / 9 channels), `outputs` outputs, 48K / count words each,
+// small signed weights; and the sparse kernel (one output) on the same rows.
+void register_torus(std::size_t count, std::size_t outputs, SimdIsa isa) {
+  const std::size_t len = 48 * 1024 / count / 32 * 32;
+  std::string shape = std::to_string(count);
+  shape.append("x").append(std::to_string(outputs)).append("/").append(to_string(isa));
+  std::string dot_name("torus_dot/");
+  dot_name.append(std::to_string(count)).append("/").append(to_string(isa));
+  auto setup = [count, outputs, len](std::vector<u64>& words, std::vector<const u64*>& rows,
+                                     std::vector<u64>& weights) {
+    std::mt19937_64 rng(8);
+    words.resize(count * len);
+    for (auto& x : words)
+      x = rng();
+    for (std::size_t t = 0; t < count; ++t)
+      rows.push_back(words.data() + t * len);
+    weights.resize(outputs * count);
+    for (auto& w : weights)
+      w = static_cast<u64>(static_cast<std::int64_t>(rng() % 15) - 7);
+  };
+  benchmark::RegisterBenchmark(
+      std::string("torus_matmul/").append(shape).c_str(), [=](benchmark::State& state) {
+        std::vector<u64> words, weights;
+        std::vector<const u64*> rows;
+        setup(words, rows, weights);
+        std::vector<u64> out(outputs * len);
+        std::vector<u64*> outs;
+        for (std::size_t o = 0; o < outputs; ++o)
+          outs.push_back(out.data() + o * len);
+        for (auto _ : state) {
+          torus_matmul(rows, weights, outs, len, isa);
+          benchmark::DoNotOptimize(out.data());
+        }
+        state.SetItemsProcessed(state.iterations() * count * outputs * len);  // MACs
+      });
+  benchmark::RegisterBenchmark(dot_name.c_str(), [=](benchmark::State& state) {
+    std::vector<u64> words, weights;
+    std::vector<const u64*> rows;
+    setup(words, rows, weights);
+    weights.resize(count);
+    std::vector<u64> out(len);
+    for (auto _ : state) {
+      torus_dot(rows, weights, out, isa);
+      benchmark::DoNotOptimize(out.data());
+    }
+    state.SetItemsProcessed(state.iterations() * count * len);
+  });
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   for (const RingParams& r : kRings)
     register_ring(r);
+  for (SimdIsa isa : available_simd())
+    register_torus(288, 16, isa);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::AddCustomContext("simd", std::string(to_string(default_simd())));

@@ -4,6 +4,7 @@
 // bound allows); then the element-wise kernels against scalar arithmetic.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <random>
 
 #include "safhire/core/error.hpp"
@@ -227,11 +228,62 @@ TEST(TorusDot, EveryInstructionSetMatchesPlainWordArithmetic) {
   }
 }
 
+// Weight kinds: small signed (the AVX2 kernel's split multiply with an offset), small
+// nonnegative (split, no offset), and whole words (the 64-bit multiply).
+std::uint64_t matmul_weight(std::mt19937_64& rng, int kind) {
+  switch (kind) {
+    case 0:
+      return static_cast<std::uint64_t>(static_cast<std::int64_t>(rng() % 65535) - 32767);
+    case 1:
+      return rng() % 4;
+    default:
+      return rng();
+  }
+}
+
 TEST(TorusMatmul, EveryInstructionSetMatchesPlainWordArithmetic) {
   std::mt19937_64 rng(78);
-  for (std::size_t len : {std::size_t{1}, std::size_t{17}, std::size_t{1459}}) {
-    for (std::size_t outputs : {std::size_t{1}, std::size_t{4}, std::size_t{7}, std::size_t{16}}) {
-      const std::size_t count = 1 + rng() % 40;
+  for (int kind = 0; kind < 3; ++kind)
+    for (std::size_t len : {std::size_t{1}, std::size_t{17}, std::size_t{1459}}) {
+      for (std::size_t outputs :
+           {std::size_t{1}, std::size_t{4}, std::size_t{7}, std::size_t{16}}) {
+        const std::size_t count = 1 + rng() % 40;
+        std::vector<std::vector<std::uint64_t>> rows(count, std::vector<std::uint64_t>(len));
+        std::vector<const std::uint64_t*> pointers;
+        for (auto& r : rows) {
+          for (auto& x : r)
+            x = rng();
+          pointers.push_back(r.data());
+        }
+        std::vector<std::uint64_t> weights(outputs * count);
+        for (auto& w : weights)
+          w = matmul_weight(rng, kind);
+        std::vector<std::vector<std::uint64_t>> expected(outputs,
+                                                         std::vector<std::uint64_t>(len, 0));
+        for (std::size_t o = 0; o < outputs; ++o)
+          for (std::size_t t = 0; t < count; ++t)
+            for (std::size_t i = 0; i < len; ++i)
+              expected[o][i] += weights[o * count + t] * rows[t][i];
+        for (SimdIsa isa : available_simd()) {
+          std::vector<std::vector<std::uint64_t>> out(outputs, std::vector<std::uint64_t>(len, 5));
+          std::vector<std::uint64_t*> outs;
+          for (auto& v : out)
+            outs.push_back(v.data());
+          torus_matmul(pointers, weights, outs, len, isa);
+          ASSERT_EQ(out, expected) << to_string(isa) << ", len " << len << ", outputs " << outputs
+                                   << ", weights " << kind;
+        }
+      }
+    }
+}
+
+// A random sparse matrix in TorusSparseMatrix form (some outputs without taps, repeated
+// columns allowed) against the sum of signed products word by word.
+TEST(TorusSpmm, EveryInstructionSetMatchesPlainWordArithmetic) {
+  std::mt19937_64 rng(79);
+  for (std::size_t len : {std::size_t{1}, std::size_t{9}, std::size_t{40}, std::size_t{1459}}) {
+    for (std::size_t outputs : {std::size_t{1}, std::size_t{5}, std::size_t{16}}) {
+      const std::size_t count = 1 + rng() % 50;
       std::vector<std::vector<std::uint64_t>> rows(count, std::vector<std::uint64_t>(len));
       std::vector<const std::uint64_t*> pointers;
       for (auto& r : rows) {
@@ -239,24 +291,57 @@ TEST(TorusMatmul, EveryInstructionSetMatchesPlainWordArithmetic) {
           x = rng();
         pointers.push_back(r.data());
       }
-      std::vector<std::uint64_t> weights(outputs * count);
-      for (auto& w : weights)
-        w = static_cast<std::uint64_t>(static_cast<std::int64_t>(rng() % 65535) - 32767);
+      std::vector<std::uint32_t> start{0}, positives, column;
+      std::vector<std::uint64_t> magnitude;
+      for (std::size_t o = 0; o < outputs; ++o) {
+        const std::size_t taps = o % 3 == 2 ? 0 : rng() % (2 * count);
+        positives.push_back(static_cast<std::uint32_t>(taps == 0 ? 0 : rng() % (taps + 1)));
+        for (std::size_t k = 0; k < taps; ++k) {
+          column.push_back(static_cast<std::uint32_t>(rng() % count));
+          magnitude.push_back(k % 5 == 0 ? (std::uint64_t{1} << 32) - 1 - rng() % 3 : rng() % 300);
+        }
+        start.push_back(static_cast<std::uint32_t>(column.size()));
+      }
       std::vector<std::vector<std::uint64_t>> expected(outputs, std::vector<std::uint64_t>(len, 0));
       for (std::size_t o = 0; o < outputs; ++o)
-        for (std::size_t t = 0; t < count; ++t)
-          for (std::size_t i = 0; i < len; ++i)
-            expected[o][i] += weights[o * count + t] * rows[t][i];
+        for (std::size_t k = start[o]; k < start[o + 1]; ++k)
+          for (std::size_t i = 0; i < len; ++i) {
+            const std::uint64_t p = magnitude[k] * rows[column[k]][i];
+            expected[o][i] += k - start[o] < positives[o] ? p : 0 - p;
+          }
+      const TorusSparseMatrix matrix{start, positives, column, magnitude};
       for (SimdIsa isa : available_simd()) {
         std::vector<std::vector<std::uint64_t>> out(outputs, std::vector<std::uint64_t>(len, 5));
         std::vector<std::uint64_t*> outs;
         for (auto& v : out)
           outs.push_back(v.data());
-        torus_matmul(pointers, weights, outs, len, isa);
+        torus_spmm(pointers, matrix, outs, len, isa);
         ASSERT_EQ(out, expected) << to_string(isa) << ", len " << len << ", outputs " << outputs;
       }
     }
   }
+}
+
+TEST(TorusSpmm, InconsistentMatrixIsATypedError) {
+  std::vector<std::uint64_t> row(8, 1), out(8, 0);
+  const std::vector<const std::uint64_t*> rows{row.data()};
+  const std::vector<std::uint64_t*> outs{out.data()};
+  const std::vector<std::uint32_t> column{0, 0};
+  const std::vector<std::uint64_t> magnitude{1, 2};
+  const auto code = [&](std::vector<std::uint32_t> start,
+                        std::vector<std::uint32_t> positives) -> std::optional<safhire::ErrorCode> {
+    try {
+      torus_spmm(rows, {start, positives, column, magnitude}, outs, 8);
+    } catch (const safhire::Error& e) {
+      return e.code();
+    }
+    return std::nullopt;
+  };
+  EXPECT_EQ(code({0, 2}, {1}), std::nullopt);                           // consistent: runs
+  EXPECT_EQ(out, std::vector<std::uint64_t>(8, std::uint64_t{0} - 1));  // 1 - 2
+  EXPECT_EQ(code({0}, {}), safhire::ErrorCode::size_mismatch);          // no entry for the output
+  EXPECT_EQ(code({0, 1}, {1}), safhire::ErrorCode::size_mismatch);      // 1 tap, 2 given
+  EXPECT_EQ(code({0, 2}, {3}), safhire::ErrorCode::invalid_argument);   // 3 positives of 2
 }
 
 }  // namespace

@@ -113,4 +113,30 @@ void torus_matmul(std::span<const std::uint64_t* const> rows,
                                           outs.data(), len);
 }
 
+void torus_spmm(std::span<const std::uint64_t* const> rows, const TorusSparseMatrix& matrix,
+                std::span<std::uint64_t* const> outs, std::size_t len, SimdIsa isa) {
+  const std::size_t outputs = outs.size();
+  require(matrix.start.size() == outputs + 1 && matrix.positives.size() == outputs,
+          ErrorCode::size_mismatch,
+          "torus_spmm: start and positives must have one entry per output");
+  require(matrix.start[0] == 0 && matrix.column.size() == matrix.start[outputs] &&
+              matrix.magnitude.size() == matrix.start[outputs],
+          ErrorCode::size_mismatch,
+          "torus_spmm: column and magnitude must have start[outputs] taps");
+  for (std::size_t o = 0; o < outputs; ++o)
+    require(matrix.start[o] <= matrix.start[o + 1] &&
+                matrix.positives[o] <= matrix.start[o + 1] - matrix.start[o],
+            ErrorCode::invalid_argument,
+            "torus_spmm: output " + std::to_string(o) + " has inconsistent start or positives");
+#if SAFHIRE_DEBUG_CHECKS
+  for (std::size_t k = 0; k < matrix.column.size(); ++k) {
+    SAFHIRE_DEBUG_ASSERT(matrix.column[k] < rows.size(), "torus_spmm: column out of range");
+    SAFHIRE_DEBUG_ASSERT(matrix.magnitude[k] >> 32 == 0, "torus_spmm: magnitude of 2^32 or more");
+  }
+#endif
+  simd::checked_kernels(isa).torus_spmm(rows.data(), rows.size(), matrix.start.data(),
+                                        matrix.positives.data(), matrix.column.data(),
+                                        matrix.magnitude.data(), outputs, outs.data(), len);
+}
+
 }  // namespace safhire::ring

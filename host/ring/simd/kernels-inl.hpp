@@ -441,6 +441,18 @@ void crt_lift(const core::Crt2& crt, const u64* x1p, const u64* x2p, u64* out, s
   });
 }
 
+// ---- The linear layer: torus words times small integer weights -------------------------------
+//
+// Where a 64-bit vector multiply is three 32x32 products (AVX2: kFastMullo false), a weight below
+// 2^32 needs two, with the two halves of the words accumulated apart:
+//   sum_t w_t x_t = sum_t w_t lo(x_t) + 2^32 sum_t w_t hi(x_t)   (mod 2^64),
+// where only the low 32 bits of the second sum count.
+
+// lo + 2^32 hi - correction.
+R split_result(R lo, R hi, R correction) {
+  return V::sub(V::add(lo, V::shl32(hi)), correction);
+}
+
 // Four registers of outputs stay in registers across all rows; the tail a register (or word) at
 // a time.
 void torus_dot(const u64* const* rows, const u64* weights, std::size_t count, u64* out,
@@ -471,6 +483,73 @@ void torus_dot(const u64* const* rows, const u64* weights, std::size_t count, u6
   });
 }
 
+// Dense torus_matmul with split weights: the weights shifted by c = -min(w, 0) into [0, 2^32)
+// (`shifted`, row-major), so that sum_t (w_t + c) x_t - c sum_t x_t is the product. Four outputs
+// over one register of words, a low and a high accumulator each: a row word loaded (and shifted)
+// once feeds eight 32x32 products. With kSum the pass also adds up the rows and sets
+// `correction` = c sum_t x_t for the later outputs of the register.
+template <bool kSum>
+void split_quad(const u64* const* rows, std::size_t count, const u64* shifted, u64 offset,
+                std::size_t i, R& correction, u64* const* outs) {
+  const u64* w0 = shifted;
+  const u64* w1 = w0 + count;
+  const u64* w2 = w1 + count;
+  const u64* w3 = w2 + count;
+  R lo0 = V::zero(), lo1 = V::zero(), lo2 = V::zero(), lo3 = V::zero();
+  R hi0 = V::zero(), hi1 = V::zero(), hi2 = V::zero(), hi3 = V::zero();
+  R sum = V::zero();
+  for (std::size_t t = 0; t < count; ++t) {
+    if (kSum) __builtin_prefetch(rows[t] + i + 4 * V::kLanes);
+    const R x = V::load(rows[t] + i);
+    const R xh = V::shr32(x);
+    if (kSum) sum = V::add(sum, x);
+    const R c0 = V::set1(w0[t]), c1 = V::set1(w1[t]);
+    lo0 = V::add(lo0, V::mul32(x, c0));
+    hi0 = V::add(hi0, V::mul32(xh, c0));
+    lo1 = V::add(lo1, V::mul32(x, c1));
+    hi1 = V::add(hi1, V::mul32(xh, c1));
+    const R c2 = V::set1(w2[t]), c3 = V::set1(w3[t]);
+    lo2 = V::add(lo2, V::mul32(x, c2));
+    hi2 = V::add(hi2, V::mul32(xh, c2));
+    lo3 = V::add(lo3, V::mul32(x, c3));
+    hi3 = V::add(hi3, V::mul32(xh, c3));
+  }
+  if (kSum) correction = V::mullo(V::set1(offset), sum);
+  V::store(outs[0] + i, split_result(lo0, hi0, correction));
+  V::store(outs[1] + i, split_result(lo1, hi1, correction));
+  V::store(outs[2] + i, split_result(lo2, hi2, correction));
+  V::store(outs[3] + i, split_result(lo3, hi3, correction));
+}
+
+// The first `quads` outputs of torus_matmul through split_quad, when every weight is a signed
+// 32-bit value; returns the words done (whole registers), 0 when the weights spread wider.
+std::size_t split_matmul(const u64* const* rows, std::size_t count, const u64* weights,
+                         std::size_t quads, u64* const* outs, std::size_t len) {
+  std::int64_t lo = 0, hi = 0;
+  for (std::size_t k = 0; k < quads * count; ++k) {
+    const auto w = static_cast<std::int64_t>(weights[k]);
+    lo = w < lo ? w : lo;
+    hi = w > hi ? w : hi;
+  }
+  if (lo < -(std::int64_t{1} << 31) || hi >= (std::int64_t{1} << 31)) return 0;
+  const u64 offset = 0 - static_cast<u64>(lo);
+  u64* shifted = kernel_scratch(quads * count);
+  for (std::size_t k = 0; k < quads * count; ++k)
+    shifted[k] = weights[k] + offset;
+  std::size_t i = 0;
+  for (; i + V::kLanes <= len; i += V::kLanes) {
+    R correction = V::zero();
+    for (std::size_t o = 0; o < quads; o += 4) {
+      if (o == 0 && offset != 0) {
+        split_quad<true>(rows, count, shifted, offset, i, correction, outs);
+      } else {
+        split_quad<false>(rows, count, shifted + o * count, offset, i, correction, outs + o);
+      }
+    }
+  }
+  return i;
+}
+
 // Four outputs share every row load: 4 x 2 registers of accumulators per 2 registers of words,
 // so a row word loaded once feeds four multiply-adds; and all outputs run over one block of
 // words before the next, so the block's rows stay in L1. Leftover outputs go through torus_dot.
@@ -479,39 +558,42 @@ void torus_matmul(const u64* const* rows, std::size_t count, const u64* weights,
   constexpr std::size_t kBlock = 2 * V::kLanes;
   const std::size_t quads = outputs / 4 * 4;
   std::size_t i = 0;
-  for (; i + kBlock <= len; i += kBlock) {
-    for (std::size_t o = 0; o < quads; o += 4) {
-      const u64* w0 = weights + o * count;
-      const u64* w1 = w0 + count;
-      const u64* w2 = w1 + count;
-      const u64* w3 = w2 + count;
-      auto a00 = V::zero(), a01 = V::zero(), a10 = V::zero(), a11 = V::zero();
-      auto a20 = V::zero(), a21 = V::zero(), a30 = V::zero(), a31 = V::zero();
-      for (std::size_t t = 0; t < count; ++t) {
-        if (o == 0) {  // the next block's words of this row, while they are far away
-          __builtin_prefetch(rows[t] + i + 2 * kBlock);
-          __builtin_prefetch(rows[t] + i + 2 * kBlock + kBlock / 2);
+  if (!V::kFastMullo && quads > 0) i = split_matmul(rows, count, weights, quads, outs, len);
+  if (i == 0) {
+    for (; i + kBlock <= len; i += kBlock) {
+      for (std::size_t o = 0; o < quads; o += 4) {
+        const u64* w0 = weights + o * count;
+        const u64* w1 = w0 + count;
+        const u64* w2 = w1 + count;
+        const u64* w3 = w2 + count;
+        auto a00 = V::zero(), a01 = V::zero(), a10 = V::zero(), a11 = V::zero();
+        auto a20 = V::zero(), a21 = V::zero(), a30 = V::zero(), a31 = V::zero();
+        for (std::size_t t = 0; t < count; ++t) {
+          if (o == 0) {  // the next block's words of this row, while they are far away
+            __builtin_prefetch(rows[t] + i + 2 * kBlock);
+            __builtin_prefetch(rows[t] + i + 2 * kBlock + kBlock / 2);
+          }
+          const auto r0 = V::load(rows[t] + i), r1 = V::load(rows[t] + i + V::kLanes);
+          const auto c0 = V::set1(w0[t]), c1 = V::set1(w1[t]);
+          a00 = V::add(a00, V::mullo(c0, r0));
+          a01 = V::add(a01, V::mullo(c0, r1));
+          a10 = V::add(a10, V::mullo(c1, r0));
+          a11 = V::add(a11, V::mullo(c1, r1));
+          const auto c2 = V::set1(w2[t]), c3 = V::set1(w3[t]);
+          a20 = V::add(a20, V::mullo(c2, r0));
+          a21 = V::add(a21, V::mullo(c2, r1));
+          a30 = V::add(a30, V::mullo(c3, r0));
+          a31 = V::add(a31, V::mullo(c3, r1));
         }
-        const auto r0 = V::load(rows[t] + i), r1 = V::load(rows[t] + i + V::kLanes);
-        const auto c0 = V::set1(w0[t]), c1 = V::set1(w1[t]);
-        a00 = V::add(a00, V::mullo(c0, r0));
-        a01 = V::add(a01, V::mullo(c0, r1));
-        a10 = V::add(a10, V::mullo(c1, r0));
-        a11 = V::add(a11, V::mullo(c1, r1));
-        const auto c2 = V::set1(w2[t]), c3 = V::set1(w3[t]);
-        a20 = V::add(a20, V::mullo(c2, r0));
-        a21 = V::add(a21, V::mullo(c2, r1));
-        a30 = V::add(a30, V::mullo(c3, r0));
-        a31 = V::add(a31, V::mullo(c3, r1));
+        V::store(outs[o] + i, a00);
+        V::store(outs[o] + i + V::kLanes, a01);
+        V::store(outs[o + 1] + i, a10);
+        V::store(outs[o + 1] + i + V::kLanes, a11);
+        V::store(outs[o + 2] + i, a20);
+        V::store(outs[o + 2] + i + V::kLanes, a21);
+        V::store(outs[o + 3] + i, a30);
+        V::store(outs[o + 3] + i + V::kLanes, a31);
       }
-      V::store(outs[o] + i, a00);
-      V::store(outs[o] + i + V::kLanes, a01);
-      V::store(outs[o + 1] + i, a10);
-      V::store(outs[o + 1] + i + V::kLanes, a11);
-      V::store(outs[o + 2] + i, a20);
-      V::store(outs[o + 2] + i + V::kLanes, a21);
-      V::store(outs[o + 3] + i, a30);
-      V::store(outs[o + 3] + i + V::kLanes, a31);
     }
   }
   for (std::size_t o = 0; o < quads; ++o) {
@@ -528,6 +610,72 @@ void torus_matmul(const u64* const* rows, std::size_t count, const u64* weights,
     torus_dot(rows, weights + o * count, count, outs[o], len);
 }
 
+// Adds (kSubtract: subtracts) the taps [from, to) of torus_spmm to one output's accumulators over
+// a packed block (two registers of words of each row, one row after the other).
+template <bool kSubtract>
+void spmm_taps(const u64* block, const u32* column, const u64* magnitude, std::size_t from,
+               std::size_t to, R (&acc)[4]) {
+  constexpr std::size_t kBlock = 2 * V::kLanes;
+  for (std::size_t k = from; k < to; ++k) {
+    const R c = V::set1(magnitude[k]);
+    const u64* x = block + std::size_t{column[k]} * kBlock;
+    const R x0 = V::load(x), x1 = V::load(x + V::kLanes);
+    R p[4];
+    if constexpr (V::kFastMullo) {
+      p[0] = V::mullo(x0, c);
+      p[1] = V::mullo(x1, c);
+    } else {
+      p[0] = V::mul32(x0, c);
+      p[1] = V::mul32(x1, c);
+      p[2] = V::mul32(V::shr32(x0), c);
+      p[3] = V::mul32(V::shr32(x1), c);
+    }
+    for (std::size_t r = 0; r < (V::kFastMullo ? 2 : 4); ++r)
+      acc[r] = kSubtract ? V::sub(acc[r], p[r]) : V::add(acc[r], p[r]);
+  }
+}
+
+// The rows' words are first copied, block by block of two registers, into one buffer (each row
+// read front to back), so that every output then reads its taps from a few KB of L1 instead of
+// from rows scattered over memory; an output costs its nonzero weights only.
+void torus_spmm(const u64* const* rows, std::size_t count, const u32* start, const u32* positives,
+                const u32* column, const u64* magnitude, std::size_t outputs, u64* const* outs,
+                std::size_t len) {
+  constexpr std::size_t kBlock = 2 * V::kLanes;
+  const std::size_t whole = len / kBlock * kBlock;
+  u64* packed = kernel_scratch(count * whole);
+  for (std::size_t t = 0; t < count; ++t)
+    for (std::size_t i = 0; i < whole; i += kBlock) {
+      u64* to = packed + i * count + t * kBlock;
+      V::store(to, V::load(rows[t] + i));
+      V::store(to + V::kLanes, V::load(rows[t] + i + V::kLanes));
+    }
+  for (std::size_t i = 0; i < whole; i += kBlock) {
+    const u64* block = packed + i * count;
+    for (std::size_t o = 0; o < outputs; ++o) {
+      R acc[4] = {V::zero(), V::zero(), V::zero(), V::zero()};
+      spmm_taps<false>(block, column, magnitude, start[o], start[o] + positives[o], acc);
+      spmm_taps<true>(block, column, magnitude, start[o] + positives[o], start[o + 1], acc);
+      if constexpr (V::kFastMullo) {
+        V::store(outs[o] + i, acc[0]);
+        V::store(outs[o] + i + V::kLanes, acc[1]);
+      } else {
+        V::store(outs[o] + i, V::add(acc[0], V::shl32(acc[2])));
+        V::store(outs[o] + i + V::kLanes, V::add(acc[1], V::shl32(acc[3])));
+      }
+    }
+  }
+  for (std::size_t o = 0; o < outputs; ++o)
+    for (std::size_t i = whole; i < len; ++i) {
+      u64 acc = 0;
+      for (std::size_t k = start[o]; k < start[o + 1]; ++k) {
+        const u64 p = magnitude[k] * rows[column[k]][i];
+        acc = k < start[o] + positives[o] ? acc + p : acc - p;
+      }
+      outs[o][i] = acc;
+    }
+}
+
 constexpr KernelTable kTable = {
     SAFHIRE_SIMD_NAME,
     ntt_forward,
@@ -540,6 +688,7 @@ constexpr KernelTable kTable = {
     crt_lift,
     torus_dot,
     torus_matmul,
+    torus_spmm,
 };
 
 }  // namespace safhire::ring::simd::SAFHIRE_SIMD_NS

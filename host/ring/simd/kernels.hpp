@@ -54,6 +54,13 @@ struct KernelTable {
   void (*torus_matmul)(const std::uint64_t* const* rows, std::size_t count,
                        const std::uint64_t* weights, std::size_t outputs,
                        std::uint64_t* const* outs, std::size_t len);
+  // Sparse outputs (ring::TorusSparseMatrix in compressed rows, magnitudes below 2^32):
+  // outs[o][i] = sum of +-magnitude[k] rows[column[k]][i] over k in [start[o], start[o + 1]),
+  // + for the first positives[o] taps.
+  void (*torus_spmm)(const std::uint64_t* const* rows, std::size_t count,
+                     const std::uint32_t* start, const std::uint32_t* positives,
+                     const std::uint32_t* column, const std::uint64_t* magnitude,
+                     std::size_t outputs, std::uint64_t* const* outs, std::size_t len);
 };
 
 const KernelTable& scalar_kernels();

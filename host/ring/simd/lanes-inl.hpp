@@ -10,6 +10,7 @@
 struct Lanes1 {
   using Reg = std::uint64_t;
   static constexpr std::uint32_t kLanes = 1;
+  static constexpr bool kFastMullo = true;  // a 64x64 -> 64 multiply is one instruction
   static Reg load(const std::uint64_t* p) { return *p; }
   static void store(std::uint64_t* p, Reg v) { *p = v; }
   static Reg load_n(const std::uint64_t* p, std::uint32_t) { return *p; }
@@ -25,6 +26,10 @@ struct Lanes1 {
     return static_cast<Reg>((static_cast<Wide>(a) * b) >> 64);
   }
   static Reg mulhi_approx(Reg a, Reg b) { return mulhi(a, b); }  // exact is cheapest here
+  // Low 32 bits of a times low 32 bits of b, the whole 64-bit product; a's high 32 bits.
+  static Reg mul32(Reg a, Reg b) { return (a & 0xffffffffU) * (b & 0xffffffffU); }
+  static Reg shr32(Reg a) { return a >> 32; }
+  static Reg shl32(Reg a) { return a << 32; }
   static Reg shr1(Reg a) { return a >> 1; }
   static Reg bit_and(Reg a, Reg b) { return a & b; }
   static Reg bit_or(Reg a, Reg b) { return a | b; }
@@ -38,6 +43,7 @@ struct Lanes1 {
 struct Lanes8 {
   using Reg = __m512i;
   static constexpr std::uint32_t kLanes = 8;
+  static constexpr bool kFastMullo = true;  // vpmullq (AVX-512DQ)
   static Reg load(const std::uint64_t* p) { return _mm512_loadu_si512(p); }
   static void store(std::uint64_t* p, Reg v) { _mm512_storeu_si512(p, v); }
   static __mmask8 mask(std::uint32_t n) { return static_cast<__mmask8>((1U << n) - 1U); }
@@ -83,6 +89,9 @@ struct Lanes8 {
     return _mm512_add_epi64(hh,
                             _mm512_add_epi64(_mm512_srli_epi64(lh, 32), _mm512_srli_epi64(hl, 32)));
   }
+  static Reg mul32(Reg a, Reg b) { return _mm512_mul_epu32(a, b); }
+  static Reg shr32(Reg a) { return _mm512_srli_epi64(a, 32); }
+  static Reg shl32(Reg a) { return _mm512_slli_epi64(a, 32); }
   static Reg shr1(Reg a) { return _mm512_srli_epi64(a, 1); }
   static Reg bit_and(Reg a, Reg b) { return _mm512_and_si512(a, b); }
   static Reg bit_or(Reg a, Reg b) { return _mm512_or_si512(a, b); }
@@ -95,6 +104,7 @@ using LanesWide = Lanes8;
 struct Lanes4 {
   using Reg = __m256i;
   static constexpr std::uint32_t kLanes = 4;
+  static constexpr bool kFastMullo = false;  // mullo takes three 32x32 products
   static Reg load(const std::uint64_t* p) {
     return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
   }
@@ -154,6 +164,9 @@ struct Lanes4 {
     return _mm256_add_epi64(hh,
                             _mm256_add_epi64(_mm256_srli_epi64(lh, 32), _mm256_srli_epi64(hl, 32)));
   }
+  static Reg mul32(Reg a, Reg b) { return _mm256_mul_epu32(a, b); }
+  static Reg shr32(Reg a) { return _mm256_srli_epi64(a, 32); }
+  static Reg shl32(Reg a) { return _mm256_slli_epi64(a, 32); }
   static Reg shr1(Reg a) { return _mm256_srli_epi64(a, 1); }
   static Reg bit_and(Reg a, Reg b) { return _mm256_and_si256(a, b); }
   static Reg bit_or(Reg a, Reg b) { return _mm256_or_si256(a, b); }

@@ -38,4 +38,24 @@ void torus_matmul(std::span<const std::uint64_t* const> rows,
                   std::span<const std::uint64_t> weights, std::span<std::uint64_t* const> outs,
                   std::size_t len, SimdIsa isa = default_simd());
 
+// A block of a linear layer as a sparse matrix over its input rows, in compressed rows with each
+// output's positive weights first: output o has the taps [start[o], start[o + 1]), of which the
+// first positives[o] add magnitude[k] rows[column[k]] and the others subtract it. Magnitudes are
+// below 2^32, so that a kernel without a 64-bit vector multiply can split the words in halves.
+struct TorusSparseMatrix {
+  std::span<const std::uint32_t> start;      // outputs + 1 offsets, start[0] = 0
+  std::span<const std::uint32_t> positives;  // outputs
+  std::span<const std::uint32_t> column;     // start[outputs] row indices
+  std::span<const std::uint64_t> magnitude;  // start[outputs] magnitudes, each below 2^32
+};
+
+// outs[o][i] = sum over output o's taps of +-magnitude[k] rows[column[k]][i] mod 2^64, for
+// i < len: the sparse form of torus_matmul, costing only the nonzero weights. The rows' words are
+// copied block by block into one buffer first, so that the kernel reads them from cache.
+// Throws Error(size_mismatch) or Error(invalid_argument) on inconsistent arrays (the per-tap
+// ranges of column and magnitude are checked in debug and SAFHIRE_CHECKS builds only).
+void torus_spmm(std::span<const std::uint64_t* const> rows, const TorusSparseMatrix& matrix,
+                std::span<std::uint64_t* const> outs, std::size_t len,
+                SimdIsa isa = default_simd());
+
 }  // namespace safhire::ring
