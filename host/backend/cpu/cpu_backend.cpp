@@ -81,11 +81,14 @@ const HostRows& host_rows(const Rows& rows) {
 }
 
 // The rows of a group's inputs, C words of each, stay in L2 while every output of the group reads
-// them: C = kCacheWords / (taps of the group's widest output), a multiple of 32 words.
+// them: C = kCacheWords / (the group's distinct inputs, or its widest output's taps), a multiple
+// of 32 words.
 constexpr std::size_t kCacheWords = 48 * 1024;
-// A group goes through the dense kernel (ring::torus_matmul, zeros included) when its taps are at
-// least 1/kDenseDenominator of outputs x distinct inputs; else one sparse torus_dot per output.
-constexpr std::size_t kDenseDenominator = 3;
+// A group of at least four outputs goes through the dense kernel (ring::torus_matmul, zeros
+// included) when at least kDenseShare of its outputs x distinct inputs are taps, else through the
+// sparse one (ring::torus_spmm, which costs the taps only but one multiply per row load instead
+// of four). Smaller groups take one ring::torus_dot per output.
+constexpr double kDenseShare = 0.75;
 
 class CpuBackend final : public Backend {
  public:
@@ -171,6 +174,9 @@ class CpuBackend final : public Backend {
       std::vector<const u64*> rows, columns, shifted;
       std::vector<u64> weights, matrix;
       std::vector<u64*> outs;
+      std::vector<std::uint32_t> start, positives, column;
+      std::vector<u64> magnitude;
+      std::vector<std::pair<std::uint32_t, std::int64_t>> merged;
     };
     std::vector<Scratch> scratch(threads_);
     core::parallel_for(layer.groups(), threads_, [&](std::size_t g, unsigned worker) {
@@ -188,37 +194,45 @@ class CpuBackend final : public Backend {
           sc.weights.push_back(static_cast<u64>(static_cast<std::int64_t>(t.weight)));
         }
       }
-      // The group's distinct input rows; dense when most of outputs x columns are taps.
+      // The group's distinct input rows; its taps as a dense or a sparse matrix over them.
       sc.columns = sc.rows;
       std::sort(sc.columns.begin(), sc.columns.end());
       sc.columns.erase(std::unique(sc.columns.begin(), sc.columns.end()), sc.columns.end());
       const std::size_t K = sc.columns.size();
-      const bool dense = outputs >= 4 && K > 0 && sc.rows.size() * kDenseDenominator >= outputs * K;
+      const auto column_of = [&](const u64* row) {
+        return static_cast<std::uint32_t>(
+            std::lower_bound(sc.columns.begin(), sc.columns.end(), row) - sc.columns.begin());
+      };
+      // (A merged weight too wide for the sparse form makes the group dense.)
+      const bool many = outputs >= 4 && K > 0;
+      const bool mostly_taps =
+          static_cast<double>(sc.rows.size()) >= kDenseShare * static_cast<double>(outputs * K);
+      const bool sparse = many && !mostly_taps && sparse_matrix(layer, first, last, column_of, sc);
+      const bool dense = many && !sparse;
       if (dense) {
         sc.matrix.assign(outputs * K, 0);
-        std::size_t at = 0;
-        for (std::size_t o = 0; o < outputs; ++o) {
+        for (std::size_t o = 0, at = 0; o < outputs; ++o)
           for (std::uint32_t k = layer.tap_start[first + o]; k < layer.tap_start[first + o + 1];
-               ++k, ++at) {
-            const auto column = static_cast<std::size_t>(
-                std::lower_bound(sc.columns.begin(), sc.columns.end(), sc.rows[at]) -
-                sc.columns.begin());
-            sc.matrix[o * K + column] += sc.weights[at];
-          }
-        }
-        widest = K;
+               ++k, ++at)
+            sc.matrix[o * K + column_of(sc.rows[at])] += sc.weights[at];
       }
+      if (dense || sparse) widest = std::max<std::size_t>(K, 1);
       const std::size_t chunk = std::max<std::size_t>(32, kCacheWords / widest / 32 * 32);
       for (std::size_t w0 = 0; w0 < W; w0 += chunk) {
         const std::size_t len = std::min(chunk, W - w0);
-        if (dense) {
+        if (dense || sparse) {
           sc.shifted.resize(K);
           for (std::size_t k = 0; k < K; ++k)
             sc.shifted[k] = sc.columns[k] + w0;
           sc.outs.resize(outputs);
           for (std::size_t o = 0; o < outputs; ++o)
             sc.outs[o] = out->words + layer.slot[first + o] * W + w0;
-          ring::torus_matmul(sc.shifted, sc.matrix, sc.outs, len, simd_);
+          if (dense) {
+            ring::torus_matmul(sc.shifted, sc.matrix, sc.outs, len, simd_);
+          } else {
+            ring::torus_spmm(sc.shifted, {sc.start, sc.positives, sc.column, sc.magnitude}, sc.outs,
+                             len, simd_);
+          }
           continue;
         }
         std::size_t at = 0;
@@ -236,6 +250,47 @@ class CpuBackend final : public Backend {
         out->words[layer.slot[o] * W + N] += layer.bias[o];
     });
     return out;
+  }
+
+  // The taps of outputs [first, last) as a ring::TorusSparseMatrix over the group's distinct rows
+  // (column_of: a row's column) in sc.start, positives, column, magnitude: taps on one row merged,
+  // zeros dropped, positive weights first. False when a merged magnitude reaches 2^32.
+  template <class ColumnOf, class Scratch>
+  static bool sparse_matrix(const LinearLayer& layer, std::uint32_t first, std::uint32_t last,
+                            const ColumnOf& column_of, Scratch& sc) {
+    sc.start.assign(1, 0);
+    sc.positives.clear();
+    sc.column.clear();
+    sc.magnitude.clear();
+    std::size_t at = 0;
+    for (std::uint32_t o = first; o < last; ++o) {
+      sc.merged.clear();
+      for (std::uint32_t k = layer.tap_start[o]; k < layer.tap_start[o + 1]; ++k, ++at)
+        sc.merged.emplace_back(column_of(sc.rows[at]), layer.taps[k].weight);
+      std::sort(sc.merged.begin(), sc.merged.end());
+      std::size_t n = 0;
+      for (const auto& [column, weight] : sc.merged) {
+        if (n > 0 && sc.merged[n - 1].first == column) {
+          sc.merged[n - 1].second += weight;
+        } else {
+          sc.merged[n++] = {column, weight};
+        }
+      }
+      sc.merged.resize(n);
+      std::uint32_t positives = 0;
+      for (int negative = 0; negative < 2; ++negative)
+        for (const auto& [column, weight] : sc.merged) {
+          if (weight == 0 || (weight < 0) != (negative == 1)) continue;
+          const u64 magnitude = static_cast<u64>(weight < 0 ? -weight : weight);
+          if (magnitude >> 32 != 0) return false;
+          sc.column.push_back(column);
+          sc.magnitude.push_back(magnitude);
+          positives += negative == 0 ? 1 : 0;
+        }
+      sc.positives.push_back(positives);
+      sc.start.push_back(static_cast<std::uint32_t>(sc.column.size()));
+    }
+    return true;
   }
 
   std::vector<rlwe::SwitchedCiphertext> pack(const Rows& rows, std::uint32_t bits) override {
