@@ -26,10 +26,10 @@ void LinearLayer::validate(std::span<const std::size_t> source_rows) const {
     require(tap_start[o] <= tap_start[o + 1], ErrorCode::invalid_argument,
             "linear layer: taps out of order");
   for (const Tap& t : taps) {
-    require(t.source < source_rows.size() && t.index < source_rows[t.source],
-            ErrorCode::invalid_argument,
-            "linear layer: tap reads row " + std::to_string(t.index) + " of source " +
-                std::to_string(t.source) + ", which does not exist");
+    if (t.source >= source_rows.size() || t.index >= source_rows[t.source])
+      throw Error(ErrorCode::invalid_argument,
+                  "linear layer: tap reads row " + std::to_string(t.index) + " of source " +
+                      std::to_string(t.source) + ", which does not exist");
   }
   std::vector<bool> seen(n, false);
   for (std::uint32_t s : slot) {
@@ -42,8 +42,8 @@ void LinearLayer::validate(std::span<const std::size_t> source_rows) const {
 void require_permutation(std::span<const std::uint32_t> p, const char* what) {
   std::vector<bool> seen(p.size(), false);
   for (std::uint32_t d : p) {
-    require(d < p.size() && !seen[d], ErrorCode::invalid_argument,
-            std::string(what) + " are not a permutation");
+    if (d >= p.size() || seen[d])
+      throw Error(ErrorCode::invalid_argument, std::string(what) + " are not a permutation");
     seen[d] = true;
   }
 }

@@ -124,10 +124,10 @@ void torus_spmm(std::span<const std::uint64_t* const> rows, const TorusSparseMat
           ErrorCode::size_mismatch,
           "torus_spmm: column and magnitude must have start[outputs] taps");
   for (std::size_t o = 0; o < outputs; ++o)
-    require(matrix.start[o] <= matrix.start[o + 1] &&
-                matrix.positives[o] <= matrix.start[o + 1] - matrix.start[o],
-            ErrorCode::invalid_argument,
-            "torus_spmm: output " + std::to_string(o) + " has inconsistent start or positives");
+    if (matrix.start[o] > matrix.start[o + 1] ||
+        matrix.positives[o] > matrix.start[o + 1] - matrix.start[o])
+      throw Error(ErrorCode::invalid_argument, "torus_spmm: output " + std::to_string(o) +
+                                                   " has inconsistent start or positives");
 #if SAFHIRE_DEBUG_CHECKS
   for (std::size_t k = 0; k < matrix.column.size(); ++k) {
     SAFHIRE_DEBUG_ASSERT(matrix.column[k] < rows.size(), "torus_spmm: column out of range");

@@ -37,6 +37,13 @@ inline void require(bool condition, ErrorCode code, const std::string& message) 
   if (!condition) throw Error(code, message);
 }
 
+// The same for a fixed message, which is turned into a string only on failure (a per-element check
+// then costs no allocation). A message built from values must not be built before the check in a
+// loop: write `if (!condition) throw Error(code, ...)` there.
+inline void require(bool condition, ErrorCode code, const char* message) {
+  if (!condition) throw Error(code, message);
+}
+
 }  // namespace safhire
 
 // Invariant checks that cost time: active in debug builds (no NDEBUG) and when SAFHIRE_CHECKS is
