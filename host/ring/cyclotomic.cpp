@@ -6,9 +6,10 @@
 namespace safhire::ring {
 
 void require_galois_element(const RingParams& ring, std::uint64_t k) {
-  require(k % ring.t() != 0, ErrorCode::invalid_argument,
-          "sigma_k needs k coprime to M = " + std::to_string(ring.M()) +
-              ", got k = " + std::to_string(k));
+  if (k % ring.t() == 0)
+    throw Error(ErrorCode::invalid_argument,
+                "sigma_k needs k coprime to M = " + std::to_string(ring.M()) +
+                    ", got k = " + std::to_string(k));
 }
 
 void add_monomial_product(const RingParams& ring, std::span<const u64> src, std::int64_t e,

@@ -150,8 +150,9 @@ NttPlan::NttPlan(const RingParams& ring, u64 q, u64 omega, SimdIsa isa)
 
 std::uint32_t NttPlan::slot_of_exponent(std::uint32_t e) const {
   const std::uint32_t slot = e < ring_.M() ? slot_of_exponent_[e] : ~std::uint32_t{0};
-  require(slot != ~std::uint32_t{0}, ErrorCode::invalid_argument,
-          "exponent " + std::to_string(e) + " is not a unit mod " + std::to_string(ring_.M()));
+  if (slot == ~std::uint32_t{0})
+    throw Error(ErrorCode::invalid_argument, "exponent " + std::to_string(e) +
+                                                 " is not a unit mod " + std::to_string(ring_.M()));
   return slot;
 }
 
@@ -168,9 +169,10 @@ std::vector<std::uint32_t> NttPlan::automorphism_permutation(std::uint64_t k) co
 }
 
 void NttPlan::check_batch(std::span<const u64> polys, const char* what) const {
-  require(polys.size() % ring_.N() == 0, ErrorCode::size_mismatch,
-          std::string(what) + ": expected a multiple of N = " + std::to_string(ring_.N()) +
-              " words, got " + std::to_string(polys.size()));
+  if (polys.size() % ring_.N() != 0)
+    throw Error(ErrorCode::size_mismatch,
+                std::string(what) + ": expected a multiple of N = " + std::to_string(ring_.N()) +
+                    " words, got " + std::to_string(polys.size()));
 #if SAFHIRE_DEBUG_CHECKS
   for (u64 x : polys)
     SAFHIRE_DEBUG_ASSERT(x < tables_.q, std::string(what) + ": word >= q");

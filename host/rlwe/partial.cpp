@@ -112,9 +112,10 @@ ModuleLwe PartialExtraction::zero() const {
 }
 
 void PartialExtraction::require_sample(const ModuleLwe& x, const char* what) const {
-  require(x.a.size() == ring_.N() && x.b.size() == lanes(), ErrorCode::size_mismatch,
-          std::string(what) + ": a module-LWE sample of rank " + std::to_string(blocks_) +
-              " over " + sub_.name() + " expected");
+  if (x.a.size() != ring_.N() || x.b.size() != lanes())
+    throw Error(ErrorCode::size_mismatch, std::string(what) + ": a module-LWE sample of rank " +
+                                              std::to_string(blocks_) + " over " + sub_.name() +
+                                              " expected");
 }
 
 // out = Z^e x in R_gamma, 0 <= e < t^gamma.
@@ -167,8 +168,9 @@ ModuleLwe PartialExtraction::sample(const Blocks& blocks, std::uint32_t u,
 }
 
 ModuleLwe PartialExtraction::extract(const Ciphertext& ct, std::uint32_t u) const {
-  require(u < blocks_, ErrorCode::invalid_argument,
-          "block " + std::to_string(u) + " of " + std::to_string(blocks_));
+  if (u >= blocks_)
+    throw Error(ErrorCode::invalid_argument,
+                "block " + std::to_string(u) + " of " + std::to_string(blocks_));
   return sample(blocks_of(ct), u, 0);
 }
 
@@ -194,9 +196,10 @@ std::vector<ModuleLwe> PartialExtraction::conjugates(std::span<const Ciphertext>
 
 std::vector<u64> PartialExtraction::lane_plaintexts(std::span<const std::int64_t> w) const {
   const std::uint32_t L = lanes(), order = sub_.M();
-  require(w.size() == std::size_t{L} * L, ErrorCode::size_mismatch,
-          "lane_plaintexts: " + std::to_string(L) + " x " + std::to_string(L) +
-              " weights expected, got " + std::to_string(w.size()));
+  if (w.size() != std::size_t{L} * L)
+    throw Error(ErrorCode::size_mismatch, "lane_plaintexts: " + std::to_string(L) + " x " +
+                                              std::to_string(L) + " weights expected, got " +
+                                              std::to_string(w.size()));
   std::vector<u64> out(std::size_t{L} * elements_.size(), 0);
   for (std::size_t kk = 0; kk < elements_.size(); ++kk) {
     const std::span<u64> p(out.data() + kk * L, L);

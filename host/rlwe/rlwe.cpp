@@ -9,12 +9,14 @@
 namespace safhire::rlwe {
 
 u64 encode_message(std::int64_t y, std::uint32_t bits) {
-  require(bits >= 1 && bits <= 32, ErrorCode::invalid_argument,
-          "message bits must be in [1, 32], got " + std::to_string(bits));
+  if (bits < 1 || bits > 32)
+    throw Error(ErrorCode::invalid_argument,
+                "message bits must be in [1, 32], got " + std::to_string(bits));
   const std::int64_t half = std::int64_t{1} << (bits - 1);
-  require(y >= -half && y < half, ErrorCode::invalid_argument,
-          "message " + std::to_string(y) + " is outside the signed " + std::to_string(bits) +
-              "-bit range");
+  if (y < -half || y >= half)
+    throw Error(ErrorCode::invalid_argument, "message " + std::to_string(y) +
+                                                 " is outside the signed " + std::to_string(bits) +
+                                                 "-bit range");
   return static_cast<u64>(y) << (64 - bits);
 }
 
@@ -86,9 +88,9 @@ Ciphertext expand(const ring::RingParams& ring, const SwitchedCiphertext& ct) {
 }
 
 void require_ring(const Ciphertext& ct, const ring::RingParams& ring, const char* what) {
-  require(ct.a.ring() == ring && ct.b.ring() == ring, ErrorCode::size_mismatch,
-          std::string(what) + ": ciphertext of ring " + ct.a.ring().name() + ", expected " +
-              ring.name());
+  if (!(ct.a.ring() == ring && ct.b.ring() == ring))
+    throw Error(ErrorCode::size_mismatch, std::string(what) + ": ciphertext of ring " +
+                                              ct.a.ring().name() + ", expected " + ring.name());
 }
 
 Encryptor::Encryptor(const SecretKey& key, core::RandomSource& noise)

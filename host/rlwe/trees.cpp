@@ -75,8 +75,9 @@ void GaloisKeys::add(KeySwitchKey key) {
 
 const KeySwitchKey& GaloisKeys::at(std::uint64_t k) const {
   const auto it = keys_.find(k);
-  require(it != keys_.end(), ErrorCode::invalid_argument,
-          "no key-switching key for the automorphism sigma_" + std::to_string(k));
+  if (it == keys_.end())
+    throw Error(ErrorCode::invalid_argument,
+                "no key-switching key for the automorphism sigma_" + std::to_string(k));
   return it->second;
 }
 
@@ -117,9 +118,9 @@ u64 sample_extract_into(const RingParams& r, const Ciphertext& ct, std::uint32_t
                         std::span<u64> a) {
   require_ring(ct, r, "sample_extract");
   ring::require_degree(r, a.size(), "sample_extract output");
-  require(j < r.N(), ErrorCode::invalid_argument,
-          "sample_extract: coefficient " + std::to_string(j) + " of a ring of degree " +
-              std::to_string(r.N()));
+  if (j >= r.N())
+    throw Error(ErrorCode::invalid_argument, "sample_extract: coefficient " + std::to_string(j) +
+                                                 " of a ring of degree " + std::to_string(r.N()));
   const std::uint32_t N = r.N(), M = r.M(), m = r.m(), rr = j % m;
   // A_i = [i <= j] a_(j-i) + [i > j+m] a_(j+M-i) - [i > r] a_(N+r-i)   (reference §5.1)
   for (std::uint32_t i = 0; i < N; ++i) {

@@ -105,9 +105,10 @@ class TorusPoly : public TorusBatch {
 
 // Throws ErrorCode::size_mismatch unless `span` holds exactly N words of `ring`.
 inline void require_degree(const RingParams& ring, std::size_t size, const char* what) {
-  require(size == ring.N(), ErrorCode::size_mismatch,
-          std::string(what) + ": expected " + std::to_string(ring.N()) + " coefficients for ring " +
-              ring.name() + ", got " + std::to_string(size));
+  if (size != ring.N())
+    throw Error(ErrorCode::size_mismatch, std::string(what) + ": expected " +
+                                              std::to_string(ring.N()) + " coefficients for ring " +
+                                              ring.name() + ", got " + std::to_string(size));
 }
 
 }  // namespace safhire::ring
