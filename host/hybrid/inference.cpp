@@ -139,8 +139,9 @@ Upload Client::start(const ModelInfo& model, std::span<const std::int64_t> input
   require(input.size() == model_.input_size, ErrorCode::invalid_argument,
           "client input: " + std::to_string(model_.input_size) + " values expected");
   for (std::int64_t v : input) {
-    require(v >= 0 && v <= model_.input_max, ErrorCode::invalid_argument,
-            "client input value " + std::to_string(v) + " out of range");
+    if (v < 0 || v > model_.input_max)
+      throw Error(ErrorCode::invalid_argument,
+                  "client input value " + std::to_string(v) + " out of range");
   }
   next_round_ = 0;
   seen_.clear();

@@ -165,12 +165,12 @@ KeySwitcher::KeySwitcher(const ParameterSet& params, const Gadget& gadget)
 }
 
 void KeySwitcher::check_key(const KeySwitchKey& key) const {
-  require(key.ring() == params_.ring && key.gadget() == decomposer_.gadget(),
-          ErrorCode::size_mismatch,
-          "key switch: key of ring " + key.ring().name() + " and gadget " +
-              std::to_string(key.gadget().base) + "^" + std::to_string(key.gadget().levels) +
-              ", switcher of ring " + params_.ring.name() + " and gadget " +
-              std::to_string(gadget().base) + "^" + std::to_string(gadget().levels));
+  if (!(key.ring() == params_.ring && key.gadget() == decomposer_.gadget()))
+    throw Error(ErrorCode::size_mismatch,
+                "key switch: key of ring " + key.ring().name() + " and gadget " +
+                    std::to_string(key.gadget().base) + "^" + std::to_string(key.gadget().levels) +
+                    ", switcher of ring " + params_.ring.name() + " and gadget " +
+                    std::to_string(gadget().base) + "^" + std::to_string(gadget().levels));
 }
 
 void KeySwitcher::key_switch(const KeySwitchKey& key, const Ciphertext& in, Ciphertext& out) {
