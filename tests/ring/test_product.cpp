@@ -228,6 +228,31 @@ TEST(TorusDot, EveryInstructionSetMatchesPlainWordArithmetic) {
   }
 }
 
+// `count` rows of `len` random words, with pointers to them; and `outputs` rows of `len` words
+// holding a value every kernel must overwrite.
+struct RandomRows {
+  RandomRows(std::mt19937_64& rng, std::size_t count, std::size_t len)
+      : rows(count, std::vector<std::uint64_t>(len)) {
+    for (auto& r : rows) {
+      for (auto& x : r)
+        x = rng();
+      pointers.push_back(r.data());
+    }
+  }
+  std::vector<std::vector<std::uint64_t>> rows;
+  std::vector<const std::uint64_t*> pointers;
+};
+
+struct OutputRows {
+  OutputRows(std::size_t outputs, std::size_t len)
+      : rows(outputs, std::vector<std::uint64_t>(len, 5)) {
+    for (auto& v : rows)
+      pointers.push_back(v.data());
+  }
+  std::vector<std::vector<std::uint64_t>> rows;
+  std::vector<std::uint64_t*> pointers;
+};
+
 // Weight kinds: small signed (the AVX2 kernel's split multiply with an offset), small
 // nonnegative (split, no offset), and whole words (the 64-bit multiply).
 std::uint64_t matmul_weight(std::mt19937_64& rng, int kind) {
@@ -248,13 +273,7 @@ TEST(TorusMatmul, EveryInstructionSetMatchesPlainWordArithmetic) {
       for (std::size_t outputs :
            {std::size_t{1}, std::size_t{4}, std::size_t{7}, std::size_t{16}}) {
         const std::size_t count = 1 + rng() % 40;
-        std::vector<std::vector<std::uint64_t>> rows(count, std::vector<std::uint64_t>(len));
-        std::vector<const std::uint64_t*> pointers;
-        for (auto& r : rows) {
-          for (auto& x : r)
-            x = rng();
-          pointers.push_back(r.data());
-        }
+        const RandomRows in(rng, count, len);
         std::vector<std::uint64_t> weights(outputs * count);
         for (auto& w : weights)
           w = matmul_weight(rng, kind);
@@ -263,15 +282,12 @@ TEST(TorusMatmul, EveryInstructionSetMatchesPlainWordArithmetic) {
         for (std::size_t o = 0; o < outputs; ++o)
           for (std::size_t t = 0; t < count; ++t)
             for (std::size_t i = 0; i < len; ++i)
-              expected[o][i] += weights[o * count + t] * rows[t][i];
+              expected[o][i] += weights[o * count + t] * in.rows[t][i];
         for (SimdIsa isa : available_simd()) {
-          std::vector<std::vector<std::uint64_t>> out(outputs, std::vector<std::uint64_t>(len, 5));
-          std::vector<std::uint64_t*> outs;
-          for (auto& v : out)
-            outs.push_back(v.data());
-          torus_matmul(pointers, weights, outs, len, isa);
-          ASSERT_EQ(out, expected) << to_string(isa) << ", len " << len << ", outputs " << outputs
-                                   << ", weights " << kind;
+          OutputRows out(outputs, len);
+          torus_matmul(in.pointers, weights, out.pointers, len, isa);
+          ASSERT_EQ(out.rows, expected) << to_string(isa) << ", len " << len << ", outputs "
+                                        << outputs << ", weights " << kind;
         }
       }
     }
@@ -284,13 +300,7 @@ TEST(TorusSpmm, EveryInstructionSetMatchesPlainWordArithmetic) {
   for (std::size_t len : {std::size_t{1}, std::size_t{9}, std::size_t{40}, std::size_t{1459}}) {
     for (std::size_t outputs : {std::size_t{1}, std::size_t{5}, std::size_t{16}}) {
       const std::size_t count = 1 + rng() % 50;
-      std::vector<std::vector<std::uint64_t>> rows(count, std::vector<std::uint64_t>(len));
-      std::vector<const std::uint64_t*> pointers;
-      for (auto& r : rows) {
-        for (auto& x : r)
-          x = rng();
-        pointers.push_back(r.data());
-      }
+      const RandomRows in(rng, count, len);
       std::vector<std::uint32_t> start{0}, positives, column;
       std::vector<std::uint64_t> magnitude;
       for (std::size_t o = 0; o < outputs; ++o) {
@@ -306,17 +316,15 @@ TEST(TorusSpmm, EveryInstructionSetMatchesPlainWordArithmetic) {
       for (std::size_t o = 0; o < outputs; ++o)
         for (std::size_t k = start[o]; k < start[o + 1]; ++k)
           for (std::size_t i = 0; i < len; ++i) {
-            const std::uint64_t p = magnitude[k] * rows[column[k]][i];
+            const std::uint64_t p = magnitude[k] * in.rows[column[k]][i];
             expected[o][i] += k - start[o] < positives[o] ? p : 0 - p;
           }
       const TorusSparseMatrix matrix{start, positives, column, magnitude};
       for (SimdIsa isa : available_simd()) {
-        std::vector<std::vector<std::uint64_t>> out(outputs, std::vector<std::uint64_t>(len, 5));
-        std::vector<std::uint64_t*> outs;
-        for (auto& v : out)
-          outs.push_back(v.data());
-        torus_spmm(pointers, matrix, outs, len, isa);
-        ASSERT_EQ(out, expected) << to_string(isa) << ", len " << len << ", outputs " << outputs;
+        OutputRows out(outputs, len);
+        torus_spmm(in.pointers, matrix, out.pointers, len, isa);
+        ASSERT_EQ(out.rows, expected)
+            << to_string(isa) << ", len " << len << ", outputs " << outputs;
       }
     }
   }
