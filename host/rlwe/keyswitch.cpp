@@ -151,7 +151,7 @@ KeySwitcher::KeySwitcher(const ParameterSet& params, const Gadget& gadget)
       decomposer_(gadget),
       product_(&ring::ExactProduct::shared(params.ring)),
       digits_(std::size_t{gadget.levels} * params.ring.N()),
-      digit_ntt_(2 * std::size_t{params.ring.N()}),
+      digit_ntt_(std::size_t{gadget.levels} * 2 * params.ring.N()),
       acc_a_(2 * std::size_t{params.ring.N()}),
       acc_b_(2 * std::size_t{params.ring.N()}),
       sum_b_(params.ring),
@@ -179,15 +179,22 @@ void KeySwitcher::key_switch(const KeySwitchKey& key, const Ciphertext& in, Ciph
   require_ring(out, params_.ring, "KeySwitcher::key_switch output");
   const std::size_t n = params_.ring.N();
   decomposer_.decompose(in.a.coeffs(), {digits_.data(), digits_.size()});
-  const std::span<u64> digit_ntt(digit_ntt_.data(), 2 * n);
   const std::span<u64> acc_a(acc_a_.data(), 2 * n), acc_b(acc_b_.data(), 2 * n);
   std::fill(acc_a.begin(), acc_a.end(), u64{0});
   std::fill(acc_b.begin(), acc_b.end(), u64{0});
-  for (std::uint32_t i = 0; i < gadget().levels; ++i) {
-    product_->to_ntt({digits_.data() + i * n, n}, digit_ntt);
-    product_->multiply_accumulate(digit_ntt, key.ntt_a(i), acc_a);
-    product_->multiply_accumulate(digit_ntt, key.ntt_b(i), acc_b);
+  const std::uint32_t levels = gadget().levels;
+  digit_terms_.resize(levels);
+  key_a_.resize(levels);
+  key_b_.resize(levels);
+  for (std::uint32_t i = 0; i < levels; ++i) {
+    u64* digit_ntt = digit_ntt_.data() + i * 2 * n;
+    product_->to_ntt({digits_.data() + i * n, n}, {digit_ntt, 2 * n});
+    digit_terms_[i] = digit_ntt;
+    key_a_[i] = key.ntt_a(i).data();
+    key_b_[i] = key.ntt_b(i).data();
   }
+  product_->multiply_accumulate(digit_terms_, key_a_, acc_a);
+  product_->multiply_accumulate(digit_terms_, key_b_, acc_b);
   // (a_out, b_out) = (-sum d_i a_i, b' - sum d_i b_i); out may alias in (in.a is consumed).
   product_->from_ntt(acc_b, sum_b_.coeffs());
   for (std::size_t j = 0; j < n; ++j)

@@ -120,18 +120,29 @@ TEST_P(ProductOnRing, SumsOfProductsInRnsNttForm) {
   std::mt19937_64 rng(26);
   ExactProduct product(r);
   const std::size_t n = r.N();
-  Vec acc(2 * n, 0), expected(n, 0);
-  for (int i = 0; i < 4; ++i) {
+  Vec acc(2 * n, 0), expected(n, 0), batched(2 * n, 0);
+  std::vector<Vec> ras, rds;
+  for (int i = 0; i < 5; ++i) {
     const Vec a = random_words(rng, n);
     const Vec d = random_signed(rng, n, -256, 255);
     Vec ra(2 * n), rd(2 * n);
     product.to_ntt(a, ra);
     product.to_ntt(d, rd);
     product.multiply_accumulate(ra, rd, acc);
+    ras.push_back(ra);
+    rds.push_back(rd);
     const Vec term = schoolbook(r, a, d);
     for (std::size_t j = 0; j < n; ++j)
       expected[j] += term[j];
   }
+  // The batched form (one reduction per four products) gives the same words.
+  std::vector<const u64*> xs, ys;
+  for (std::size_t i = 0; i < ras.size(); ++i) {
+    xs.push_back(ras[i].data());
+    ys.push_back(rds[i].data());
+  }
+  product.multiply_accumulate(xs, ys, batched);
+  EXPECT_EQ(batched, acc);
   Vec out(n);
   product.from_ntt(acc, out);
   EXPECT_EQ(out, expected);
@@ -167,6 +178,41 @@ TEST(Product, ElementwiseKernelsMatchScalarArithmetic) {
       const u64 expected = static_cast<u64>((v % q1 + q1) % q1);
       ASSERT_EQ(lifted[i], expected);
       ASSERT_EQ(crt_out[i], crt.lift(x1[i], x2[i]));
+    }
+  }
+}
+
+// The lazily reduced dot of `terms` products (one reduction per four) equals `terms`
+// Montgomery accumulations word for word, on primes just below 2^62 (the worst case of its
+// bound) and with operands at q - 1.
+TEST(Product, MontgomeryDotEqualsRepeatedAccumulation) {
+  std::mt19937_64 rng(27);
+  const std::size_t len = 1001;
+  for (const u64 q : {4611686018427230833ULL, 4611686018427191467ULL}) {
+    const u64 q_inv = safhire::core::inverse_mod_word(q);
+    for (std::size_t terms : {0, 1, 3, 4, 5, 8, 9}) {
+      std::vector<Vec> xs, ys;
+      std::vector<const u64*> px, py;
+      for (std::size_t k = 0; k < terms; ++k) {
+        xs.push_back(random_words(rng, len, q));
+        ys.push_back(random_words(rng, len, q));
+        for (std::size_t i = 0; i < len; i += 7)
+          xs.back()[i] = ys.back()[i] = q - 1;
+        px.push_back(xs.back().data());
+        py.push_back(ys.back().data());
+      }
+      const Vec start = random_words(rng, len, q);
+      Vec expected = start;
+      for (std::size_t k = 0; k < terms; ++k)
+        for (std::size_t i = 0; i < len; ++i)
+          expected[i] = safhire::core::add_mod(
+              expected[i], safhire::core::mont_mul(xs[k][i], ys[k][i], q, q_inv), q);
+      for (SimdIsa isa : available_simd()) {
+        Vec acc = start;
+        simd::checked_kernels(isa).pointwise_montgomery_dot(q, q_inv, px.data(), py.data(), terms,
+                                                            acc.data(), len);
+        ASSERT_EQ(acc, expected) << to_string(isa) << ", " << terms << " terms";
+      }
     }
   }
 }

@@ -409,6 +409,31 @@ void pointwise_montgomery_accumulate(u64 q, u64 q_inv, const u64* a, const u64* 
   });
 }
 
+// Lazy reduction: the 128-bit products of up to four terms are summed (each below q^2 < 2^124)
+// and reduced once, by Montgomery's step, which needs the sum below q 2^64 (4 q < 2^64 for
+// q < 2^62); so `terms` products cost 4 x 32x32 multiplies each plus one reduction per four.
+void pointwise_montgomery_dot(u64 q, u64 q_inv, const u64* const* a, const u64* const* b,
+                              std::size_t terms, u64* acc, std::size_t len) {
+  for_each_lane_block(len, [&](auto lanes, std::size_t i) {
+    using L = decltype(lanes);
+    using M = ModLanes<L>;
+    const auto qv = L::set1(q);
+    auto total = L::load(acc + i);
+    for (std::size_t k0 = 0; k0 < terms; k0 += 4) {
+      auto lo = L::zero(), hi = L::zero();
+      for (std::size_t k = k0; k < terms && k < k0 + 4; ++k) {
+        typename L::Reg p_hi;
+        const auto p_lo = L::mul_wide(L::load(a[k] + i), L::load(b[k] + i), p_hi);
+        lo = L::add(lo, p_lo);
+        hi = L::sub(L::add(hi, p_hi), L::gt(p_lo, lo));  // + the carry (all ones = -1)
+      }
+      const auto m = L::mullo(lo, L::set1(q_inv));
+      total = M::add(total, M::sub(hi, L::mulhi(m, qv), qv), qv);
+    }
+    L::store(acc + i, total);
+  });
+}
+
 // v signed: v mod q = (v + 2^64) mod q - (v < 0 ? 2^64 mod q : 0).
 void lift_torus(u64 q, u64 word_ratio, u64 two64_mod_q, const u64* in, u64* out, std::size_t len) {
   for_each_lane_block(len, [&](auto lanes, std::size_t i) {
@@ -684,6 +709,7 @@ constexpr KernelTable kTable = {
     radix2_inverse,
     pointwise_montgomery,
     pointwise_montgomery_accumulate,
+    pointwise_montgomery_dot,
     lift_torus,
     crt_lift,
     torus_dot,

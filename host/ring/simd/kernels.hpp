@@ -41,6 +41,11 @@ struct KernelTable {
   void (*pointwise_montgomery_accumulate)(std::uint64_t q, std::uint64_t q_inv,
                                           const std::uint64_t* a, const std::uint64_t* b,
                                           std::uint64_t* acc, std::size_t len);
+  // acc[i] = acc[i] + sum_k a[k][i] b[k][i] 2^-64 mod q, k < terms; a[k], b[k] and acc in
+  // [0, q), q < 2^62: the products summed in 128 bits and reduced once per four terms.
+  void (*pointwise_montgomery_dot)(std::uint64_t q, std::uint64_t q_inv,
+                                   const std::uint64_t* const* a, const std::uint64_t* const* b,
+                                   std::size_t terms, std::uint64_t* acc, std::size_t len);
   // Torus words read as signed integers -> their residues in [0, q).
   void (*lift_torus)(std::uint64_t q, std::uint64_t word_ratio, std::uint64_t two64_mod_q,
                      const std::uint64_t* in, std::uint64_t* out, std::size_t len);

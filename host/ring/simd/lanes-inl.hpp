@@ -28,6 +28,13 @@ struct Lanes1 {
   static Reg mulhi_approx(Reg a, Reg b) { return mulhi(a, b); }  // exact is cheapest here
   // Low 32 bits of a times low 32 bits of b, the whole 64-bit product; a's high 32 bits.
   static Reg mul32(Reg a, Reg b) { return (a & 0xffffffffU) * (b & 0xffffffffU); }
+  // The whole 128-bit product: returns the low word, the high one in hi.
+  static Reg mul_wide(Reg a, Reg b, Reg& hi) {
+    __extension__ typedef unsigned __int128 Wide;
+    const Wide p = static_cast<Wide>(a) * b;
+    hi = static_cast<Reg>(p >> 64);
+    return static_cast<Reg>(p);
+  }
   static Reg shr32(Reg a) { return a >> 32; }
   static Reg shl32(Reg a) { return a << 32; }
   static Reg shr1(Reg a) { return a >> 1; }
@@ -90,6 +97,22 @@ struct Lanes8 {
                             _mm512_add_epi64(_mm512_srli_epi64(lh, 32), _mm512_srli_epi64(hl, 32)));
   }
   static Reg mul32(Reg a, Reg b) { return _mm512_mul_epu32(a, b); }
+  // The whole 128-bit product from four 32x32 products: the low word, the high one in hi.
+  static Reg mul_wide(Reg a, Reg b, Reg& hi) {
+    const Reg low32 = _mm512_set1_epi64(0xffffffffLL);
+    const Reg a_hi = _mm512_srli_epi64(a, 32);
+    const Reg b_hi = _mm512_srli_epi64(b, 32);
+    const Reg ll = _mm512_mul_epu32(a, b);
+    const Reg lh = _mm512_mul_epu32(a, b_hi);
+    const Reg hl = _mm512_mul_epu32(a_hi, b);
+    const Reg hh = _mm512_mul_epu32(a_hi, b_hi);
+    const Reg mid =
+        _mm512_add_epi64(_mm512_add_epi64(_mm512_srli_epi64(ll, 32), _mm512_and_si512(lh, low32)),
+                         _mm512_and_si512(hl, low32));
+    hi = _mm512_add_epi64(_mm512_add_epi64(hh, _mm512_srli_epi64(lh, 32)),
+                          _mm512_add_epi64(_mm512_srli_epi64(hl, 32), _mm512_srli_epi64(mid, 32)));
+    return _mm512_add_epi64(ll, _mm512_slli_epi64(_mm512_add_epi64(lh, hl), 32));
+  }
   static Reg shr32(Reg a) { return _mm512_srli_epi64(a, 32); }
   static Reg shl32(Reg a) { return _mm512_slli_epi64(a, 32); }
   static Reg shr1(Reg a) { return _mm512_srli_epi64(a, 1); }
@@ -165,6 +188,22 @@ struct Lanes4 {
                             _mm256_add_epi64(_mm256_srli_epi64(lh, 32), _mm256_srli_epi64(hl, 32)));
   }
   static Reg mul32(Reg a, Reg b) { return _mm256_mul_epu32(a, b); }
+  // The whole 128-bit product from four 32x32 products: the low word, the high one in hi.
+  static Reg mul_wide(Reg a, Reg b, Reg& hi) {
+    const Reg low32 = _mm256_set1_epi64x(0xffffffffLL);
+    const Reg a_hi = _mm256_srli_epi64(a, 32);
+    const Reg b_hi = _mm256_srli_epi64(b, 32);
+    const Reg ll = _mm256_mul_epu32(a, b);
+    const Reg lh = _mm256_mul_epu32(a, b_hi);
+    const Reg hl = _mm256_mul_epu32(a_hi, b);
+    const Reg hh = _mm256_mul_epu32(a_hi, b_hi);
+    const Reg mid =
+        _mm256_add_epi64(_mm256_add_epi64(_mm256_srli_epi64(ll, 32), _mm256_and_si256(lh, low32)),
+                         _mm256_and_si256(hl, low32));
+    hi = _mm256_add_epi64(_mm256_add_epi64(hh, _mm256_srli_epi64(lh, 32)),
+                          _mm256_add_epi64(_mm256_srli_epi64(hl, 32), _mm256_srli_epi64(mid, 32)));
+    return _mm256_add_epi64(ll, _mm256_slli_epi64(_mm256_add_epi64(lh, hl), 32));
+  }
   static Reg shr32(Reg a) { return _mm256_srli_epi64(a, 32); }
   static Reg shl32(Reg a) { return _mm256_slli_epi64(a, 32); }
   static Reg shr1(Reg a) { return _mm256_srli_epi64(a, 1); }

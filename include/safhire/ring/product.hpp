@@ -64,6 +64,11 @@ class ExactProduct {
   // from_ntt, so acc must start at zero and collect only such products).
   void multiply_accumulate(std::span<const std::uint64_t> x, std::span<const std::uint64_t> y,
                            std::span<std::uint64_t> acc) const;
+  // acc += sum_k xs[k] * ys[k], each operand 2N words in RNS-NTT form: the same as one
+  // multiply_accumulate per k, word for word, with the products summed before one reduction.
+  void multiply_accumulate(std::span<const std::uint64_t* const> xs,
+                           std::span<const std::uint64_t* const> ys,
+                           std::span<std::uint64_t> acc) const;
   // acc (consumed: transformed in place) -> the exact integer sum mod 2^64, as N torus words.
   // Exact while the true coefficients of the sum lie in (-Q/2, Q/2].
   void from_ntt(std::span<std::uint64_t> acc, std::span<std::uint64_t> torus) const;

@@ -111,9 +111,10 @@ class KeySwitcher {
   ParameterSet params_;
   GadgetDecomposer decomposer_;
   const ring::ExactProduct* product_;
-  ring::AlignedWords digits_, digit_ntt_, acc_a_, acc_b_;  // scratch
-  ring::TorusPoly sum_b_;                                  // scratch: sum_i d_i b_i
-  Ciphertext sigma_;                                       // scratch: sigma_k(in)
+  ring::AlignedWords digits_, digit_ntt_, acc_a_, acc_b_;  // scratch (digit_ntt_: every level)
+  std::vector<const std::uint64_t*> digit_terms_, key_a_, key_b_;
+  ring::TorusPoly sum_b_;  // scratch: sum_i d_i b_i
+  Ciphertext sigma_;       // scratch: sigma_k(in)
   std::uint64_t count_ = 0;
 };
 
