@@ -70,21 +70,11 @@ struct Lanes8 {
   static Reg sub(Reg a, Reg b) { return _mm512_sub_epi64(a, b); }
   static Reg min(Reg a, Reg b) { return _mm512_min_epu64(a, b); }
   static Reg mullo(Reg a, Reg b) { return _mm512_mullo_epi64(a, b); }
-  // High word of a 64x64 product from four 32x32 products.
+  // High word of a 64x64 product (mul_wide's; the unused low word is dropped by the compiler).
   static Reg mulhi(Reg a, Reg b) {
-    const Reg low32 = _mm512_set1_epi64(0xffffffffLL);
-    const Reg a_hi = _mm512_srli_epi64(a, 32);
-    const Reg b_hi = _mm512_srli_epi64(b, 32);
-    const Reg ll = _mm512_mul_epu32(a, b);
-    const Reg lh = _mm512_mul_epu32(a, b_hi);
-    const Reg hl = _mm512_mul_epu32(a_hi, b);
-    const Reg hh = _mm512_mul_epu32(a_hi, b_hi);
-    const Reg mid =
-        _mm512_add_epi64(_mm512_add_epi64(_mm512_srli_epi64(ll, 32), _mm512_and_si512(lh, low32)),
-                         _mm512_and_si512(hl, low32));
-    return _mm512_add_epi64(
-        _mm512_add_epi64(hh, _mm512_srli_epi64(lh, 32)),
-        _mm512_add_epi64(_mm512_srli_epi64(hl, 32), _mm512_srli_epi64(mid, 32)));
+    Reg hi;
+    mul_wide(a, b, hi);
+    return hi;
   }
   // hi(a b) - {0, 1, 2}: the high word without the lowest partial product's carries.
   static Reg mulhi_approx(Reg a, Reg b) {
@@ -163,20 +153,11 @@ struct Lanes4 {
                                        _mm256_mul_epu32(_mm256_srli_epi64(a, 32), b));
     return _mm256_add_epi64(ll, _mm256_slli_epi64(cross, 32));
   }
+  // High word of a 64x64 product (mul_wide's; the unused low word is dropped by the compiler).
   static Reg mulhi(Reg a, Reg b) {
-    const Reg low32 = _mm256_set1_epi64x(0xffffffffLL);
-    const Reg a_hi = _mm256_srli_epi64(a, 32);
-    const Reg b_hi = _mm256_srli_epi64(b, 32);
-    const Reg ll = _mm256_mul_epu32(a, b);
-    const Reg lh = _mm256_mul_epu32(a, b_hi);
-    const Reg hl = _mm256_mul_epu32(a_hi, b);
-    const Reg hh = _mm256_mul_epu32(a_hi, b_hi);
-    const Reg mid =
-        _mm256_add_epi64(_mm256_add_epi64(_mm256_srli_epi64(ll, 32), _mm256_and_si256(lh, low32)),
-                         _mm256_and_si256(hl, low32));
-    return _mm256_add_epi64(
-        _mm256_add_epi64(hh, _mm256_srli_epi64(lh, 32)),
-        _mm256_add_epi64(_mm256_srli_epi64(hl, 32), _mm256_srli_epi64(mid, 32)));
+    Reg hi;
+    mul_wide(a, b, hi);
+    return hi;
   }
   static Reg mulhi_approx(Reg a, Reg b) {
     const Reg a_hi = _mm256_srli_epi64(a, 32);
