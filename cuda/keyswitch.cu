@@ -70,12 +70,8 @@ static __global__ void automorphism_kernel(const u64* in, u64* out, u32 k_inv, u
 
 DeviceKeySwitchKey::DeviceKeySwitchKey(const rlwe::KeySwitchKey& key, cudaStream_t stream)
     : ring_(key.ring()), galois_element_(key.galois_element()), gadget_(key.gadget()) {
-  const size_t size = 2 * size_t{ring_.N()};  // one component of one level: both primes
-  std::vector<u64> words(2 * gadget_.levels * size);
-  for (u32 i = 0; i < gadget_.levels; ++i) {
-    std::copy(key.ntt_a(i).begin(), key.ntt_a(i).end(), words.begin() + 2 * i * size);
-    std::copy(key.ntt_b(i).begin(), key.ntt_b(i).end(), words.begin() + (2 * i + 1) * size);
-  }
+  // [i][a, b][prime][N]: the two-prime RNS-NTT form (the CPU switcher keeps the limb form).
+  const std::vector<u64> words = key.rns_ntt_form();
   words_ = DeviceBuffer<u64>(std::span<const u64>(words), stream);
   check(cudaStreamSynchronize(stream), "DeviceKeySwitchKey upload");
 }

@@ -1,6 +1,7 @@
 #include "safhire/ring/product.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -144,6 +145,75 @@ void ExactProduct::multiply(std::span<const u64> a, std::span<const u64> b,
                                    ra.data() + i * n, n);
   }
   from_ntt(ra, out);
+}
+
+// ---- LimbProduct -------------------------------------------------------------------------------
+
+LimbProduct::LimbProduct(const RingParams& ring, SimdIsa isa)
+    : plan_(NttPlan::for_prime(ring, largest_primes(ring).at(0), isa)),
+      // (2t-3) m 2^31 S <= (q-1)/2
+      small_bound_(((plan_.modulus() - 1) / 2 >> 31) /
+                   (std::uint64_t{2 * ring.t() - 3} * ring.m())),
+      kernels_(&simd::checked_kernels(isa)) {}
+
+const LimbProduct& LimbProduct::shared(const RingParams& ring) {
+  static std::mutex mutex;
+  static std::map<std::pair<std::uint32_t, std::uint32_t>, std::unique_ptr<LimbProduct>> cache;
+  const std::lock_guard<std::mutex> lock(mutex);
+  auto& slot = cache[{ring.t(), ring.a()}];
+  if (!slot) slot = std::make_unique<LimbProduct>(ring);
+  return *slot;
+}
+
+void LimbProduct::small_to_ntt(std::span<const u64> small, std::span<u64> ntt) const {
+  const std::size_t n = ring().N();
+  require_degree(ring(), small.size(), "LimbProduct::small_to_ntt input");
+  require(ntt.size() == n, ErrorCode::size_mismatch, "LimbProduct::small_to_ntt: expected N words");
+  const NttTables& tb = plan_.tables();
+  kernels_->lift_torus(tb.q, tb.word_ratio, tb.two64_mod_q, small.data(), ntt.data(), n);
+  plan_.forward(ntt);
+}
+
+void LimbProduct::torus_to_ntt(std::span<const u64> torus, std::span<u64> limbs) const {
+  const std::size_t n = ring().N();
+  require_degree(ring(), torus.size(), "LimbProduct::torus_to_ntt input");
+  require(limbs.size() == 2 * n, ErrorCode::size_mismatch,
+          "LimbProduct::torus_to_ntt: expected 2N words");
+  std::vector<u64> split(2 * n);
+  for (std::size_t j = 0; j < n; ++j) {
+    // lo = the low 32 bits read as signed; hi = (y - lo) / 2^32, in [-2^31, 2^31).
+    const u64 lo = static_cast<u64>(static_cast<std::int64_t>(static_cast<std::int32_t>(torus[j])));
+    split[j] = lo;
+    split[n + j] = static_cast<u64>(static_cast<std::int64_t>(torus[j] - lo) >> 32);
+  }
+  const NttTables& tb = plan_.tables();
+  kernels_->lift_torus(tb.q, tb.word_ratio, tb.two64_mod_q, split.data(), limbs.data(), 2 * n);
+  plan_.forward(limbs);
+}
+
+void LimbProduct::multiply_accumulate(std::span<const u64* const> xs,
+                                      std::span<const u64* const> ys, std::span<u64> acc) const {
+  const std::size_t n = ring().N();
+  require(xs.size() == ys.size() && acc.size() == 2 * n, ErrorCode::size_mismatch,
+          "LimbProduct::multiply_accumulate: one y per x and 2N words of acc expected");
+  thread_local std::vector<const u64*> limb_terms;
+  limb_terms.resize(xs.size());
+  const NttTables& tb = plan_.tables();
+  for (std::size_t limb = 0; limb < 2; ++limb) {
+    for (std::size_t k = 0; k < ys.size(); ++k)
+      limb_terms[k] = ys[k] + limb * n;
+    kernels_->pointwise_montgomery_dot(tb.q, tb.montgomery_q_inv, xs.data(), limb_terms.data(),
+                                       xs.size(), acc.data() + limb * n, n);
+  }
+}
+
+void LimbProduct::from_ntt(std::span<u64> acc, std::span<u64> torus) const {
+  const std::size_t n = ring().N();
+  require(acc.size() == 2 * n, ErrorCode::size_mismatch,
+          "LimbProduct::from_ntt: expected 2N words");
+  require_degree(ring(), torus.size(), "LimbProduct::from_ntt output");
+  plan_.inverse(acc, InverseScale::montgomery);
+  kernels_->limb_combine(plan_.modulus(), acc.data(), acc.data() + n, torus.data(), n);
 }
 
 // ---- PaddedProduct -----------------------------------------------------------------------------

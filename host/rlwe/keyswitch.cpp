@@ -62,12 +62,12 @@ void GadgetDecomposer::decompose(std::span<const u64> a, std::span<u64> digits) 
 KeySwitchKey::KeySwitchKey(const ParameterSet& params, std::uint64_t k, const Gadget& gadget)
     : ring_(params.ring), parameter_id_(params.id), galois_element_(k), gadget_(gadget) {}
 
-std::span<const u64> KeySwitchKey::ntt_a(std::uint32_t i) const {
+std::span<const u64> KeySwitchKey::limb_a(std::uint32_t i) const {
   const std::size_t size = 2 * std::size_t{ring_.N()};
   return {ntt_.data() + 2 * i * size, size};
 }
 
-std::span<const u64> KeySwitchKey::ntt_b(std::uint32_t i) const {
+std::span<const u64> KeySwitchKey::limb_b(std::uint32_t i) const {
   const std::size_t size = 2 * std::size_t{ring_.N()};
   return {ntt_.data() + (2 * i + 1) * size, size};
 }
@@ -78,14 +78,26 @@ std::span<const u64> KeySwitchKey::torus_b(std::uint32_t i) const {
 
 void KeySwitchKey::build_ntt_form() {
   const std::size_t n = ring_.N(), size = 2 * n;
-  const ring::ExactProduct& product = ring::ExactProduct::shared(ring_);
+  const ring::LimbProduct& product = ring::LimbProduct::shared(ring_);
   ntt_ = ring::AlignedWords(2 * gadget_.levels * size);
   std::vector<u64> a(n);
   for (std::uint32_t i = 0; i < gadget_.levels; ++i) {
     core::expand_seed(seeds_[i], a);
-    product.to_ntt(a, {ntt_.data() + 2 * i * size, size});
-    product.to_ntt(torus_b(i), {ntt_.data() + (2 * i + 1) * size, size});
+    product.torus_to_ntt(a, {ntt_.data() + 2 * i * size, size});
+    product.torus_to_ntt(torus_b(i), {ntt_.data() + (2 * i + 1) * size, size});
   }
+}
+
+std::vector<u64> KeySwitchKey::rns_ntt_form() const {
+  const std::size_t n = ring_.N(), size = 2 * n;
+  const ring::ExactProduct& product = ring::ExactProduct::shared(ring_);
+  std::vector<u64> words(2 * gadget_.levels * size), a(n);
+  for (std::uint32_t i = 0; i < gadget_.levels; ++i) {
+    core::expand_seed(seeds_[i], a);
+    product.to_ntt(a, {words.data() + 2 * i * size, size});
+    product.to_ntt(torus_b(i), {words.data() + (2 * i + 1) * size, size});
+  }
+  return words;
 }
 
 KeySwitchKey make_key_switch_key(const SecretKey& key, std::span<const u64> from_key,
@@ -149,19 +161,20 @@ KeySwitchKey key_switch_key_from_parts(const ParameterSet& params, std::uint64_t
 KeySwitcher::KeySwitcher(const ParameterSet& params, const Gadget& gadget)
     : params_(params),
       decomposer_(gadget),
-      product_(&ring::ExactProduct::shared(params.ring)),
+      product_(&ring::LimbProduct::shared(params.ring)),
       digits_(std::size_t{gadget.levels} * params.ring.N()),
-      digit_ntt_(std::size_t{gadget.levels} * 2 * params.ring.N()),
+      digit_ntt_(std::size_t{gadget.levels} * params.ring.N()),
       acc_a_(2 * std::size_t{params.ring.N()}),
       acc_b_(2 * std::size_t{params.ring.N()}),
       sum_b_(params.ring),
       sigma_(params.ring) {
-  // sum_i d_i a_i: l terms, |d_i| <= ceil(D/2), |a_i| <= 2^63.
-  const u128 worst =
-      static_cast<u128>(gadget.levels) * ((gadget.base + 1) / 2) * (static_cast<u128>(1) << 63);
-  require(worst <= product_->product_bound(), ErrorCode::invalid_parameters,
+  // sum_i d_i a_i: l terms, |d_i| <= ceil(D/2), each a_i split in 32-bit limbs.
+  const u128 digit_sum = static_cast<u128>(gadget.levels) * ((gadget.base + 1) / 2);
+  require(digit_sum <= product_->small_bound(), ErrorCode::invalid_parameters,
           "gadget " + std::to_string(gadget.base) + "^" + std::to_string(gadget.levels) +
-              " is too wide for exact key switching with two 62-bit primes");
+              " is too wide for exact key switching: l ceil(D/2) exceeds " +
+              std::to_string(product_->small_bound()) +
+              ", the bound of one 62-bit prime with 32-bit key limbs");
 }
 
 void KeySwitcher::check_key(const KeySwitchKey& key) const {
@@ -187,11 +200,11 @@ void KeySwitcher::key_switch(const KeySwitchKey& key, const Ciphertext& in, Ciph
   key_a_.resize(levels);
   key_b_.resize(levels);
   for (std::uint32_t i = 0; i < levels; ++i) {
-    u64* digit_ntt = digit_ntt_.data() + i * 2 * n;
-    product_->to_ntt({digits_.data() + i * n, n}, {digit_ntt, 2 * n});
+    u64* digit_ntt = digit_ntt_.data() + i * n;
+    product_->small_to_ntt({digits_.data() + i * n, n}, {digit_ntt, n});
     digit_terms_[i] = digit_ntt;
-    key_a_[i] = key.ntt_a(i).data();
-    key_b_[i] = key.ntt_b(i).data();
+    key_a_[i] = key.limb_a(i).data();
+    key_b_[i] = key.limb_b(i).data();
   }
   product_->multiply_accumulate(digit_terms_, key_a_, acc_a);
   product_->multiply_accumulate(digit_terms_, key_b_, acc_b);

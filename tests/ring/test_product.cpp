@@ -148,6 +148,72 @@ TEST_P(ProductOnRing, SumsOfProductsInRnsNttForm) {
   EXPECT_EQ(out, expected);
 }
 
+TEST_P(ProductOnRing, LimbSumsMatchSchoolbookAtTheBound) {
+  // sum_k x_k * y_k with one prime and 32-bit limbs, on every instruction set, with the small
+  // operands using up the whole bound (|x_k|_inf = small_bound / terms): aligned, then random
+  // with the limbs' extremes among the torus words. Aligned: every y_k is the constant whose
+  // limbs are both -2^31, every x_k is +-c with the signs that make one output coefficient as
+  // large as the reduction mod Phi_M allows (found from the products of y with each X^i; the
+  // constant -c on the larger rings, where that search is slow).
+  const RingParams& r = GetParam();
+  std::mt19937_64 rng(28);
+  const std::size_t n = r.N(), terms = 5;
+  const Vec extreme(n, 0x8000000080000000ULL);
+  std::vector<int> aligned_signs(n, -1);
+  if (n <= 64) {
+    std::vector<std::vector<std::int64_t>> rows(n, std::vector<std::int64_t>(n));  // [j][i]
+    for (std::size_t i = 0; i < n; ++i) {
+      Vec monomial(n, 0);
+      monomial[i] = 1;
+      const Vec shifted = schoolbook(r, monomial, Vec(n, u64{1}));
+      for (std::size_t j = 0; j < n; ++j)
+        rows[j][i] = static_cast<std::int64_t>(shifted[j]);
+    }
+    std::size_t best = 0;
+    std::int64_t best_norm = -1;
+    for (std::size_t j = 0; j < n; ++j) {
+      std::int64_t norm = 0;
+      for (std::int64_t v : rows[j])
+        norm += v < 0 ? -v : v;
+      if (norm > best_norm) {
+        best_norm = norm;
+        best = j;
+      }
+    }
+    for (std::size_t i = 0; i < n; ++i)
+      aligned_signs[i] = rows[best][i] < 0 ? 1 : -1;  // y's limbs are negative
+  }
+  for (SimdIsa isa : available_simd()) {
+    const LimbProduct product(r, isa);
+    const auto c = static_cast<std::int64_t>(product.small_bound() / terms);
+    for (bool aligned : {true, false}) {
+      SCOPED_TRACE(std::string(to_string(isa)) + (aligned ? ", aligned" : ", random"));
+      Vec expected(n, 0), acc(2 * n, 0), out(n);
+      std::vector<Vec> xs(terms, Vec(n)), ys(terms, Vec(2 * n));
+      std::vector<const u64*> px, py;
+      for (std::size_t k = 0; k < terms; ++k) {
+        Vec x = random_signed(rng, n, -c, c), y = aligned ? extreme : random_words(rng, n);
+        for (std::size_t i = 0; aligned && i < n; ++i)
+          x[i] = static_cast<u64>(aligned_signs[i] * c);
+        for (std::size_t j = 0; !aligned && j < n; j += 5)
+          y[j] = (j / 5) % 3 == 0   ? 0x8000000080000000ULL
+                 : (j / 5) % 3 == 1 ? 0x7fffffff7fffffffULL
+                                    : 0xffffffff80000000ULL;
+        product.small_to_ntt(x, xs[k]);
+        product.torus_to_ntt(y, ys[k]);
+        px.push_back(xs[k].data());
+        py.push_back(ys[k].data());
+        const Vec term = schoolbook(r, x, y);
+        for (std::size_t j = 0; j < n; ++j)
+          expected[j] += term[j];
+      }
+      product.multiply_accumulate(px, py, acc);
+      product.from_ntt(acc, out);
+      EXPECT_EQ(out, expected);
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(AllRings, ProductOnRing, ::testing::ValuesIn(all_rings()),
                          [](const auto& param_info) {
                            return safhire::testing::ring_label(param_info.param);

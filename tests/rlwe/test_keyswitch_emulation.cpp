@@ -70,11 +70,7 @@ TEST(KeySwitchEmulation, DeviceLayoutsReproduceKeySwitcher) {
       product.plan(q).forward(std::span<u64>(residues.data() + q * l * len, l * len));
     }
     // The key as DeviceKeySwitchKey lays it out: [i][a, b][prime][N].
-    Vec key_words(2 * l * 2 * n);
-    for (std::uint32_t i = 0; i < l; ++i) {
-      std::copy(ksk.ntt_a(i).begin(), ksk.ntt_a(i).end(), key_words.begin() + 2 * i * 2 * n);
-      std::copy(ksk.ntt_b(i).begin(), ksk.ntt_b(i).end(), key_words.begin() + (2 * i + 1) * 2 * n);
-    }
+    const Vec key_words = ksk.rns_ntt_form();
     Vec acc(4 * len);
     for (std::uint32_t q = 0; q < 2; ++q) {
       for (std::size_t x = 0; x < len; ++x) {

@@ -265,6 +265,14 @@ TEST(KeySwitching, MismatchedKeysAreTypedErrors) {
   std::vector<u64> words(5 * p.ring.N());
   EXPECT_THROW(key_switch_key_from_parts(p, 3, p.gadget(0), five, words), safhire::Error);
   EXPECT_NO_THROW(key_switch_key_from_parts(p, 2, p.gadget(0), five, words));
+  // A gadget whose digits would overflow the one-prime limb product (2^19 > 2^30 / 2187).
+  try {
+    KeySwitcher wide(p, Gadget{1U << 20, 1});
+    FAIL() << "a gadget beyond the exactness bound was accepted";
+  } catch (const safhire::Error& e) {
+    EXPECT_EQ(e.code(), safhire::ErrorCode::invalid_parameters);
+  }
+  EXPECT_NO_THROW(KeySwitcher(p, Gadget{65536, 4}));
 }
 
 }  // namespace

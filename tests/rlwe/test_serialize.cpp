@@ -64,8 +64,8 @@ TEST(Serialize, RoundTrips) {
   const KeySwitchKey ksk2 = parse_key_switch_key(serialize(f.p, ksk), f.p);
   EXPECT_EQ(ksk2.galois_element(), 2U);
   for (std::uint32_t i = 0; i < f.p.gadget(0).levels; ++i) {
-    ASSERT_TRUE(std::equal(ksk.ntt_a(i).begin(), ksk.ntt_a(i).end(), ksk2.ntt_a(i).begin()));
-    ASSERT_TRUE(std::equal(ksk.ntt_b(i).begin(), ksk.ntt_b(i).end(), ksk2.ntt_b(i).begin()));
+    ASSERT_TRUE(std::equal(ksk.limb_a(i).begin(), ksk.limb_a(i).end(), ksk2.limb_a(i).begin()));
+    ASSERT_TRUE(std::equal(ksk.limb_b(i).begin(), ksk.limb_b(i).end(), ksk2.limb_b(i).begin()));
   }
   KeySwitcher switcher(f.p, f.p.gadget(0));
   Ciphertext out1(f.p.ring), out2(f.p.ring);

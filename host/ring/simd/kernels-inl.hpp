@@ -466,6 +466,18 @@ void crt_lift(const core::Crt2& crt, const u64* x1p, const u64* x2p, u64* out, s
   });
 }
 
+// A residue v in [0, q) of a centred integer is v - q when v > (q - 1)/2 (q odd).
+void limb_combine(u64 q, const u64* lo, const u64* hi, u64* out, std::size_t len) {
+  for_each_lane_block(len, [&](auto lanes, std::size_t i) {
+    using L = decltype(lanes);
+    const auto qv = L::set1(q), half = L::set1(q / 2);
+    const auto lo_c = L::load(lo + i), hi_c = L::load(hi + i);
+    const auto lo_s = L::sub(lo_c, L::bit_and(L::gt(lo_c, half), qv));
+    const auto hi_s = L::sub(hi_c, L::bit_and(L::gt(hi_c, half), qv));
+    L::store(out + i, L::add(lo_s, L::shl32(hi_s)));
+  });
+}
+
 // ---- The linear layer: torus words times small integer weights -------------------------------
 //
 // Where a 64-bit vector multiply is three 32x32 products (AVX2: kFastMullo false), a weight below
@@ -712,6 +724,7 @@ constexpr KernelTable kTable = {
     pointwise_montgomery_dot,
     lift_torus,
     crt_lift,
+    limb_combine,
     torus_dot,
     torus_matmul,
     torus_spmm,

@@ -52,6 +52,10 @@ struct KernelTable {
   // Residues mod q1, q2 -> centred CRT lift mod 2^64.
   void (*crt_lift)(const core::Crt2& crt, const std::uint64_t* x1, const std::uint64_t* x2,
                    std::uint64_t* out, std::size_t len);
+  // Residues mod q of two centred integers lo, hi in (-q/2, q/2] -> lo + 2^32 hi mod 2^64
+  // (the one-prime product of LimbProduct).
+  void (*limb_combine)(std::uint64_t q, const std::uint64_t* lo, const std::uint64_t* hi,
+                       std::uint64_t* out, std::size_t len);
   // out[i] = sum_t weights[t] rows[t][i] mod 2^64 (torus words times integer weights).
   void (*torus_dot)(const std::uint64_t* const* rows, const std::uint64_t* weights,
                     std::size_t count, std::uint64_t* out, std::size_t len);

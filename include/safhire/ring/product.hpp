@@ -82,6 +82,44 @@ class ExactProduct {
   const simd::KernelTable* kernels_;
 };
 
+// Sums of products small x torus (key switching: gadget digits times key words) with ONE NTT
+// prime q < 2^62: the torus operand y is split into two centred 32-bit limbs,
+// y = lo + 2^32 hi with lo, hi in [-2^31, 2^31), so that
+//   sum_k x_k y_k = sum_k x_k lo_k + 2^32 sum_k x_k hi_k   (mod 2^64),
+// and each limb sum is exact mod q while (2t-3) m 2^31 sum_k |x_k|_inf <= (q-1)/2. Against
+// ExactProduct's two primes, a small operand costs one forward transform instead of two; the
+// inverse transforms stay at two per sum. The words are the same as ExactProduct's.
+class LimbProduct {
+ public:
+  // The largest prime q = 1 (mod M) below 2^62 (ExactProduct's first).
+  explicit LimbProduct(const RingParams& ring, SimdIsa isa = default_simd());
+
+  const RingParams& ring() const { return plan_.ring(); }
+  const NttPlan& plan() const { return plan_; }
+  // The largest sum over the terms of |x_k|_inf for which the result is exact.
+  std::uint64_t small_bound() const { return small_bound_; }
+
+  // A process-wide instance for `ring` (default kernels), built on first use.
+  static const LimbProduct& shared(const RingParams& ring);
+
+  // Small operand x (N torus words, read as signed) -> its NTT mod q (N words).
+  void small_to_ntt(std::span<const std::uint64_t> small, std::span<std::uint64_t> ntt) const;
+  // Torus operand y (N words) -> its limb-NTT form: the NTT of lo, then of hi (2N words).
+  void torus_to_ntt(std::span<const std::uint64_t> torus, std::span<std::uint64_t> limbs) const;
+  // acc += sum_k xs[k] * ys[k]: xs[k] N words from small_to_ntt, ys[k] 2N words from
+  // torus_to_ntt, acc 2N words (Montgomery products, cancelled by from_ntt: acc starts at zero).
+  void multiply_accumulate(std::span<const std::uint64_t* const> xs,
+                           std::span<const std::uint64_t* const> ys,
+                           std::span<std::uint64_t> acc) const;
+  // acc (consumed: transformed in place) -> the exact integer sum mod 2^64, as N torus words.
+  void from_ntt(std::span<std::uint64_t> acc, std::span<std::uint64_t> torus) const;
+
+ private:
+  NttPlan plan_;
+  std::uint64_t small_bound_;
+  const simd::KernelTable* kernels_;
+};
+
 class PaddedProduct {
  public:
   // Transform length L = the least power of two >= 2N - 1; primes q = 1 (mod L) below 2^62.

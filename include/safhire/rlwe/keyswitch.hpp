@@ -5,8 +5,10 @@
 // s' g_i), i < l, g_i = round(2^64 / D^(i+1)): with the balanced digits d_i of a' (rounded to its
 // top l log2(D) bits), the output is (-sum d_i a_i, b' - sum d_i (a_i s + e_i + s' g_i)), whose
 // phase is that of (a', b') under s' plus the key-switching noise
-// eps s' - sum d_i e_i (eps: the rounding error of a'). Keys live in RNS-NTT form, so one switch
-// costs 2l forward and 4 inverse transforms of size N (reference §2.4).
+// eps s' - sum d_i e_i (eps: the rounding error of a'). Keys live in the limb-NTT form of
+// ring::LimbProduct (one prime, each key word in two 32-bit limbs), so one switch costs l forward
+// and 4 inverse transforms of size N; the two-prime product of reference §2.4 would take 2l
+// forward transforms for the same words.
 #pragma once
 
 #include <cstdint>
@@ -52,9 +54,12 @@ class KeySwitchKey {
   const ring::RingParams& ring() const { return ring_; }
   std::uint16_t parameter_id() const { return parameter_id_; }
 
-  // Level i in RNS-NTT form (ExactProduct): [a_i | b_i], each 2N words.
-  std::span<const u64> ntt_a(std::uint32_t i) const;
-  std::span<const u64> ntt_b(std::uint32_t i) const;
+  // Level i in limb-NTT form (ring::LimbProduct::torus_to_ntt): a_i and b_i, 2N words each.
+  std::span<const u64> limb_a(std::uint32_t i) const;
+  std::span<const u64> limb_b(std::uint32_t i) const;
+  // Every level in RNS-NTT form (ring::ExactProduct::to_ntt), [i][a_i, b_i][2N], the layout the
+  // CUDA key switcher uploads. Computed on each call (4l transforms).
+  std::vector<u64> rns_ntt_form() const;
 
   // The compact form that travels: the seed of each a_i, and each b_i on the torus.
   std::span<const core::Seed> seeds() const { return seeds_; }
@@ -74,7 +79,7 @@ class KeySwitchKey {
   Gadget gadget_;
   std::vector<core::Seed> seeds_;  // [l]
   std::vector<u64> b_;             // [l][N]
-  ring::AlignedWords ntt_;         // [l][a, b][2N]
+  ring::AlignedWords ntt_;         // [l][a, b][lo, hi][N]
 };
 
 // A key from s' (any small torus polynomial, given as its coefficients) to s. Client side.
@@ -93,7 +98,8 @@ KeySwitchKey key_switch_key_from_parts(const ParameterSet& params, std::uint64_t
 // one object per thread.
 class KeySwitcher {
  public:
-  // Throws ErrorCode::invalid_parameters when sum_i d_i a_i could exceed the two-prime bound.
+  // Throws ErrorCode::invalid_parameters when the digits' sum l ceil(D/2) exceeds the bound of
+  // ring::LimbProduct (every parameter set's gadgets are far within it).
   KeySwitcher(const ParameterSet& params, const Gadget& gadget);
 
   const Gadget& gadget() const { return decomposer_.gadget(); }
@@ -110,7 +116,7 @@ class KeySwitcher {
 
   ParameterSet params_;
   GadgetDecomposer decomposer_;
-  const ring::ExactProduct* product_;
+  const ring::LimbProduct* product_;
   ring::AlignedWords digits_, digit_ntt_, acc_a_, acc_b_;  // scratch (digit_ntt_: every level)
   std::vector<const std::uint64_t*> digit_terms_, key_a_, key_b_;
   ring::TorusPoly sum_b_;  // scratch: sum_i d_i b_i
