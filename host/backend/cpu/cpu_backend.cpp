@@ -21,10 +21,12 @@ using rlwe::u64;
 
 // Released row storage kept for the next round: a round's rows are hundreds of MB, and fresh
 // pages cost a fault and a clear each (about a second per ResNet-20 inference). Keeps at most
-// kKept buffers; hands out the smallest that is large enough.
+// kKept buffers, as many as a round holds at once (its input, a residual kept for a later add,
+// its output): with two, every residual block took a fresh output buffer. Hands out the
+// smallest that is large enough.
 class StoragePool {
  public:
-  static constexpr std::size_t kKept = 2;
+  static constexpr std::size_t kKept = 3;
   struct Buffer {
     std::unique_ptr<u64[]> words;
     std::size_t capacity = 0;
