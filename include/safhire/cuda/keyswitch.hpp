@@ -1,7 +1,8 @@
-// Key switching and automorphisms on the device, for a batch of ciphertexts per launch: the CPU
-// KeySwitcher's algorithm (decompose, lift, 2l forward NTTs, Montgomery multiply-accumulate with
-// the key in RNS-NTT form, 4 inverse NTTs, CRT), word for word. A batch is `count` ciphertexts
-// stored as two device arrays, a and b, of [count][N] torus words.
+// Key switching and automorphisms on the device, for a batch of ciphertexts per launch: decompose,
+// lift, 2l forward NTTs, Montgomery multiply-accumulate with the key in two-prime RNS-NTT form,
+// 4 inverse NTTs, CRT. The CPU KeySwitcher computes the same words with one prime and 32-bit key
+// limbs (l forward NTTs, ring::LimbProduct); the device has not moved to it yet. A batch is
+// `count` ciphertexts stored as two device arrays, a and b, of [count][N] torus words.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -17,7 +18,7 @@
 
 namespace safhire::cuda {
 
-// A key-switching key uploaded once: [l][a, b][prime][N] words, the CPU's RNS-NTT layout.
+// A key-switching key uploaded once: [l][a, b][prime][N] words (KeySwitchKey::rns_ntt_form).
 class DeviceKeySwitchKey {
  public:
   DeviceKeySwitchKey(const rlwe::KeySwitchKey& key, cudaStream_t stream);
@@ -35,7 +36,7 @@ class DeviceKeySwitchKey {
 
 class DeviceKeySwitcher {
  public:
-  // Uses the two primes of ring::ExactProduct::shared(params.ring), as the CPU path does.
+  // Uses the two primes of ring::ExactProduct::shared(params.ring).
   DeviceKeySwitcher(const rlwe::ParameterSet& params, const rlwe::Gadget& gadget,
                     cudaStream_t stream);
 
