@@ -43,16 +43,27 @@ void GadgetDecomposer::decompose(std::span<const u64> a, std::span<u64> digits) 
   const auto d = static_cast<std::uint32_t>(std::countr_zero(base));
   const std::uint32_t levels = gadget_.levels, k = d * levels;  // D^l = 2^k
   u64* top = digits.data();
-  for (std::size_t j = 0; j < n; ++j)
-    top[j] = k >= 64 ? a[j] : (a[j] >> (64 - k)) + ((a[j] >> (63 - k)) & 1);
+  if (k >= 64) {
+    std::copy(a.begin(), a.end(), top);
+  } else {
+    for (std::size_t j = 0; j < n; ++j)
+      top[j] = (a[j] >> (64 - k)) + ((a[j] >> (63 - k)) & 1);
+  }
+  // r >= D/2 is bit d - 1 of r: shifts and masks only, which vectorize on every target.
   const u64 mask = base - 1;
   for (std::uint32_t i = levels; i-- > 0;) {
     u64* row = digits.data() + std::size_t{i} * n;
+    if (i == 0) {
+      for (std::size_t j = 0; j < n; ++j) {
+        const u64 r = top[j] & mask, big = (r >> (d - 1)) & 1;
+        row[j] = r - (big << d);  // r, or r - D in [-D/2, 0)
+      }
+      break;
+    }
     for (std::size_t j = 0; j < n; ++j) {
-      const u64 x = top[j], r = x & mask;
-      const u64 big = (2 * r >= base) ? 1 : 0;
-      row[j] = r - big * base;  // r, or r - D in [-D/2, 0)
-      if (i != 0) top[j] = (x >> d) + big;
+      const u64 x = top[j], r = x & mask, big = (r >> (d - 1)) & 1;
+      row[j] = r - (big << d);
+      top[j] = (x >> d) + big;
     }
   }
 }
