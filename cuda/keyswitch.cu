@@ -1,5 +1,5 @@
 // Batched key switching on the device (see include/safhire/cuda/keyswitch.hpp). The per-word
-// pieces are the CPU's: detail::decompose_word, ModLanes::mont_mul, the NTT and CRT kernels,
+// pieces are the CPU's: detail::decompose_word, ModLanes::mont_mul, the NTT kernels,
 // detail::automorphism_coefficient.
 #include <cuda_runtime.h>
 
@@ -35,24 +35,24 @@ static __global__ void decompose_kernel(rlwe::detail::GadgetView g, const u64* a
   }
 }
 
-// One thread per element (blockIdx.y: the prime); see keyswitch_element.cuh for the layouts.
-static __global__ void multiply_accumulate_kernel(block::PrimePair primes, const u64* residues,
+// One thread per element (blockIdx.y: the limb); see keyswitch_element.cuh for the layouts.
+static __global__ void multiply_accumulate_kernel(u64 q, u64 q_inv, const u64* digits,
                                                   const u64* key, u64* acc, u32 levels, u32 n,
                                                   size_t count) {
   const size_t len = count * n;
   for (size_t x = blockIdx.x * size_t{blockDim.x} + threadIdx.x; x < len;
        x += size_t{gridDim.x} * blockDim.x) {
-    block::multiply_accumulate_element(primes, residues, key, acc, levels, n, count, blockIdx.y, x);
+    block::multiply_accumulate_element(q, q_inv, digits, key, acc, levels, n, count, blockIdx.y, x);
   }
 }
 
-// out_a = -sum_a, out_b = in_b - sum_b.
-static __global__ void combine_kernel(const u64* sum_a, const u64* sum_b, const u64* in_b,
-                                      u64* out_a, u64* out_b, size_t len) {
+// out_a = -sum_a, out_b = in_b - sum_b, each sum from its two limbs in acc.
+static __global__ void combine_kernel(u64 q, const u64* acc, const u64* in_b, u64* out_a,
+                                      u64* out_b, size_t len) {
   for (size_t x = blockIdx.x * size_t{blockDim.x} + threadIdx.x; x < len;
        x += size_t{gridDim.x} * blockDim.x) {
-    out_a[x] = u64{0} - sum_a[x];
-    out_b[x] = in_b[x] - sum_b[x];
+    out_a[x] = u64{0} - block::limb_combine_word(q, acc[x], acc[len + x]);
+    out_b[x] = in_b[x] - block::limb_combine_word(q, acc[2 * len + x], acc[3 * len + x]);
   }
 }
 
@@ -70,8 +70,12 @@ static __global__ void automorphism_kernel(const u64* in, u64* out, u32 k_inv, u
 
 DeviceKeySwitchKey::DeviceKeySwitchKey(const rlwe::KeySwitchKey& key, cudaStream_t stream)
     : ring_(key.ring()), galois_element_(key.galois_element()), gadget_(key.gadget()) {
-  // [i][a, b][prime][N]: the two-prime RNS-NTT form (the CPU switcher keeps the limb form).
-  const std::vector<u64> words = key.rns_ntt_form();
+  const size_t size = 2 * size_t{ring_.N()};  // one component of one level: both limbs
+  std::vector<u64> words(2 * gadget_.levels * size);
+  for (u32 i = 0; i < gadget_.levels; ++i) {
+    std::copy(key.limb_a(i).begin(), key.limb_a(i).end(), words.begin() + 2 * i * size);
+    std::copy(key.limb_b(i).begin(), key.limb_b(i).end(), words.begin() + (2 * i + 1) * size);
+  }
   words_ = DeviceBuffer<u64>(std::span<const u64>(words), stream);
   check(cudaStreamSynchronize(stream), "DeviceKeySwitchKey upload");
 }
@@ -79,23 +83,19 @@ DeviceKeySwitchKey::DeviceKeySwitchKey(const rlwe::KeySwitchKey& key, cudaStream
 DeviceKeySwitcher::DeviceKeySwitcher(const rlwe::ParameterSet& params, const rlwe::Gadget& gadget,
                                      cudaStream_t stream)
     : params_(params), decomposer_(gadget) {
-  const ring::ExactProduct& product = ring::ExactProduct::shared(params.ring);
-  const ring::NttPlan* plans[2] = {&product.plan(0), &product.plan(1)};
+  rlwe::require_exact_key_switching(params.ring, gadget);
+  const ring::NttPlan* plans[1] = {&ring::LimbProduct::shared(params.ring).plan()};
   tables_ = std::make_unique<DeviceNttTables>(plans, stream);
-  crt_ = product.crt();
-  for (int p = 0; p < 2; ++p) {
-    q_[p] = tables_->modulus(p);
-    q_inv_[p] = tables_->montgomery_q_inv(p);
-  }
+  q_ = tables_->modulus(0);
+  q_inv_ = tables_->montgomery_q_inv(0);
 }
 
 void DeviceKeySwitcher::reserve(size_t count, cudaStream_t stream) {
   if (count <= capacity_) return;
   const size_t n = params_.ring.N(), l = decomposer_.gadget().levels;
   digits_ = DeviceBuffer<u64>(l * count * n, stream);
-  residues_ = DeviceBuffer<u64>(2 * l * count * n, stream);
+  residues_ = DeviceBuffer<u64>(l * count * n, stream);
   acc_ = DeviceBuffer<u64>(4 * count * n, stream);
-  sums_ = DeviceBuffer<u64>(2 * count * n, stream);
   sigma_ = DeviceBuffer<u64>(2 * count * n, stream);
   capacity_ = count;
 }
@@ -118,19 +118,13 @@ void DeviceKeySwitcher::key_switch(const DeviceKeySwitchKey& key, const u64* in_
   check_launch("decompose_kernel");
   lift_torus(*tables_, digits_.data(), residues_.data(), l * count, stream);
   ntt_forward(*tables_, residues_.data(), l * count, stream);
-  const block::PrimePair primes{{q_[0], q_[1]}, {q_inv_[0], q_inv_[1]}};
   const dim3 grid(elementwise_blocks(len), 2);
   multiply_accumulate_kernel<<<grid, kElementwiseThreads, 0, stream>>>(
-      primes, residues_.data(), key.data(), acc_.data(), l, n, count);
+      q_, q_inv_, residues_.data(), key.data(), acc_.data(), l, n, count);
   check_launch("multiply_accumulate_kernel");
-  u64* acc_a = acc_.data();
-  u64* acc_b = acc_.data() + 2 * len;
-  ntt_inverse(*tables_, acc_a, count, ring::InverseScale::montgomery, stream);
-  ntt_inverse(*tables_, acc_b, count, ring::InverseScale::montgomery, stream);
-  crt_lift(crt_, acc_a, acc_a + len, sums_.data(), len, stream);
-  crt_lift(crt_, acc_b, acc_b + len, sums_.data() + len, len, stream);
-  combine_kernel<<<elementwise_blocks(len), kElementwiseThreads, 0, stream>>>(
-      sums_.data(), sums_.data() + len, in_b, out_a, out_b, len);
+  ntt_inverse(*tables_, acc_.data(), 4 * count, ring::InverseScale::montgomery, stream);
+  combine_kernel<<<elementwise_blocks(len), kElementwiseThreads, 0, stream>>>(q_, acc_.data(), in_b,
+                                                                              out_a, out_b, len);
   check_launch("combine_kernel");
   count_ += count;
 }

@@ -99,18 +99,6 @@ void KeySwitchKey::build_ntt_form() {
   }
 }
 
-std::vector<u64> KeySwitchKey::rns_ntt_form() const {
-  const std::size_t n = ring_.N(), size = 2 * n;
-  const ring::ExactProduct& product = ring::ExactProduct::shared(ring_);
-  std::vector<u64> words(2 * gadget_.levels * size), a(n);
-  for (std::uint32_t i = 0; i < gadget_.levels; ++i) {
-    core::expand_seed(seeds_[i], a);
-    product.to_ntt(a, {words.data() + 2 * i * size, size});
-    product.to_ntt(torus_b(i), {words.data() + (2 * i + 1) * size, size});
-  }
-  return words;
-}
-
 KeySwitchKey make_key_switch_key(const SecretKey& key, std::span<const u64> from_key,
                                  std::uint64_t galois_element, const Gadget& gadget,
                                  core::RandomSource& noise) {
@@ -169,6 +157,16 @@ KeySwitchKey key_switch_key_from_parts(const ParameterSet& params, std::uint64_t
 
 // ---- Key switching ----------------------------------------------------------------------------
 
+void require_exact_key_switching(const ring::RingParams& ring, const Gadget& gadget) {
+  // sum_i d_i a_i: l terms, |d_i| <= ceil(D/2), each a_i split in 32-bit limbs.
+  const std::uint64_t bound = ring::LimbProduct::shared(ring).small_bound();
+  const u128 digit_sum = static_cast<u128>(gadget.levels) * ((gadget.base + 1) / 2);
+  require(digit_sum <= bound, ErrorCode::invalid_parameters,
+          "gadget " + std::to_string(gadget.base) + "^" + std::to_string(gadget.levels) +
+              " is too wide for exact key switching: l ceil(D/2) exceeds " + std::to_string(bound) +
+              ", the bound of one 62-bit prime with 32-bit key limbs");
+}
+
 KeySwitcher::KeySwitcher(const ParameterSet& params, const Gadget& gadget)
     : params_(params),
       decomposer_(gadget),
@@ -179,13 +177,7 @@ KeySwitcher::KeySwitcher(const ParameterSet& params, const Gadget& gadget)
       acc_b_(2 * std::size_t{params.ring.N()}),
       sum_b_(params.ring),
       sigma_(params.ring) {
-  // sum_i d_i a_i: l terms, |d_i| <= ceil(D/2), each a_i split in 32-bit limbs.
-  const u128 digit_sum = static_cast<u128>(gadget.levels) * ((gadget.base + 1) / 2);
-  require(digit_sum <= product_->small_bound(), ErrorCode::invalid_parameters,
-          "gadget " + std::to_string(gadget.base) + "^" + std::to_string(gadget.levels) +
-              " is too wide for exact key switching: l ceil(D/2) exceeds " +
-              std::to_string(product_->small_bound()) +
-              ", the bound of one 62-bit prime with 32-bit key limbs");
+  require_exact_key_switching(params.ring, gadget);
 }
 
 void KeySwitcher::check_key(const KeySwitchKey& key) const {

@@ -1,15 +1,18 @@
 // The CUDA key-switching pipeline (cuda/keyswitch.cu) replayed on the CPU with the kernels'
 // shared per-element functions and the device layouts: decompose_word into [level][count][N],
-// residues [prime][level][count][N], the multiply-accumulate element over the key's RNS-NTT
-// layout, accumulators [a, b][prime][count][N], inverse NTTs, CRT, combine. It must equal the
-// CPU KeySwitcher word for word on a batch; tests/cuda runs the real kernels on a GPU.
+// lift and NTT in one prime, the multiply-accumulate element over the key's limb-NTT layout,
+// accumulators [a, b][limb][count][N], inverse NTTs, limb combine. It must equal the CPU
+// KeySwitcher word for word on a batch, and both must equal the two-prime product of
+// ring::ExactProduct (an independent path); tests/cuda runs the real kernels on a GPU.
 #include <gtest/gtest.h>
 
 #include <random>
 
 #include "keyswitch_element.cuh"
+#include "safhire/core/random.hpp"
 #include "safhire/ring/cyclotomic.hpp"
 #include "safhire/ring/detail/automorphism_word.hpp"
+#include "safhire/ring/product.hpp"
 #include "safhire/rlwe/keyswitch.hpp"
 #include "simd/dispatch.hpp"
 
@@ -57,42 +60,52 @@ TEST(KeySwitchEmulation, DeviceLayoutsReproduceKeySwitcher) {
     for (std::size_t x = 0; x < len; ++x) {
       rlwe::detail::decompose_word(sa[x], decomposer.view(), digits.data() + x, len);
     }
-    const ring::ExactProduct& product = ring::ExactProduct::shared(p.ring);
+    // lift and NTT in one prime: [level][count][N].
+    const ring::LimbProduct& limbs = ring::LimbProduct::shared(p.ring);
+    const ring::NttTables& tb = limbs.plan().tables();
     const auto& cpu = ring::simd::checked_kernels(ring::SimdIsa::scalar);
-    Vec residues(2 * l * len);
-    cuda::block::PrimePair primes{};
-    for (int q = 0; q < 2; ++q) {
-      const auto& tb = product.plan(q).tables();
-      primes.q[q] = tb.q;
-      primes.q_inv[q] = tb.montgomery_q_inv;
-      cpu.lift_torus(tb.q, tb.word_ratio, tb.two64_mod_q, digits.data(),
-                     residues.data() + q * l * len, l * len);
-      product.plan(q).forward(std::span<u64>(residues.data() + q * l * len, l * len));
+    Vec residues(l * len);
+    cpu.lift_torus(tb.q, tb.word_ratio, tb.two64_mod_q, digits.data(), residues.data(), l * len);
+    limbs.plan().forward(residues);
+    // The key as DeviceKeySwitchKey lays it out: [i][a, b][limb][N].
+    Vec key_words;
+    for (std::uint32_t i = 0; i < l; ++i) {
+      key_words.insert(key_words.end(), ksk.limb_a(i).begin(), ksk.limb_a(i).end());
+      key_words.insert(key_words.end(), ksk.limb_b(i).begin(), ksk.limb_b(i).end());
     }
-    // The key as DeviceKeySwitchKey lays it out: [i][a, b][prime][N].
-    const Vec key_words = ksk.rns_ntt_form();
     Vec acc(4 * len);
-    for (std::uint32_t q = 0; q < 2; ++q) {
+    for (std::uint32_t limb = 0; limb < 2; ++limb) {
       for (std::size_t x = 0; x < len; ++x) {
-        cuda::block::multiply_accumulate_element(primes, residues.data(), key_words.data(),
-                                                 acc.data(), l, n, count, q, x);
+        cuda::block::multiply_accumulate_element(tb.q, tb.montgomery_q_inv, residues.data(),
+                                                 key_words.data(), acc.data(), l, n, count, limb,
+                                                 x);
       }
     }
+    limbs.plan().inverse(acc, ring::InverseScale::montgomery);
     Vec out_a(len), out_b(len);
-    for (int comp = 0; comp < 2; ++comp) {
-      u64* base = acc.data() + comp * 2 * len;
-      for (int q = 0; q < 2; ++q) {
-        product.plan(q).inverse(std::span<u64>(base + q * len, len),
-                                ring::InverseScale::montgomery);
+    for (std::size_t x = 0; x < len; ++x) {
+      out_a[x] = u64{0} - cuda::block::limb_combine_word(tb.q, acc[x], acc[len + x]);
+      out_b[x] = sb[x] - cuda::block::limb_combine_word(tb.q, acc[2 * len + x], acc[3 * len + x]);
+    }
+    // The same sums with the two-prime product of ring::ExactProduct, row by row.
+    const ring::ExactProduct& exact = ring::ExactProduct::shared(p.ring);
+    for (std::size_t c = 0; c < count; ++c) {
+      Vec sum_a(2 * n, 0), sum_b(2 * n, 0), rd(2 * n), rk(2 * n), torus(n);
+      std::vector<u64> seed_a(n);
+      for (std::uint32_t i = 0; i < l; ++i) {
+        exact.to_ntt(std::span<const u64>(digits.data() + i * len + c * n, n), rd);
+        core::expand_seed(ksk.seeds()[i], seed_a);
+        exact.to_ntt(seed_a, rk);
+        exact.multiply_accumulate(rd, rk, sum_a);
+        exact.to_ntt(ksk.torus_b(i), rk);
+        exact.multiply_accumulate(rd, rk, sum_b);
       }
-      for (std::size_t x = 0; x < len; ++x) {
-        const u64 sum = product.crt().lift(base[x], base[len + x]);
-        if (comp == 0) {
-          out_a[x] = u64{0} - sum;
-        } else {
-          out_b[x] = sb[x] - sum;
-        }
-      }
+      exact.from_ntt(sum_a, torus);
+      for (std::size_t j = 0; j < n; ++j)
+        ASSERT_EQ(out_a[c * n + j], u64{0} - torus[j]) << name << ", a of ciphertext " << c;
+      exact.from_ntt(sum_b, torus);
+      for (std::size_t j = 0; j < n; ++j)
+        ASSERT_EQ(out_b[c * n + j], sb[c * n + j] - torus[j]) << name << ", b of ciphertext " << c;
     }
     // The CPU KeySwitcher, ciphertext by ciphertext.
     rlwe::KeySwitcher switcher(p, g);

@@ -1,8 +1,8 @@
-// Key switching and automorphisms on the device, for a batch of ciphertexts per launch: decompose,
-// lift, 2l forward NTTs, Montgomery multiply-accumulate with the key in two-prime RNS-NTT form,
-// 4 inverse NTTs, CRT. The CPU KeySwitcher computes the same words with one prime and 32-bit key
-// limbs (l forward NTTs, ring::LimbProduct); the device has not moved to it yet. A batch is
-// `count` ciphertexts stored as two device arrays, a and b, of [count][N] torus words.
+// Key switching and automorphisms on the device, for a batch of ciphertexts per launch: the CPU
+// KeySwitcher's algorithm (decompose, lift, l forward NTTs in one prime, Montgomery
+// multiply-accumulate with the key in limb-NTT form, 4 inverse NTTs, limb combine;
+// ring::LimbProduct), word for word. A batch is `count` ciphertexts stored as two device arrays,
+// a and b, of [count][N] torus words.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -11,14 +11,13 @@
 #include <cstdint>
 #include <memory>
 
-#include "safhire/core/crt.hpp"
 #include "safhire/cuda/device_buffer.hpp"
 #include "safhire/cuda/kernels.hpp"
 #include "safhire/rlwe/keyswitch.hpp"
 
 namespace safhire::cuda {
 
-// A key-switching key uploaded once: [l][a, b][prime][N] words (KeySwitchKey::rns_ntt_form).
+// A key-switching key uploaded once: [l][a, b][limb][N] words, the CPU's limb-NTT layout.
 class DeviceKeySwitchKey {
  public:
   DeviceKeySwitchKey(const rlwe::KeySwitchKey& key, cudaStream_t stream);
@@ -36,7 +35,8 @@ class DeviceKeySwitchKey {
 
 class DeviceKeySwitcher {
  public:
-  // Uses the two primes of ring::ExactProduct::shared(params.ring).
+  // Uses the prime of ring::LimbProduct::shared(params.ring), as the CPU path does; throws
+  // like rlwe::KeySwitcher for a gadget beyond its bound.
   DeviceKeySwitcher(const rlwe::ParameterSet& params, const rlwe::Gadget& gadget,
                     cudaStream_t stream);
 
@@ -57,11 +57,10 @@ class DeviceKeySwitcher {
 
   rlwe::ParameterSet params_;
   rlwe::GadgetDecomposer decomposer_;
-  std::unique_ptr<DeviceNttTables> tables_;
-  core::Crt2 crt_;
-  std::uint64_t q_[2], q_inv_[2];
+  std::unique_ptr<DeviceNttTables> tables_;  // one prime
+  std::uint64_t q_ = 0, q_inv_ = 0;
   std::size_t capacity_ = 0;  // ciphertexts the scratch holds
-  DeviceBuffer<std::uint64_t> digits_, residues_, acc_, sums_, sigma_;
+  DeviceBuffer<std::uint64_t> digits_, residues_, acc_, sigma_;
   std::uint64_t count_ = 0;
 };
 

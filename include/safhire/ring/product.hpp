@@ -56,10 +56,9 @@ class ExactProduct {
   void multiply(std::span<const std::uint64_t> a, std::span<const std::uint64_t> b,
                 std::span<std::uint64_t> out) const;
 
-  // The same product in steps, for sums of products sharing one inverse transform: the form of
-  // the CUDA key switcher's keys and of sums wider than LimbProduct's bound (the CPU key
-  // switcher uses LimbProduct). "RNS-NTT form" is 2N words: the NTT of the residues mod q1,
-  // then mod q2.
+  // The same product in steps, for sums of products sharing one inverse transform (key
+  // switching uses LimbProduct, one prime, where its bound allows; every gadget of the sets is
+  // within it). "RNS-NTT form" is 2N words: the NTT of the residues mod q1, then mod q2.
   // torus (N words, read as signed) -> its RNS-NTT form.
   void to_ntt(std::span<const std::uint64_t> torus, std::span<std::uint64_t> rns) const;
   // acc += x * y in RNS-NTT form (Montgomery products: the 2^-64 they leave is cancelled by

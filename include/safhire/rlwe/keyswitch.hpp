@@ -57,9 +57,6 @@ class KeySwitchKey {
   // Level i in limb-NTT form (ring::LimbProduct::torus_to_ntt): a_i and b_i, 2N words each.
   std::span<const u64> limb_a(std::uint32_t i) const;
   std::span<const u64> limb_b(std::uint32_t i) const;
-  // Every level in RNS-NTT form (ring::ExactProduct::to_ntt), [i][a_i, b_i][2N], the layout the
-  // CUDA key switcher uploads. Computed on each call (4l transforms).
-  std::vector<u64> rns_ntt_form() const;
 
   // The compact form that travels: the seed of each a_i, and each b_i on the torus.
   std::span<const core::Seed> seeds() const { return seeds_; }
@@ -94,12 +91,15 @@ KeySwitchKey key_switch_key_from_parts(const ParameterSet& params, std::uint64_t
                                        const Gadget& gadget, std::vector<core::Seed> seeds,
                                        std::vector<u64> torus_b);
 
+// Throws ErrorCode::invalid_parameters when the digits' sum l ceil(D/2) exceeds the bound of
+// ring::LimbProduct on `ring` (every parameter set's gadgets are far within it).
+void require_exact_key_switching(const ring::RingParams& ring, const Gadget& gadget);
+
 // Server side: performs key switches and automorphisms, counting the switches. Owns scratch:
 // one object per thread.
 class KeySwitcher {
  public:
-  // Throws ErrorCode::invalid_parameters when the digits' sum l ceil(D/2) exceeds the bound of
-  // ring::LimbProduct (every parameter set's gadgets are far within it).
+  // Throws as require_exact_key_switching does.
   KeySwitcher(const ParameterSet& params, const Gadget& gadget);
 
   const Gadget& gadget() const { return decomposer_.gadget(); }
