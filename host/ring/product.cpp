@@ -95,25 +95,6 @@ void ExactProduct::multiply_accumulate(std::span<const u64> x, std::span<const u
   }
 }
 
-void ExactProduct::multiply_accumulate(std::span<const u64* const> xs,
-                                       std::span<const u64* const> ys, std::span<u64> acc) const {
-  const std::size_t n = ring().N();
-  require(xs.size() == ys.size() && acc.size() == 2 * n, ErrorCode::size_mismatch,
-          "ExactProduct::multiply_accumulate: one y per x and 2N words of acc expected");
-  thread_local std::vector<const u64*> terms;
-  terms.resize(2 * xs.size());
-  for (int i = 0; i < 2; ++i) {
-    const NttTables& tb = plans_[i].tables();
-    SAFHIRE_DEBUG_ASSERT(tb.q >> 62 == 0, "multiply_accumulate: lazy reduction needs q < 2^62");
-    for (std::size_t k = 0; k < xs.size(); ++k) {
-      terms[k] = xs[k] + i * n;
-      terms[xs.size() + k] = ys[k] + i * n;
-    }
-    kernels_->pointwise_montgomery_dot(tb.q, tb.montgomery_q_inv, terms.data(),
-                                       terms.data() + xs.size(), xs.size(), acc.data() + i * n, n);
-  }
-}
-
 void ExactProduct::from_ntt(std::span<u64> acc, std::span<u64> torus) const {
   const std::size_t n = ring().N();
   require(acc.size() == 2 * n, ErrorCode::size_mismatch,

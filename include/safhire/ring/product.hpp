@@ -57,18 +57,13 @@ class ExactProduct {
                 std::span<std::uint64_t> out) const;
 
   // The same product in steps, for sums of products sharing one inverse transform (key
-  // switching uses LimbProduct, one prime, where its bound allows; every gadget of the sets is
-  // within it). "RNS-NTT form" is 2N words: the NTT of the residues mod q1, then mod q2.
+  // switching has its own one-prime form, LimbProduct below). "RNS-NTT form" is 2N words: the
+  // NTT of the residues mod q1, then mod q2.
   // torus (N words, read as signed) -> its RNS-NTT form.
   void to_ntt(std::span<const std::uint64_t> torus, std::span<std::uint64_t> rns) const;
   // acc += x * y in RNS-NTT form (Montgomery products: the 2^-64 they leave is cancelled by
   // from_ntt, so acc must start at zero and collect only such products).
   void multiply_accumulate(std::span<const std::uint64_t> x, std::span<const std::uint64_t> y,
-                           std::span<std::uint64_t> acc) const;
-  // acc += sum_k xs[k] * ys[k], each operand 2N words in RNS-NTT form: the same as one
-  // multiply_accumulate per k, word for word, with the products summed before one reduction.
-  void multiply_accumulate(std::span<const std::uint64_t* const> xs,
-                           std::span<const std::uint64_t* const> ys,
                            std::span<std::uint64_t> acc) const;
   // acc (consumed: transformed in place) -> the exact integer sum mod 2^64, as N torus words.
   // Exact while the true coefficients of the sum lie in (-Q/2, Q/2].
