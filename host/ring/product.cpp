@@ -43,6 +43,17 @@ u128 exactness_bound(const RingParams& ring, u64 q1, u64 q2) {
   return half_q / (static_cast<u128>(2 * ring.t() - 3) * ring.m());
 }
 
+// One process-wide Product per ring (default primes and kernels), built on first use.
+template <class Product>
+const Product& shared_instance(const RingParams& ring) {
+  static std::mutex mutex;
+  static std::map<std::pair<std::uint32_t, std::uint32_t>, std::unique_ptr<Product>> cache;
+  const std::lock_guard<std::mutex> lock(mutex);
+  auto& slot = cache[{ring.t(), ring.a()}];
+  if (!slot) slot = std::make_unique<Product>(ring);
+  return *slot;
+}
+
 }  // namespace
 
 // ---- ExactProduct ------------------------------------------------------------------------------
@@ -60,12 +71,7 @@ ExactProduct::ExactProduct(const RingParams& ring, u64 q1, u64 q2, SimdIsa isa)
       kernels_(&simd::checked_kernels(isa)) {}
 
 const ExactProduct& ExactProduct::shared(const RingParams& ring) {
-  static std::mutex mutex;
-  static std::map<std::pair<std::uint32_t, std::uint32_t>, std::unique_ptr<ExactProduct>> cache;
-  const std::lock_guard<std::mutex> lock(mutex);
-  auto& slot = cache[{ring.t(), ring.a()}];
-  if (!slot) slot = std::make_unique<ExactProduct>(ring);
-  return *slot;
+  return shared_instance<ExactProduct>(ring);
 }
 
 bool ExactProduct::bound_holds(std::span<const u64> a, std::span<const u64> b) const {
@@ -138,12 +144,7 @@ LimbProduct::LimbProduct(const RingParams& ring, SimdIsa isa)
       kernels_(&simd::checked_kernels(isa)) {}
 
 const LimbProduct& LimbProduct::shared(const RingParams& ring) {
-  static std::mutex mutex;
-  static std::map<std::pair<std::uint32_t, std::uint32_t>, std::unique_ptr<LimbProduct>> cache;
-  const std::lock_guard<std::mutex> lock(mutex);
-  auto& slot = cache[{ring.t(), ring.a()}];
-  if (!slot) slot = std::make_unique<LimbProduct>(ring);
-  return *slot;
+  return shared_instance<LimbProduct>(ring);
 }
 
 void LimbProduct::small_to_ntt(std::span<const u64> small, std::span<u64> ntt) const {
