@@ -6,8 +6,10 @@
 //   product_radix/2187, product_padded/2187        exact product mod 2^64 (torus x binary)
 //   automorphism/2187, automorphism_ntt/2187       sigma_2 on the torus, and as a slot permutation
 //   torus_matmul/288x16/avx2, torus_dot/288/avx2   the linear layer's kernels (rows x outputs)
+//   torus_spmm/576x64/avx2[/scattered]             its sparse kernel, taps like a b = 8 model's
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <random>
 #include <string>
 #include <string_view>
@@ -169,6 +171,56 @@ void register_torus(std::size_t count, std::size_t outputs, SimdIsa isa) {
   });
 }
 
+// The sparse kernel on one cache block of a 3x3 convolution over 64 channels (576 rows, 64
+// outputs) with the tap statistics of the trained resnet20-b8 (models/): 32 nonzero weights per
+// output, half of each sign, 96% of them +-1 and the others 2 to 12, units first as the CPU
+// backend orders them. The rows are 64-word pieces of rows of 1536 words; `/scattered` takes
+// each call's rows from a pool of 1.3 GB (a new set per call, as the backend reads a layer's
+// ciphertexts from DRAM; the set comes back after 192 calls, 54 MB of pieces later), the other
+// the same in-cache rows every call.
+void register_spmm(SimdIsa isa, bool scattered) {
+  constexpr std::size_t kCount = 576, kOutputs = 64, kTaps = 32, kStride = 1536;
+  const std::size_t sets = scattered ? 192 : 1;
+  const std::size_t len = 48 * 1024 / kCount / 32 * 32;
+  std::string name = std::string("torus_spmm/576x64/").append(to_string(isa));
+  if (scattered) name.append("/scattered");
+  benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
+    std::mt19937_64 rng(9);
+    std::vector<u64> words(sets * kCount * kStride), out(kOutputs * len), magnitude;
+    for (auto& x : words)
+      x = rng();
+    std::vector<std::vector<const u64*>> rows(sets);
+    for (std::size_t s = 0; s < sets; ++s)
+      for (std::size_t t = 0; t < kCount; ++t)
+        rows[s].push_back(words.data() + (s * kCount + t) * kStride);
+    std::vector<u64*> outs;
+    for (std::size_t o = 0; o < kOutputs; ++o)
+      outs.push_back(out.data() + o * len);
+    std::vector<std::uint32_t> start{0}, positives, column;
+    for (std::size_t o = 0; o < kOutputs; ++o) {
+      positives.push_back(kTaps / 2);
+      for (std::size_t sign = 0; sign < 2; ++sign) {
+        std::vector<u64> m(kTaps / 2);
+        for (auto& x : m)
+          x = rng() % 25 == 0 ? 2 + rng() % 11 : 1;
+        std::sort(m.begin(), m.end());
+        for (u64 x : m) {
+          column.push_back(static_cast<std::uint32_t>(rng() % kCount));
+          magnitude.push_back(x);
+        }
+      }
+      start.push_back(static_cast<std::uint32_t>(column.size()));
+    }
+    const TorusSparseMatrix matrix{start, positives, column, magnitude};
+    std::size_t call = 0;
+    for (auto _ : state) {
+      torus_spmm(rows[call++ % sets], matrix, outs, len, isa);
+      benchmark::DoNotOptimize(out.data());
+    }
+    state.SetItemsProcessed(state.iterations() * column.size() * len);  // MACs
+  });
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -176,6 +228,10 @@ int main(int argc, char** argv) {
     register_ring(r);
   for (SimdIsa isa : available_simd())
     register_torus(288, 16, isa);
+  for (SimdIsa isa : available_simd()) {
+    register_spmm(isa, false);
+    register_spmm(isa, true);
+  }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::AddCustomContext("simd", std::string(to_string(default_simd())));

@@ -256,7 +256,8 @@ class CpuBackend final : public Backend {
 
   // The taps of outputs [first, last) as a ring::TorusSparseMatrix over the group's distinct rows
   // (column_of: a row's column) in sc.start, positives, column, magnitude: taps on one row merged,
-  // zeros dropped, positive weights first. False when a merged magnitude reaches 2^32.
+  // zeros dropped, positive weights first, each sign by ascending magnitude. False when a merged
+  // magnitude reaches 2^32.
   template <class ColumnOf, class Scratch>
   static bool sparse_matrix(const LinearLayer& layer, std::uint32_t first, std::uint32_t last,
                             const ColumnOf& column_of, Scratch& sc) {
@@ -279,6 +280,13 @@ class CpuBackend final : public Backend {
         }
       }
       sc.merged.resize(n);
+      // Smallest magnitudes first within each sign: the kernel adds a leading run of +-1s
+      // without multiplying.
+      std::sort(sc.merged.begin(), sc.merged.end(), [](const auto& x, const auto& y) {
+        const std::int64_t mx = x.second < 0 ? -x.second : x.second;
+        const std::int64_t my = y.second < 0 ? -y.second : y.second;
+        return mx != my ? mx < my : x.first < y.first;
+      });
       std::uint32_t positives = 0;
       for (int negative = 0; negative < 2; ++negative)
         for (const auto& [column, weight] : sc.merged) {

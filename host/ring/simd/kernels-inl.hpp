@@ -648,12 +648,21 @@ void torus_matmul(const u64* const* rows, std::size_t count, const u64* weights,
 }
 
 // Adds (kSubtract: subtracts) the taps [from, to) of torus_spmm to one output's accumulators over
-// a packed block (two registers of words of each row, one row after the other).
+// a packed block (two registers of words of each row, one row after the other). The leading run
+// of unit magnitudes (most weights of a model trained under an 8-bit accumulator bound are +-1)
+// adds the words themselves, without a multiply.
 template <bool kSubtract>
 void spmm_taps(const u64* block, const u32* column, const u64* magnitude, std::size_t from,
                std::size_t to, R (&acc)[4]) {
   constexpr std::size_t kBlock = 2 * V::kLanes;
-  for (std::size_t k = from; k < to; ++k) {
+  std::size_t k = from;
+  for (; k < to && magnitude[k] == 1; ++k) {
+    const u64* x = block + std::size_t{column[k]} * kBlock;
+    const R x0 = V::load(x), x1 = V::load(x + V::kLanes);
+    acc[0] = kSubtract ? V::sub(acc[0], x0) : V::add(acc[0], x0);
+    acc[1] = kSubtract ? V::sub(acc[1], x1) : V::add(acc[1], x1);
+  }
+  for (; k < to; ++k) {
     const R c = V::set1(magnitude[k]);
     const u64* x = block + std::size_t{column[k]} * kBlock;
     const R x0 = V::load(x), x1 = V::load(x + V::kLanes);

@@ -42,6 +42,8 @@ void torus_matmul(std::span<const std::uint64_t* const> rows,
 // output's positive weights first: output o has the taps [start[o], start[o + 1]), of which the
 // first positives[o] add magnitude[k] rows[column[k]] and the others subtract it. Magnitudes are
 // below 2^32, so that a kernel without a 64-bit vector multiply can split the words in halves.
+// The kernels add the leading run of unit magnitudes of each sign without a multiply: put the
+// +-1 taps first (any order is correct, that one is fast).
 struct TorusSparseMatrix {
   std::span<const std::uint32_t> start;      // outputs + 1 offsets, start[0] = 0
   std::span<const std::uint32_t> positives;  // outputs
