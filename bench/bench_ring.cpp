@@ -6,6 +6,7 @@
 //   product_radix/2187, product_padded/2187        exact product mod 2^64 (torus x binary)
 //   automorphism/2187, automorphism_ntt/2187       sigma_2 on the torus, and as a slot permutation
 //   torus_matmul/288x16/avx2, torus_dot/288/avx2   the linear layer's kernels (rows x outputs)
+//   torus_dot/288/avx2/signs                       torus_dot with weights +-1 only
 //   torus_spmm/576x64/avx2[/scattered]             its sparse kernel, taps like a b = 8 model's
 #include <benchmark/benchmark.h>
 
@@ -123,7 +124,8 @@ void register_ring(const RingParams& r) {
 
 // The linear layer's dense kernel on one cache block as the CPU backend cuts it: `count` input
 // rows (a 3x3 convolution over count / 9 channels), `outputs` outputs, 48K / count words each,
-// small signed weights; and the sparse kernel (one output) on the same rows.
+// small signed weights; and the one-output kernel on the same rows, with such weights and with
+// +-1 only.
 void register_torus(std::size_t count, std::size_t outputs, SimdIsa isa) {
   const std::size_t len = 48 * 1024 / count / 32 * 32;
   std::string shape = std::to_string(count);
@@ -157,18 +159,23 @@ void register_torus(std::size_t count, std::size_t outputs, SimdIsa isa) {
         }
         state.SetItemsProcessed(state.iterations() * count * outputs * len);  // MACs
       });
-  benchmark::RegisterBenchmark(dot_name.c_str(), [=](benchmark::State& state) {
+  const auto dot = [=](benchmark::State& state, bool signs) {
     std::vector<u64> words, weights;
     std::vector<const u64*> rows;
     setup(words, rows, weights);
     weights.resize(count);
+    if (signs)
+      for (auto& w : weights)
+        w = w >> 63 != 0 ? ~u64{0} : 1;
     std::vector<u64> out(len);
     for (auto _ : state) {
       torus_dot(rows, weights, out, isa);
       benchmark::DoNotOptimize(out.data());
     }
     state.SetItemsProcessed(state.iterations() * count * len);
-  });
+  };
+  benchmark::RegisterBenchmark(dot_name.c_str(), dot, false);
+  benchmark::RegisterBenchmark((dot_name + "/signs").c_str(), dot, true);
 }
 
 // The sparse kernel on one cache block of a 3x3 convolution over 64 channels (576 rows, 64

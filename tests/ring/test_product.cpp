@@ -303,30 +303,34 @@ TEST(Product, SizeMismatchIsATypedError) {
   }
 }
 
+// Weights up to 2^15 in magnitude, and weights all +-1 (the kernels' multiply-free path).
 TEST(TorusDot, EveryInstructionSetMatchesPlainWordArithmetic) {
   std::mt19937_64 rng(77);
   for (std::size_t len : {std::size_t{1}, std::size_t{7}, std::size_t{33}, std::size_t{1459}}) {
-    for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{9}, std::size_t{40}}) {
-      std::vector<std::vector<std::uint64_t>> rows(count, std::vector<std::uint64_t>(len));
-      std::vector<const std::uint64_t*> pointers;
-      std::vector<std::uint64_t> weights;
-      for (auto& r : rows) {
-        for (auto& x : r)
-          x = rng();
-        pointers.push_back(r.data());
-        weights.push_back(
-            static_cast<std::uint64_t>(static_cast<std::int64_t>(rng() % 65535) - 32767));
+    for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{9}, std::size_t{40}})
+      for (const bool signs : {false, true}) {
+        std::vector<std::vector<std::uint64_t>> rows(count, std::vector<std::uint64_t>(len));
+        std::vector<const std::uint64_t*> pointers;
+        std::vector<std::uint64_t> weights;
+        for (auto& r : rows) {
+          for (auto& x : r)
+            x = rng();
+          pointers.push_back(r.data());
+          weights.push_back(
+              signs ? (rng() % 2 != 0 ? 1 : ~std::uint64_t{0})
+                    : static_cast<std::uint64_t>(static_cast<std::int64_t>(rng() % 65535) - 32767));
+        }
+        std::vector<std::uint64_t> expected(len, 0);
+        for (std::size_t t = 0; t < count; ++t)
+          for (std::size_t i = 0; i < len; ++i)
+            expected[i] += weights[t] * rows[t][i];
+        for (SimdIsa isa : available_simd()) {
+          std::vector<std::uint64_t> out(len, 123);
+          torus_dot(pointers, weights, out, isa);
+          ASSERT_EQ(out, expected) << to_string(isa) << ", len " << len << ", rows " << count
+                                   << (signs ? ", weights +-1" : "");
+        }
       }
-      std::vector<std::uint64_t> expected(len, 0);
-      for (std::size_t t = 0; t < count; ++t)
-        for (std::size_t i = 0; i < len; ++i)
-          expected[i] += weights[t] * rows[t][i];
-      for (SimdIsa isa : available_simd()) {
-        std::vector<std::uint64_t> out(len, 123);
-        torus_dot(pointers, weights, out, isa);
-        ASSERT_EQ(out, expected) << to_string(isa) << ", len " << len << ", rows " << count;
-      }
-    }
   }
 }
 

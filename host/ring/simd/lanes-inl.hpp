@@ -40,6 +40,7 @@ struct Lanes1 {
   static Reg shr1(Reg a) { return a >> 1; }
   static Reg bit_and(Reg a, Reg b) { return a & b; }
   static Reg bit_or(Reg a, Reg b) { return a | b; }
+  static Reg bit_xor(Reg a, Reg b) { return a ^ b; }
   // All-ones where the condition holds.
   static Reg gt(Reg a, Reg b) { return a > b ? ~Reg{0} : Reg{0}; }
   static Reg eq(Reg a, Reg b) { return a == b ? ~Reg{0} : Reg{0}; }
@@ -108,6 +109,7 @@ struct Lanes8 {
   static Reg shr1(Reg a) { return _mm512_srli_epi64(a, 1); }
   static Reg bit_and(Reg a, Reg b) { return _mm512_and_si512(a, b); }
   static Reg bit_or(Reg a, Reg b) { return _mm512_or_si512(a, b); }
+  static Reg bit_xor(Reg a, Reg b) { return _mm512_xor_si512(a, b); }
   static Reg gt(Reg a, Reg b) { return _mm512_movm_epi64(_mm512_cmpgt_epu64_mask(a, b)); }
   static Reg eq(Reg a, Reg b) { return _mm512_movm_epi64(_mm512_cmpeq_epu64_mask(a, b)); }
   static Reg sign_mask(Reg a) { return _mm512_srai_epi64(a, 63); }
@@ -190,6 +192,7 @@ struct Lanes4 {
   static Reg shr1(Reg a) { return _mm256_srli_epi64(a, 1); }
   static Reg bit_and(Reg a, Reg b) { return _mm256_and_si256(a, b); }
   static Reg bit_or(Reg a, Reg b) { return _mm256_or_si256(a, b); }
+  static Reg bit_xor(Reg a, Reg b) { return _mm256_xor_si256(a, b); }
   static Reg sign_mask(Reg a) { return _mm256_cmpgt_epi64(_mm256_setzero_si256(), a); }
 };
 using LanesWide = Lanes4;
