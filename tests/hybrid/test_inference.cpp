@@ -110,8 +110,9 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"small-b16", "default-b16", 0}, Case{"small-b16", "default-b16", 1},
                       Case{"small-b16", "default-b16", 2},
                       // The trained ResNet-20 (8-bit hidden rounds, 12-bit first and last) on
-                      // default-b8 at gamma 2, the paper's headline setting: one image.
-                      Case{"resnet20-b8", "default-b8", 2}),
+                      // default-b8 at gamma 2, the paper's headline setting: one image; and the
+                      // 12-bit one on the same set, whose noise at gamma 2 carries 12 bits.
+                      Case{"resnet20-b8", "default-b8", 2}, Case{"resnet20-b12", "default-b8", 2}),
     [](const auto& param_info) { return case_label(param_info.param); });
 
 // The backend's view of a round (backend::LinearLayer) on plaintext integers gives the direct

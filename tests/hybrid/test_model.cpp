@@ -70,7 +70,7 @@ TEST_P(TrainedModels, FileRoundTripsAndEveryTruncationIsRejected) {
 
 INSTANTIATE_TEST_SUITE_P(Trained, TrainedModels,
                          ::testing::Values("small-b8", "small-b12", "small-b16", "resnet20-b8",
-                                           "resnet20-b16"),
+                                           "resnet20-b12", "resnet20-b16"),
                          [](const auto& param_info) {
                            std::string s = param_info.param;
                            for (char& c : s)
