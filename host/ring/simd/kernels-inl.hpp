@@ -490,21 +490,21 @@ R split_result(R lo, R hi, R correction) {
   return V::sub(V::add(lo, V::shl32(hi)), correction);
 }
 
-// torus_dot when every weight is +1 or -1 (partial extraction's clean-sample maps): -x = ~x + 1,
-// so the sum is sum_t (x_t XOR m_t) + (the number of -1s), m_t all ones for a -1; no multiply.
-void torus_dot_signs(const u64* const* rows, const u64* weights, std::size_t count, u64* out,
-                     std::size_t len, u64 negatives) {
+// out[i] = init + sum_t term(lanes, weights[t], rows[t][i] as lanes): four registers of outputs
+// stay in registers across all rows; the tail a register (or word) at a time.
+template <class Term>
+void dot_rows(const u64* const* rows, const u64* weights, std::size_t count, u64* out,
+              std::size_t len, u64 init, const Term& term) {
   constexpr std::size_t kBlock = 4 * V::kLanes;
   std::size_t i = 0;
   for (; i + kBlock <= len; i += kBlock) {
-    auto a0 = V::set1(negatives), a1 = a0, a2 = a0, a3 = a0;
+    auto a0 = V::set1(init), a1 = a0, a2 = a0, a3 = a0;
     for (std::size_t t = 0; t < count; ++t) {
-      const auto m = V::set1(0 - (weights[t] >> 63));
       const u64* r = rows[t] + i;
-      a0 = V::add(a0, V::bit_xor(m, V::load(r)));
-      a1 = V::add(a1, V::bit_xor(m, V::load(r + V::kLanes)));
-      a2 = V::add(a2, V::bit_xor(m, V::load(r + 2 * V::kLanes)));
-      a3 = V::add(a3, V::bit_xor(m, V::load(r + 3 * V::kLanes)));
+      a0 = V::add(a0, term(V{}, weights[t], V::load(r)));
+      a1 = V::add(a1, term(V{}, weights[t], V::load(r + V::kLanes)));
+      a2 = V::add(a2, term(V{}, weights[t], V::load(r + 2 * V::kLanes)));
+      a3 = V::add(a3, term(V{}, weights[t], V::load(r + 3 * V::kLanes)));
     }
     V::store(out + i, a0);
     V::store(out + i + V::kLanes, a1);
@@ -513,46 +513,32 @@ void torus_dot_signs(const u64* const* rows, const u64* weights, std::size_t cou
   }
   for_each_lane_block(len - i, [&](auto lanes, std::size_t j) {
     using L = decltype(lanes);
-    auto acc = L::set1(negatives);
+    auto acc = L::set1(init);
     for (std::size_t t = 0; t < count; ++t)
-      acc = L::add(acc, L::bit_xor(L::set1(0 - (weights[t] >> 63)), L::load(rows[t] + i + j)));
+      acc = L::add(acc, term(lanes, weights[t], L::load(rows[t] + i + j)));
     L::store(out + i + j, acc);
   });
 }
 
-// Four registers of outputs stay in registers across all rows; the tail a register (or word) at
-// a time.
+// When every weight is +1 or -1 (partial extraction's clean-sample maps), -x = ~x + 1 makes the
+// sum sum_t (x_t XOR m_t) + (the number of -1s), m_t all ones for a -1: no multiply.
 void torus_dot(const u64* const* rows, const u64* weights, std::size_t count, u64* out,
                std::size_t len) {
-  constexpr std::size_t kBlock = 4 * V::kLanes;
   u64 negatives = 0;
   std::size_t signs = 0;
   for (; signs < count && (weights[signs] == 1 || weights[signs] == ~u64{0}); ++signs)
     negatives += weights[signs] >> 63;
-  if (signs == count) return torus_dot_signs(rows, weights, count, out, len, negatives);
-  std::size_t i = 0;
-  for (; i + kBlock <= len; i += kBlock) {
-    auto a0 = V::zero(), a1 = V::zero(), a2 = V::zero(), a3 = V::zero();
-    for (std::size_t t = 0; t < count; ++t) {
-      const auto w = V::set1(weights[t]);
-      const u64* r = rows[t] + i;
-      a0 = V::add(a0, V::mullo(w, V::load(r)));
-      a1 = V::add(a1, V::mullo(w, V::load(r + V::kLanes)));
-      a2 = V::add(a2, V::mullo(w, V::load(r + 2 * V::kLanes)));
-      a3 = V::add(a3, V::mullo(w, V::load(r + 3 * V::kLanes)));
-    }
-    V::store(out + i, a0);
-    V::store(out + i + V::kLanes, a1);
-    V::store(out + i + 2 * V::kLanes, a2);
-    V::store(out + i + 3 * V::kLanes, a3);
+  if (signs == count) {
+    dot_rows(rows, weights, count, out, len, negatives, [](auto lanes, u64 w, auto x) {
+      using L = decltype(lanes);
+      return L::bit_xor(L::set1(0 - (w >> 63)), x);
+    });
+  } else {
+    dot_rows(rows, weights, count, out, len, 0, [](auto lanes, u64 w, auto x) {
+      using L = decltype(lanes);
+      return L::mullo(L::set1(w), x);
+    });
   }
-  for_each_lane_block(len - i, [&](auto lanes, std::size_t j) {
-    using L = decltype(lanes);
-    auto acc = L::zero();
-    for (std::size_t t = 0; t < count; ++t)
-      acc = L::add(acc, L::mullo(L::set1(weights[t]), L::load(rows[t] + i + j)));
-    L::store(out + i + j, acc);
-  });
 }
 
 // Dense torus_matmul with split weights: the weights shifted by c = -min(w, 0) into [0, 2^32)
