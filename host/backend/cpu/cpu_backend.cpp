@@ -4,6 +4,7 @@
 // PartialExtraction::clean_samples.
 #include <algorithm>
 #include <mutex>
+#include <numeric>
 #include <optional>
 #include <string>
 
@@ -172,17 +173,27 @@ class CpuBackend final : public Backend {
     layer.validate(counts);
     const std::size_t W = width_, N = params_.ring.N();
     auto out = std::make_unique<HostRows>(layer.outputs(), W, pool_);
+    constexpr std::uint32_t kNoColumn = ~std::uint32_t{0};
     struct Scratch {
-      std::vector<const u64*> rows, columns, shifted;
+      std::vector<const u64*> rows, columns, shifted, sorted;
       std::vector<u64> weights, matrix;
       std::vector<u64*> outs;
       std::vector<std::uint32_t> start, positives, column;
       std::vector<u64> magnitude;
       std::vector<std::pair<std::uint32_t, std::int64_t>> merged;
+      // column_of_row[s][i]: the column of source s's row i in the current group, or kNoColumn;
+      // tap_column: each tap's column; first_tap: a tap of each column; order, rank: address
+      // order of the columns.
+      std::vector<std::vector<std::uint32_t>> column_of_row;
+      std::vector<std::uint32_t> tap_column, first_tap, order, rank;
     };
     std::vector<Scratch> scratch(threads_);
     core::parallel_for(layer.groups(), threads_, [&](std::size_t g, unsigned worker) {
       Scratch& sc = scratch[worker];
+      if (sc.column_of_row.empty()) {
+        for (std::size_t c : counts)
+          sc.column_of_row.emplace_back(c, kNoColumn);
+      }
       const std::uint32_t first = layer.group_start[g], last = layer.group_start[g + 1];
       const std::size_t outputs = last - first;
       sc.rows.clear();
@@ -196,15 +207,36 @@ class CpuBackend final : public Backend {
           sc.weights.push_back(static_cast<u64>(static_cast<std::int64_t>(t.weight)));
         }
       }
-      // The group's distinct input rows; its taps as a dense or a sparse matrix over them.
-      sc.columns = sc.rows;
-      std::sort(sc.columns.begin(), sc.columns.end());
-      sc.columns.erase(std::unique(sc.columns.begin(), sc.columns.end()), sc.columns.end());
+      // The group's distinct input rows, in address order (the kernels read them front to
+      // back), and each tap's column among them; its taps as a dense or a sparse matrix over them.
+      sc.columns.clear();
+      sc.tap_column.clear();
+      sc.first_tap.clear();
+      for (std::uint32_t k = layer.tap_start[first]; k < layer.tap_start[last]; ++k) {
+        const Tap& t = layer.taps[k];
+        std::uint32_t& column = sc.column_of_row[t.source][t.index];
+        if (column == kNoColumn) {
+          column = static_cast<std::uint32_t>(sc.columns.size());
+          sc.columns.push_back(sc.rows[k - layer.tap_start[first]]);
+          sc.first_tap.push_back(k);
+        }
+        sc.tap_column.push_back(column);
+      }
       const std::size_t K = sc.columns.size();
-      const auto column_of = [&](const u64* row) {
-        return static_cast<std::uint32_t>(
-            std::lower_bound(sc.columns.begin(), sc.columns.end(), row) - sc.columns.begin());
-      };
+      sc.order.resize(K);
+      std::iota(sc.order.begin(), sc.order.end(), std::uint32_t{0});
+      std::sort(sc.order.begin(), sc.order.end(),
+                [&](std::uint32_t x, std::uint32_t y) { return sc.columns[x] < sc.columns[y]; });
+      sc.rank.resize(K);
+      sc.sorted.resize(K);
+      for (std::size_t i = 0; i < K; ++i) {
+        sc.rank[sc.order[i]] = static_cast<std::uint32_t>(i);
+        sc.sorted[i] = sc.columns[sc.order[i]];
+        const Tap& t = layer.taps[sc.first_tap[i]];
+        sc.column_of_row[t.source][t.index] = kNoColumn;  // clean for the next group
+      }
+      std::swap(sc.columns, sc.sorted);
+      const auto column_of = [&](std::size_t at) { return sc.rank[sc.tap_column[at]]; };
       // (A merged weight too wide for the sparse form makes the group dense.)
       const bool many = outputs >= 4 && K > 0;
       const bool mostly_taps =
@@ -216,7 +248,7 @@ class CpuBackend final : public Backend {
         for (std::size_t o = 0, at = 0; o < outputs; ++o)
           for (std::uint32_t k = layer.tap_start[first + o]; k < layer.tap_start[first + o + 1];
                ++k, ++at)
-            sc.matrix[o * K + column_of(sc.rows[at])] += sc.weights[at];
+            sc.matrix[o * K + column_of(at)] += sc.weights[at];
       }
       if (dense || sparse) widest = std::max<std::size_t>(K, 1);
       const std::size_t chunk = std::max<std::size_t>(32, kCacheWords / widest / 32 * 32);
@@ -255,9 +287,9 @@ class CpuBackend final : public Backend {
   }
 
   // The taps of outputs [first, last) as a ring::TorusSparseMatrix over the group's distinct rows
-  // (column_of: a row's column) in sc.start, positives, column, magnitude: taps on one row merged,
-  // zeros dropped, positive weights first, each sign by ascending magnitude. False when a merged
-  // magnitude reaches 2^32.
+  // (column_of: the column of the group's tap at) in sc.start, positives, column, magnitude: taps
+  // on one row merged, zeros dropped, positive weights first, each sign by ascending magnitude.
+  // False when a merged magnitude reaches 2^32.
   template <class ColumnOf, class Scratch>
   static bool sparse_matrix(const LinearLayer& layer, std::uint32_t first, std::uint32_t last,
                             const ColumnOf& column_of, Scratch& sc) {
@@ -269,7 +301,7 @@ class CpuBackend final : public Backend {
     for (std::uint32_t o = first; o < last; ++o) {
       sc.merged.clear();
       for (std::uint32_t k = layer.tap_start[o]; k < layer.tap_start[o + 1]; ++k, ++at)
-        sc.merged.emplace_back(column_of(sc.rows[at]), layer.taps[k].weight);
+        sc.merged.emplace_back(column_of(at), layer.taps[k].weight);
       std::sort(sc.merged.begin(), sc.merged.end());
       std::size_t n = 0;
       for (const auto& [column, weight] : sc.merged) {
