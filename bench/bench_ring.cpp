@@ -8,6 +8,7 @@
 //   torus_matmul/288x16/avx2, torus_dot/288/avx2   the linear layer's kernels (rows x outputs)
 //   torus_dot/288/avx2/signs                       torus_dot with weights +-1 only
 //   torus_spmm/576x64/avx2[/scattered]             its sparse kernel, taps like a b = 8 model's
+//   .../w32                                        the same three on 32-bit words
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -125,19 +126,28 @@ void register_ring(const RingParams& r) {
 // The linear layer's dense kernel on one cache block as the CPU backend cuts it: `count` input
 // rows (a 3x3 convolution over count / 9 channels), `outputs` outputs, 48K / count words each,
 // small signed weights; and the one-output kernel on the same rows, with such weights and with
-// +-1 only.
+// +-1 only. On 32-bit words (Word = std::uint32_t) the names end in /w32: the same words, half
+// the bytes.
+template <class Word>
+std::string word_suffix() {
+  return sizeof(Word) == 4 ? "/w32" : "";
+}
+
+template <class Word>
 void register_torus(std::size_t count, std::size_t outputs, SimdIsa isa) {
   const std::size_t len = 48 * 1024 / count / 32 * 32;
   std::string shape = std::to_string(count);
   shape.append("x").append(std::to_string(outputs)).append("/").append(to_string(isa));
+  shape.append(word_suffix<Word>());
   std::string dot_name("torus_dot/");
   dot_name.append(std::to_string(count)).append("/").append(to_string(isa));
-  auto setup = [count, outputs, len](std::vector<u64>& words, std::vector<const u64*>& rows,
+  dot_name.append(word_suffix<Word>());
+  auto setup = [count, outputs, len](std::vector<Word>& words, std::vector<const Word*>& rows,
                                      std::vector<u64>& weights) {
     std::mt19937_64 rng(8);
     words.resize(count * len);
     for (auto& x : words)
-      x = rng();
+      x = static_cast<Word>(rng());
     for (std::size_t t = 0; t < count; ++t)
       rows.push_back(words.data() + t * len);
     weights.resize(outputs * count);
@@ -146,11 +156,12 @@ void register_torus(std::size_t count, std::size_t outputs, SimdIsa isa) {
   };
   benchmark::RegisterBenchmark(
       std::string("torus_matmul/").append(shape).c_str(), [=](benchmark::State& state) {
-        std::vector<u64> words, weights;
-        std::vector<const u64*> rows;
+        std::vector<Word> words;
+        std::vector<u64> weights;
+        std::vector<const Word*> rows;
         setup(words, rows, weights);
-        std::vector<u64> out(outputs * len);
-        std::vector<u64*> outs;
+        std::vector<Word> out(outputs * len);
+        std::vector<Word*> outs;
         for (std::size_t o = 0; o < outputs; ++o)
           outs.push_back(out.data() + o * len);
         for (auto _ : state) {
@@ -160,14 +171,15 @@ void register_torus(std::size_t count, std::size_t outputs, SimdIsa isa) {
         state.SetItemsProcessed(state.iterations() * count * outputs * len);  // MACs
       });
   const auto dot = [=](benchmark::State& state, bool signs) {
-    std::vector<u64> words, weights;
-    std::vector<const u64*> rows;
+    std::vector<Word> words;
+    std::vector<u64> weights;
+    std::vector<const Word*> rows;
     setup(words, rows, weights);
     weights.resize(count);
     if (signs)
       for (auto& w : weights)
         w = w >> 63 != 0 ? ~u64{0} : 1;
-    std::vector<u64> out(len);
+    std::vector<Word> out(len);
     for (auto _ : state) {
       torus_dot(rows, weights, out, isa);
       benchmark::DoNotOptimize(out.data());
@@ -185,22 +197,25 @@ void register_torus(std::size_t count, std::size_t outputs, SimdIsa isa) {
 // each call's rows from a pool of 1.3 GB (a new set per call, as the backend reads a layer's
 // ciphertexts from DRAM; the set comes back after 192 calls, 54 MB of pieces later), the other
 // the same in-cache rows every call.
+template <class Word>
 void register_spmm(SimdIsa isa, bool scattered) {
   constexpr std::size_t kCount = 576, kOutputs = 64, kTaps = 32, kStride = 1536;
   const std::size_t sets = scattered ? 192 : 1;
   const std::size_t len = 48 * 1024 / kCount / 32 * 32;
   std::string name = std::string("torus_spmm/576x64/").append(to_string(isa));
   if (scattered) name.append("/scattered");
+  name.append(word_suffix<Word>());
   benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
     std::mt19937_64 rng(9);
-    std::vector<u64> words(sets * kCount * kStride), out(kOutputs * len), magnitude;
+    std::vector<Word> words(sets * kCount * kStride), out(kOutputs * len);
+    std::vector<u64> magnitude;
     for (auto& x : words)
-      x = rng();
-    std::vector<std::vector<const u64*>> rows(sets);
+      x = static_cast<Word>(rng());
+    std::vector<std::vector<const Word*>> rows(sets);
     for (std::size_t s = 0; s < sets; ++s)
       for (std::size_t t = 0; t < kCount; ++t)
         rows[s].push_back(words.data() + (s * kCount + t) * kStride);
-    std::vector<u64*> outs;
+    std::vector<Word*> outs;
     for (std::size_t o = 0; o < kOutputs; ++o)
       outs.push_back(out.data() + o * len);
     std::vector<std::uint32_t> start{0}, positives, column;
@@ -233,11 +248,15 @@ void register_spmm(SimdIsa isa, bool scattered) {
 int main(int argc, char** argv) {
   for (const RingParams& r : kRings)
     register_ring(r);
-  for (SimdIsa isa : available_simd())
-    register_torus(288, 16, isa);
   for (SimdIsa isa : available_simd()) {
-    register_spmm(isa, false);
-    register_spmm(isa, true);
+    register_torus<u64>(288, 16, isa);
+    register_torus<std::uint32_t>(288, 16, isa);
+  }
+  for (SimdIsa isa : available_simd()) {
+    register_spmm<u64>(isa, false);
+    register_spmm<u64>(isa, true);
+    register_spmm<std::uint32_t>(isa, false);
+    register_spmm<std::uint32_t>(isa, true);
   }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

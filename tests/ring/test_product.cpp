@@ -303,29 +303,43 @@ TEST(Product, SizeMismatchIsATypedError) {
   }
 }
 
+// The linear-layer kernels on 64-bit torus words (mod 2^64) and on 32-bit ones (mod 2^32),
+// against plain unsigned arithmetic in the word type.
+template <class Word>
+class TorusKernels : public ::testing::Test {};
+using TorusWords = ::testing::Types<std::uint64_t, std::uint32_t>;
+TYPED_TEST_SUITE(TorusKernels, TorusWords);
+
+// A weight (64-bit two's complement, as the kernels take it) applied in the word type.
+template <class Word>
+Word word_weight(std::uint64_t w) {
+  return static_cast<Word>(w);
+}
+
 // Weights up to 2^15 in magnitude, and weights all +-1 (the kernels' multiply-free path).
-TEST(TorusDot, EveryInstructionSetMatchesPlainWordArithmetic) {
+TYPED_TEST(TorusKernels, DotMatchesPlainWordArithmetic) {
+  using Word = TypeParam;
   std::mt19937_64 rng(77);
   for (std::size_t len : {std::size_t{1}, std::size_t{7}, std::size_t{33}, std::size_t{1459}}) {
     for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{9}, std::size_t{40}})
       for (const bool signs : {false, true}) {
-        std::vector<std::vector<std::uint64_t>> rows(count, std::vector<std::uint64_t>(len));
-        std::vector<const std::uint64_t*> pointers;
+        std::vector<std::vector<Word>> rows(count, std::vector<Word>(len));
+        std::vector<const Word*> pointers;
         std::vector<std::uint64_t> weights;
         for (auto& r : rows) {
           for (auto& x : r)
-            x = rng();
+            x = static_cast<Word>(rng());
           pointers.push_back(r.data());
           weights.push_back(
               signs ? (rng() % 2 != 0 ? 1 : ~std::uint64_t{0})
                     : static_cast<std::uint64_t>(static_cast<std::int64_t>(rng() % 65535) - 32767));
         }
-        std::vector<std::uint64_t> expected(len, 0);
+        std::vector<Word> expected(len, 0);
         for (std::size_t t = 0; t < count; ++t)
           for (std::size_t i = 0; i < len; ++i)
-            expected[i] += weights[t] * rows[t][i];
+            expected[i] += word_weight<Word>(weights[t]) * rows[t][i];
         for (SimdIsa isa : available_simd()) {
-          std::vector<std::uint64_t> out(len, 123);
+          std::vector<Word> out(len, 123);
           torus_dot(pointers, weights, out, isa);
           ASSERT_EQ(out, expected) << to_string(isa) << ", len " << len << ", rows " << count
                                    << (signs ? ", weights +-1" : "");
@@ -336,27 +350,28 @@ TEST(TorusDot, EveryInstructionSetMatchesPlainWordArithmetic) {
 
 // `count` rows of `len` random words, with pointers to them; and `outputs` rows of `len` words
 // holding a value every kernel must overwrite.
+template <class Word>
 struct RandomRows {
   RandomRows(std::mt19937_64& rng, std::size_t count, std::size_t len)
-      : rows(count, std::vector<std::uint64_t>(len)) {
+      : rows(count, std::vector<Word>(len)) {
     for (auto& r : rows) {
       for (auto& x : r)
-        x = rng();
+        x = static_cast<Word>(rng());
       pointers.push_back(r.data());
     }
   }
-  std::vector<std::vector<std::uint64_t>> rows;
-  std::vector<const std::uint64_t*> pointers;
+  std::vector<std::vector<Word>> rows;
+  std::vector<const Word*> pointers;
 };
 
+template <class Word>
 struct OutputRows {
-  OutputRows(std::size_t outputs, std::size_t len)
-      : rows(outputs, std::vector<std::uint64_t>(len, 5)) {
+  OutputRows(std::size_t outputs, std::size_t len) : rows(outputs, std::vector<Word>(len, 5)) {
     for (auto& v : rows)
       pointers.push_back(v.data());
   }
-  std::vector<std::vector<std::uint64_t>> rows;
-  std::vector<std::uint64_t*> pointers;
+  std::vector<std::vector<Word>> rows;
+  std::vector<Word*> pointers;
 };
 
 // Weight kinds: small signed (the AVX2 kernel's split multiply with an offset), small
@@ -372,25 +387,25 @@ std::uint64_t matmul_weight(std::mt19937_64& rng, int kind) {
   }
 }
 
-TEST(TorusMatmul, EveryInstructionSetMatchesPlainWordArithmetic) {
+TYPED_TEST(TorusKernels, MatmulMatchesPlainWordArithmetic) {
+  using Word = TypeParam;
   std::mt19937_64 rng(78);
   for (int kind = 0; kind < 3; ++kind)
     for (std::size_t len : {std::size_t{1}, std::size_t{17}, std::size_t{1459}}) {
       for (std::size_t outputs :
            {std::size_t{1}, std::size_t{4}, std::size_t{7}, std::size_t{16}}) {
         const std::size_t count = 1 + rng() % 40;
-        const RandomRows in(rng, count, len);
+        const RandomRows<Word> in(rng, count, len);
         std::vector<std::uint64_t> weights(outputs * count);
         for (auto& w : weights)
           w = matmul_weight(rng, kind);
-        std::vector<std::vector<std::uint64_t>> expected(outputs,
-                                                         std::vector<std::uint64_t>(len, 0));
+        std::vector<std::vector<Word>> expected(outputs, std::vector<Word>(len, 0));
         for (std::size_t o = 0; o < outputs; ++o)
           for (std::size_t t = 0; t < count; ++t)
             for (std::size_t i = 0; i < len; ++i)
-              expected[o][i] += weights[o * count + t] * in.rows[t][i];
+              expected[o][i] += word_weight<Word>(weights[o * count + t]) * in.rows[t][i];
         for (SimdIsa isa : available_simd()) {
-          OutputRows out(outputs, len);
+          OutputRows<Word> out(outputs, len);
           torus_matmul(in.pointers, weights, out.pointers, len, isa);
           ASSERT_EQ(out.rows, expected) << to_string(isa) << ", len " << len << ", outputs "
                                         << outputs << ", weights " << kind;
@@ -403,12 +418,13 @@ TEST(TorusMatmul, EveryInstructionSetMatchesPlainWordArithmetic) {
 // columns allowed, half the magnitudes 1: on even outputs the units lead each sign's taps, the
 // kernels' fast run; elsewhere they are scattered) against the sum of signed products word by
 // word.
-TEST(TorusSpmm, EveryInstructionSetMatchesPlainWordArithmetic) {
+TYPED_TEST(TorusKernels, SpmmMatchesPlainWordArithmetic) {
+  using Word = TypeParam;
   std::mt19937_64 rng(79);
   for (std::size_t len : {std::size_t{1}, std::size_t{9}, std::size_t{40}, std::size_t{1459}}) {
     for (std::size_t outputs : {std::size_t{1}, std::size_t{5}, std::size_t{16}}) {
       const std::size_t count = 1 + rng() % 50;
-      const RandomRows in(rng, count, len);
+      const RandomRows<Word> in(rng, count, len);
       std::vector<std::uint32_t> start{0}, positives, column;
       std::vector<std::uint64_t> magnitude;
       for (std::size_t o = 0; o < outputs; ++o) {
@@ -428,16 +444,16 @@ TEST(TorusSpmm, EveryInstructionSetMatchesPlainWordArithmetic) {
         }
         start.push_back(static_cast<std::uint32_t>(column.size()));
       }
-      std::vector<std::vector<std::uint64_t>> expected(outputs, std::vector<std::uint64_t>(len, 0));
+      std::vector<std::vector<Word>> expected(outputs, std::vector<Word>(len, 0));
       for (std::size_t o = 0; o < outputs; ++o)
         for (std::size_t k = start[o]; k < start[o + 1]; ++k)
           for (std::size_t i = 0; i < len; ++i) {
-            const std::uint64_t p = magnitude[k] * in.rows[column[k]][i];
-            expected[o][i] += k - start[o] < positives[o] ? p : 0 - p;
+            const Word p = word_weight<Word>(magnitude[k]) * in.rows[column[k]][i];
+            expected[o][i] += k - start[o] < positives[o] ? p : Word{0} - p;
           }
       const TorusSparseMatrix matrix{start, positives, column, magnitude};
       for (SimdIsa isa : available_simd()) {
-        OutputRows out(outputs, len);
+        OutputRows<Word> out(outputs, len);
         torus_spmm(in.pointers, matrix, out.pointers, len, isa);
         ASSERT_EQ(out.rows, expected)
             << to_string(isa) << ", len " << len << ", outputs " << outputs;

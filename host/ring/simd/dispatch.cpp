@@ -97,25 +97,14 @@ const KernelTable& checked_kernels(SimdIsa isa) {
 
 }  // namespace simd
 
-void torus_dot(std::span<const std::uint64_t* const> rows, std::span<const std::uint64_t> weights,
-               std::span<std::uint64_t> out, SimdIsa isa) {
-  require(rows.size() == weights.size(), ErrorCode::size_mismatch, "torus_dot: one weight per row");
-  simd::checked_kernels(isa).torus_dot(rows.data(), weights.data(), rows.size(), out.data(),
-                                       out.size());
-}
+namespace {
 
-void torus_matmul(std::span<const std::uint64_t* const> rows,
-                  std::span<const std::uint64_t> weights, std::span<std::uint64_t* const> outs,
-                  std::size_t len, SimdIsa isa) {
-  require(weights.size() == rows.size() * outs.size(), ErrorCode::size_mismatch,
+void check_matmul(std::size_t rows, std::size_t weights, std::size_t outputs) {
+  require(weights == rows * outputs, ErrorCode::size_mismatch,
           "torus_matmul: one weight per output and row");
-  simd::checked_kernels(isa).torus_matmul(rows.data(), rows.size(), weights.data(), outs.size(),
-                                          outs.data(), len);
 }
 
-void torus_spmm(std::span<const std::uint64_t* const> rows, const TorusSparseMatrix& matrix,
-                std::span<std::uint64_t* const> outs, std::size_t len, SimdIsa isa) {
-  const std::size_t outputs = outs.size();
+void check_spmm(std::size_t rows, const TorusSparseMatrix& matrix, std::size_t outputs) {
   require(matrix.start.size() == outputs + 1 && matrix.positives.size() == outputs,
           ErrorCode::size_mismatch,
           "torus_spmm: start and positives must have one entry per output");
@@ -130,13 +119,60 @@ void torus_spmm(std::span<const std::uint64_t* const> rows, const TorusSparseMat
                                                    " has inconsistent start or positives");
 #if SAFHIRE_DEBUG_CHECKS
   for (std::size_t k = 0; k < matrix.column.size(); ++k) {
-    SAFHIRE_DEBUG_ASSERT(matrix.column[k] < rows.size(), "torus_spmm: column out of range");
+    SAFHIRE_DEBUG_ASSERT(matrix.column[k] < rows, "torus_spmm: column out of range");
     SAFHIRE_DEBUG_ASSERT(matrix.magnitude[k] >> 32 == 0, "torus_spmm: magnitude of 2^32 or more");
   }
+#else
+  (void)rows;
 #endif
+}
+
+}  // namespace
+
+void torus_dot(std::span<const std::uint64_t* const> rows, std::span<const std::uint64_t> weights,
+               std::span<std::uint64_t> out, SimdIsa isa) {
+  require(rows.size() == weights.size(), ErrorCode::size_mismatch, "torus_dot: one weight per row");
+  simd::checked_kernels(isa).torus_dot(rows.data(), weights.data(), rows.size(), out.data(),
+                                       out.size());
+}
+
+void torus_dot(std::span<const std::uint32_t* const> rows, std::span<const std::uint64_t> weights,
+               std::span<std::uint32_t> out, SimdIsa isa) {
+  require(rows.size() == weights.size(), ErrorCode::size_mismatch, "torus_dot: one weight per row");
+  simd::checked_kernels(isa).torus_dot32(rows.data(), weights.data(), rows.size(), out.data(),
+                                         out.size());
+}
+
+void torus_matmul(std::span<const std::uint64_t* const> rows,
+                  std::span<const std::uint64_t> weights, std::span<std::uint64_t* const> outs,
+                  std::size_t len, SimdIsa isa) {
+  check_matmul(rows.size(), weights.size(), outs.size());
+  simd::checked_kernels(isa).torus_matmul(rows.data(), rows.size(), weights.data(), outs.size(),
+                                          outs.data(), len);
+}
+
+void torus_matmul(std::span<const std::uint32_t* const> rows,
+                  std::span<const std::uint64_t> weights, std::span<std::uint32_t* const> outs,
+                  std::size_t len, SimdIsa isa) {
+  check_matmul(rows.size(), weights.size(), outs.size());
+  simd::checked_kernels(isa).torus_matmul32(rows.data(), rows.size(), weights.data(), outs.size(),
+                                            outs.data(), len);
+}
+
+void torus_spmm(std::span<const std::uint64_t* const> rows, const TorusSparseMatrix& matrix,
+                std::span<std::uint64_t* const> outs, std::size_t len, SimdIsa isa) {
+  check_spmm(rows.size(), matrix, outs.size());
   simd::checked_kernels(isa).torus_spmm(rows.data(), rows.size(), matrix.start.data(),
                                         matrix.positives.data(), matrix.column.data(),
-                                        matrix.magnitude.data(), outputs, outs.data(), len);
+                                        matrix.magnitude.data(), outs.size(), outs.data(), len);
+}
+
+void torus_spmm(std::span<const std::uint32_t* const> rows, const TorusSparseMatrix& matrix,
+                std::span<std::uint32_t* const> outs, std::size_t len, SimdIsa isa) {
+  check_spmm(rows.size(), matrix, outs.size());
+  simd::checked_kernels(isa).torus_spmm32(rows.data(), rows.size(), matrix.start.data(),
+                                          matrix.positives.data(), matrix.column.data(),
+                                          matrix.magnitude.data(), outs.size(), outs.data(), len);
 }
 
 }  // namespace safhire::ring

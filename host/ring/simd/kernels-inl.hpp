@@ -480,10 +480,37 @@ void limb_combine(u64 q, const u64* lo, const u64* hi, u64* out, std::size_t len
 
 // ---- The linear layer: torus words times small integer weights -------------------------------
 //
+// Written once over the word size: 64-bit torus words (LanesWide, Lanes1) or 32-bit ones
+// (LanesWords, Words1), mod 2^64 or 2^32. Weights arrive as 64-bit two's complement and are
+// reduced to the word size.
+//
 // Where a 64-bit vector multiply is three 32x32 products (AVX2: kFastMullo false), a weight below
 // 2^32 needs two, with the two halves of the words accumulated apart:
 //   sum_t w_t x_t = sum_t w_t lo(x_t) + 2^32 sum_t w_t hi(x_t)   (mod 2^64),
 // where only the low 32 bits of the second sum count.
+
+template <class Word>
+struct TorusLanes;
+template <>
+struct TorusLanes<u64> {
+  using Wide = LanesWide;
+  using One = Lanes1;
+};
+template <>
+struct TorusLanes<u32> {
+  using Wide = LanesWords;
+  using One = Words1;
+};
+
+template <class Word, class Fn>
+void for_each_word_block(std::size_t len, Fn&& fn) {
+  using W = typename TorusLanes<Word>::Wide;
+  std::size_t i = 0;
+  for (; i + W::kLanes <= len; i += W::kLanes)
+    fn(W{}, i);
+  for (; i < len; ++i)
+    fn(typename TorusLanes<Word>::One{}, i);
+}
 
 // lo + 2^32 hi - correction.
 R split_result(R lo, R hi, R correction) {
@@ -492,55 +519,57 @@ R split_result(R lo, R hi, R correction) {
 
 // out[i] = init + sum_t term(lanes, weights[t], rows[t][i] as lanes): four registers of outputs
 // stay in registers across all rows; the tail a register (or word) at a time.
-template <class Term>
-void dot_rows(const u64* const* rows, const u64* weights, std::size_t count, u64* out,
-              std::size_t len, u64 init, const Term& term) {
-  constexpr std::size_t kBlock = 4 * V::kLanes;
+template <class Word, class Term>
+void dot_rows(const Word* const* rows, const u64* weights, std::size_t count, Word* out,
+              std::size_t len, Word init, const Term& term) {
+  using W = typename TorusLanes<Word>::Wide;
+  constexpr std::size_t kBlock = 4 * W::kLanes;
   std::size_t i = 0;
   for (; i + kBlock <= len; i += kBlock) {
-    auto a0 = V::set1(init), a1 = a0, a2 = a0, a3 = a0;
+    auto a0 = W::set1(init), a1 = a0, a2 = a0, a3 = a0;
     for (std::size_t t = 0; t < count; ++t) {
-      const u64* r = rows[t] + i;
-      a0 = V::add(a0, term(V{}, weights[t], V::load(r)));
-      a1 = V::add(a1, term(V{}, weights[t], V::load(r + V::kLanes)));
-      a2 = V::add(a2, term(V{}, weights[t], V::load(r + 2 * V::kLanes)));
-      a3 = V::add(a3, term(V{}, weights[t], V::load(r + 3 * V::kLanes)));
+      const Word* r = rows[t] + i;
+      const auto w = static_cast<Word>(weights[t]);
+      a0 = W::add(a0, term(W{}, w, W::load(r)));
+      a1 = W::add(a1, term(W{}, w, W::load(r + W::kLanes)));
+      a2 = W::add(a2, term(W{}, w, W::load(r + 2 * W::kLanes)));
+      a3 = W::add(a3, term(W{}, w, W::load(r + 3 * W::kLanes)));
     }
-    V::store(out + i, a0);
-    V::store(out + i + V::kLanes, a1);
-    V::store(out + i + 2 * V::kLanes, a2);
-    V::store(out + i + 3 * V::kLanes, a3);
+    W::store(out + i, a0);
+    W::store(out + i + W::kLanes, a1);
+    W::store(out + i + 2 * W::kLanes, a2);
+    W::store(out + i + 3 * W::kLanes, a3);
   }
-  for_each_lane_block(len - i, [&](auto lanes, std::size_t j) {
+  for_each_word_block<Word>(len - i, [&](auto lanes, std::size_t j) {
     using L = decltype(lanes);
     auto acc = L::set1(init);
     for (std::size_t t = 0; t < count; ++t)
-      acc = L::add(acc, term(lanes, weights[t], L::load(rows[t] + i + j)));
+      acc = L::add(acc, term(lanes, static_cast<Word>(weights[t]), L::load(rows[t] + i + j)));
     L::store(out + i + j, acc);
   });
 }
 
 // When every weight is +1 or -1 (partial extraction's clean-sample maps), -x = ~x + 1 makes the
 // sum sum_t (x_t XOR m_t) + (the number of -1s), m_t all ones for a -1: no multiply.
-void torus_dot(const u64* const* rows, const u64* weights, std::size_t count, u64* out,
+template <class Word>
+void torus_dot(const Word* const* rows, const u64* weights, std::size_t count, Word* out,
                std::size_t len) {
-  u64 negatives = 0;
+  Word negatives = 0;
   std::size_t signs = 0;
   for (; signs < count && (weights[signs] == 1 || weights[signs] == ~u64{0}); ++signs)
-    negatives += weights[signs] >> 63;
+    negatives += static_cast<Word>(weights[signs] >> 63);
   if (signs == count) {
-    dot_rows(rows, weights, count, out, len, negatives, [](auto lanes, u64 w, auto x) {
+    dot_rows(rows, weights, count, out, len, negatives, [](auto lanes, Word w, auto x) {
       using L = decltype(lanes);
-      return L::bit_xor(L::set1(0 - (w >> 63)), x);
+      return L::bit_xor(L::set1(static_cast<Word>(0 - (w >> (8 * sizeof(Word) - 1)))), x);
     });
   } else {
-    dot_rows(rows, weights, count, out, len, 0, [](auto lanes, u64 w, auto x) {
+    dot_rows(rows, weights, count, out, len, Word{0}, [](auto lanes, Word w, auto x) {
       using L = decltype(lanes);
       return L::mullo(L::set1(w), x);
     });
   }
 }
-
 // Dense torus_matmul with split weights: the weights shifted by c = -min(w, 0) into [0, 2^32)
 // (`shifted`, row-major), so that sum_t (w_t + c) x_t - c sum_t x_t is the product. Four outputs
 // over one register of words, a low and a high accumulator each: a row word loaded (and shifted)
@@ -611,12 +640,16 @@ std::size_t split_matmul(const u64* const* rows, std::size_t count, const u64* w
 // Four outputs share every row load: 4 x 2 registers of accumulators per 2 registers of words,
 // so a row word loaded once feeds four multiply-adds; and all outputs run over one block of
 // words before the next, so the block's rows stay in L1. Leftover outputs go through torus_dot.
-void torus_matmul(const u64* const* rows, std::size_t count, const u64* weights,
-                  std::size_t outputs, u64* const* outs, std::size_t len) {
-  constexpr std::size_t kBlock = 2 * V::kLanes;
+template <class Word>
+void torus_matmul(const Word* const* rows, std::size_t count, const u64* weights,
+                  std::size_t outputs, Word* const* outs, std::size_t len) {
+  using W = typename TorusLanes<Word>::Wide;
+  constexpr std::size_t kBlock = 2 * W::kLanes;
   const std::size_t quads = outputs / 4 * 4;
   std::size_t i = 0;
-  if (!V::kFastMullo && quads > 0) i = split_matmul(rows, count, weights, quads, outs, len);
+  if constexpr (!W::kFastMullo) {
+    if (quads > 0) i = split_matmul(rows, count, weights, quads, outs, len);
+  }
   if (i == 0) {
     for (; i + kBlock <= len; i += kBlock) {
       for (std::size_t o = 0; o < quads; o += 4) {
@@ -624,43 +657,43 @@ void torus_matmul(const u64* const* rows, std::size_t count, const u64* weights,
         const u64* w1 = w0 + count;
         const u64* w2 = w1 + count;
         const u64* w3 = w2 + count;
-        auto a00 = V::zero(), a01 = V::zero(), a10 = V::zero(), a11 = V::zero();
-        auto a20 = V::zero(), a21 = V::zero(), a30 = V::zero(), a31 = V::zero();
+        auto a00 = W::zero(), a01 = W::zero(), a10 = W::zero(), a11 = W::zero();
+        auto a20 = W::zero(), a21 = W::zero(), a30 = W::zero(), a31 = W::zero();
         for (std::size_t t = 0; t < count; ++t) {
           if (o == 0) {  // the next block's words of this row, while they are far away
             __builtin_prefetch(rows[t] + i + 2 * kBlock);
             __builtin_prefetch(rows[t] + i + 2 * kBlock + kBlock / 2);
           }
-          const auto r0 = V::load(rows[t] + i), r1 = V::load(rows[t] + i + V::kLanes);
-          const auto c0 = V::set1(w0[t]), c1 = V::set1(w1[t]);
-          a00 = V::add(a00, V::mullo(c0, r0));
-          a01 = V::add(a01, V::mullo(c0, r1));
-          a10 = V::add(a10, V::mullo(c1, r0));
-          a11 = V::add(a11, V::mullo(c1, r1));
-          const auto c2 = V::set1(w2[t]), c3 = V::set1(w3[t]);
-          a20 = V::add(a20, V::mullo(c2, r0));
-          a21 = V::add(a21, V::mullo(c2, r1));
-          a30 = V::add(a30, V::mullo(c3, r0));
-          a31 = V::add(a31, V::mullo(c3, r1));
+          const auto r0 = W::load(rows[t] + i), r1 = W::load(rows[t] + i + W::kLanes);
+          const auto c0 = W::set1(static_cast<Word>(w0[t])), c1 = W::set1(static_cast<Word>(w1[t]));
+          a00 = W::add(a00, W::mullo(c0, r0));
+          a01 = W::add(a01, W::mullo(c0, r1));
+          a10 = W::add(a10, W::mullo(c1, r0));
+          a11 = W::add(a11, W::mullo(c1, r1));
+          const auto c2 = W::set1(static_cast<Word>(w2[t])), c3 = W::set1(static_cast<Word>(w3[t]));
+          a20 = W::add(a20, W::mullo(c2, r0));
+          a21 = W::add(a21, W::mullo(c2, r1));
+          a30 = W::add(a30, W::mullo(c3, r0));
+          a31 = W::add(a31, W::mullo(c3, r1));
         }
-        V::store(outs[o] + i, a00);
-        V::store(outs[o] + i + V::kLanes, a01);
-        V::store(outs[o + 1] + i, a10);
-        V::store(outs[o + 1] + i + V::kLanes, a11);
-        V::store(outs[o + 2] + i, a20);
-        V::store(outs[o + 2] + i + V::kLanes, a21);
-        V::store(outs[o + 3] + i, a30);
-        V::store(outs[o + 3] + i + V::kLanes, a31);
+        W::store(outs[o] + i, a00);
+        W::store(outs[o] + i + W::kLanes, a01);
+        W::store(outs[o + 1] + i, a10);
+        W::store(outs[o + 1] + i + W::kLanes, a11);
+        W::store(outs[o + 2] + i, a20);
+        W::store(outs[o + 2] + i + W::kLanes, a21);
+        W::store(outs[o + 3] + i, a30);
+        W::store(outs[o + 3] + i + W::kLanes, a31);
       }
     }
   }
   for (std::size_t o = 0; o < quads; ++o) {
     const u64* w = weights + o * count;
-    for_each_lane_block(len - i, [&](auto lanes, std::size_t j) {
+    for_each_word_block<Word>(len - i, [&](auto lanes, std::size_t j) {
       using L = decltype(lanes);
       auto acc = L::zero();
       for (std::size_t t = 0; t < count; ++t)
-        acc = L::add(acc, L::mullo(L::set1(w[t]), L::load(rows[t] + i + j)));
+        acc = L::add(acc, L::mullo(L::set1(static_cast<Word>(w[t])), L::load(rows[t] + i + j)));
       L::store(outs[o] + i + j, acc);
     });
   }
@@ -672,71 +705,76 @@ void torus_matmul(const u64* const* rows, std::size_t count, const u64* weights,
 // a packed block (two registers of words of each row, one row after the other). The leading run
 // of unit magnitudes (most weights of a model trained under an 8-bit accumulator bound are +-1)
 // adds the words themselves, without a multiply.
-template <bool kSubtract>
-void spmm_taps(const u64* block, const u32* column, const u64* magnitude, std::size_t from,
-               std::size_t to, R (&acc)[4]) {
-  constexpr std::size_t kBlock = 2 * V::kLanes;
+template <bool kSubtract, class Word, class Reg>
+void spmm_taps(const Word* block, const u32* column, const u64* magnitude, std::size_t from,
+               std::size_t to, Reg (&acc)[4]) {
+  using W = typename TorusLanes<Word>::Wide;
+  constexpr std::size_t kBlock = 2 * W::kLanes;
   std::size_t k = from;
   for (; k < to && magnitude[k] == 1; ++k) {
-    const u64* x = block + std::size_t{column[k]} * kBlock;
-    const R x0 = V::load(x), x1 = V::load(x + V::kLanes);
-    acc[0] = kSubtract ? V::sub(acc[0], x0) : V::add(acc[0], x0);
-    acc[1] = kSubtract ? V::sub(acc[1], x1) : V::add(acc[1], x1);
+    const Word* x = block + std::size_t{column[k]} * kBlock;
+    const Reg x0 = W::load(x), x1 = W::load(x + W::kLanes);
+    acc[0] = kSubtract ? W::sub(acc[0], x0) : W::add(acc[0], x0);
+    acc[1] = kSubtract ? W::sub(acc[1], x1) : W::add(acc[1], x1);
   }
   for (; k < to; ++k) {
-    const R c = V::set1(magnitude[k]);
-    const u64* x = block + std::size_t{column[k]} * kBlock;
-    const R x0 = V::load(x), x1 = V::load(x + V::kLanes);
-    R p[4];
-    if constexpr (V::kFastMullo) {
-      p[0] = V::mullo(x0, c);
-      p[1] = V::mullo(x1, c);
+    const Reg c = W::set1(static_cast<Word>(magnitude[k]));
+    const Word* x = block + std::size_t{column[k]} * kBlock;
+    const Reg x0 = W::load(x), x1 = W::load(x + W::kLanes);
+    Reg p[4];
+    if constexpr (W::kFastMullo) {
+      p[0] = W::mullo(x0, c);
+      p[1] = W::mullo(x1, c);
     } else {
-      p[0] = V::mul32(x0, c);
-      p[1] = V::mul32(x1, c);
-      p[2] = V::mul32(V::shr32(x0), c);
-      p[3] = V::mul32(V::shr32(x1), c);
+      p[0] = W::mul32(x0, c);
+      p[1] = W::mul32(x1, c);
+      p[2] = W::mul32(W::shr32(x0), c);
+      p[3] = W::mul32(W::shr32(x1), c);
     }
-    for (std::size_t r = 0; r < (V::kFastMullo ? 2 : 4); ++r)
-      acc[r] = kSubtract ? V::sub(acc[r], p[r]) : V::add(acc[r], p[r]);
+    for (std::size_t r = 0; r < (W::kFastMullo ? 2 : 4); ++r)
+      acc[r] = kSubtract ? W::sub(acc[r], p[r]) : W::add(acc[r], p[r]);
   }
 }
 
 // The rows' words are first copied, block by block of two registers, into one buffer (each row
 // read front to back), so that every output then reads its taps from a few KB of L1 instead of
 // from rows scattered over memory; an output costs its nonzero weights only.
-void torus_spmm(const u64* const* rows, std::size_t count, const u32* start, const u32* positives,
-                const u32* column, const u64* magnitude, std::size_t outputs, u64* const* outs,
+template <class Word>
+void torus_spmm(const Word* const* rows, std::size_t count, const u32* start, const u32* positives,
+                const u32* column, const u64* magnitude, std::size_t outputs, Word* const* outs,
                 std::size_t len) {
-  constexpr std::size_t kBlock = 2 * V::kLanes;
+  using W = typename TorusLanes<Word>::Wide;
+  using Reg = typename W::Reg;
+  constexpr std::size_t kBlock = 2 * W::kLanes;
   const std::size_t whole = len / kBlock * kBlock;
-  u64* packed = kernel_scratch(count * whole);
+  Word* packed = reinterpret_cast<Word*>(
+      kernel_scratch((count * whole * sizeof(Word) + sizeof(u64) - 1) / sizeof(u64)));
   for (std::size_t t = 0; t < count; ++t)
     for (std::size_t i = 0; i < whole; i += kBlock) {
-      u64* to = packed + i * count + t * kBlock;
-      V::store(to, V::load(rows[t] + i));
-      V::store(to + V::kLanes, V::load(rows[t] + i + V::kLanes));
+      Word* to = packed + i * count + t * kBlock;
+      W::store(to, W::load(rows[t] + i));
+      W::store(to + W::kLanes, W::load(rows[t] + i + W::kLanes));
     }
   for (std::size_t i = 0; i < whole; i += kBlock) {
-    const u64* block = packed + i * count;
+    const Word* block = packed + i * count;
     for (std::size_t o = 0; o < outputs; ++o) {
-      R acc[4] = {V::zero(), V::zero(), V::zero(), V::zero()};
+      Reg acc[4] = {W::zero(), W::zero(), W::zero(), W::zero()};
       spmm_taps<false>(block, column, magnitude, start[o], start[o] + positives[o], acc);
       spmm_taps<true>(block, column, magnitude, start[o] + positives[o], start[o + 1], acc);
-      if constexpr (V::kFastMullo) {
-        V::store(outs[o] + i, acc[0]);
-        V::store(outs[o] + i + V::kLanes, acc[1]);
+      if constexpr (W::kFastMullo) {
+        W::store(outs[o] + i, acc[0]);
+        W::store(outs[o] + i + W::kLanes, acc[1]);
       } else {
-        V::store(outs[o] + i, V::add(acc[0], V::shl32(acc[2])));
-        V::store(outs[o] + i + V::kLanes, V::add(acc[1], V::shl32(acc[3])));
+        W::store(outs[o] + i, W::add(acc[0], W::shl32(acc[2])));
+        W::store(outs[o] + i + W::kLanes, W::add(acc[1], W::shl32(acc[3])));
       }
     }
   }
   for (std::size_t o = 0; o < outputs; ++o)
     for (std::size_t i = whole; i < len; ++i) {
-      u64 acc = 0;
+      Word acc = 0;
       for (std::size_t k = start[o]; k < start[o + 1]; ++k) {
-        const u64 p = magnitude[k] * rows[column[k]][i];
+        const Word p = static_cast<Word>(magnitude[k]) * rows[column[k]][i];
         acc = k < start[o] + positives[o] ? acc + p : acc - p;
       }
       outs[o][i] = acc;
@@ -755,9 +793,12 @@ constexpr KernelTable kTable = {
     lift_torus,
     crt_lift,
     limb_combine,
-    torus_dot,
-    torus_matmul,
-    torus_spmm,
+    torus_dot<u64>,
+    torus_matmul<u64>,
+    torus_spmm<u64>,
+    torus_dot<u32>,
+    torus_matmul<u32>,
+    torus_spmm<u32>,
 };
 
 }  // namespace safhire::ring::simd::SAFHIRE_SIMD_NS

@@ -70,6 +70,16 @@ struct KernelTable {
                      const std::uint32_t* start, const std::uint32_t* positives,
                      const std::uint32_t* column, const std::uint64_t* magnitude,
                      std::size_t outputs, std::uint64_t* const* outs, std::size_t len);
+  // The same three on 32-bit torus words, mod 2^32 (weights and magnitudes taken mod 2^32).
+  void (*torus_dot32)(const std::uint32_t* const* rows, const std::uint64_t* weights,
+                      std::size_t count, std::uint32_t* out, std::size_t len);
+  void (*torus_matmul32)(const std::uint32_t* const* rows, std::size_t count,
+                         const std::uint64_t* weights, std::size_t outputs,
+                         std::uint32_t* const* outs, std::size_t len);
+  void (*torus_spmm32)(const std::uint32_t* const* rows, std::size_t count,
+                       const std::uint32_t* start, const std::uint32_t* positives,
+                       const std::uint32_t* column, const std::uint64_t* magnitude,
+                       std::size_t outputs, std::uint32_t* const* outs, std::size_t len);
 };
 
 const KernelTable& scalar_kernels();

@@ -5,7 +5,8 @@
 // compiled for AVX-512 can be picked by the linker for a caller on a machine without it.
 //
 // Every instruction-set namespace has Lanes1 (one word, plain C++) for narrow loops; the AVX2 and
-// AVX-512 translation units add Lanes4 and Lanes8.
+// AVX-512 translation units add Lanes4 and Lanes8. The linear layer on 32-bit torus words has its
+// own, smaller set: Words1 (plain C++), Words8 (AVX2) and Words16 (AVX-512), as LanesWords.
 
 struct Lanes1 {
   using Reg = std::uint64_t;
@@ -45,6 +46,22 @@ struct Lanes1 {
   static Reg gt(Reg a, Reg b) { return a > b ? ~Reg{0} : Reg{0}; }
   static Reg eq(Reg a, Reg b) { return a == b ? ~Reg{0} : Reg{0}; }
   static Reg sign_mask(Reg a) { return (a >> 63) != 0 ? ~Reg{0} : Reg{0}; }
+};
+
+// One 32-bit word: the operations of the linear layer mod 2^32.
+struct Words1 {
+  using Word = std::uint32_t;
+  using Reg = std::uint32_t;
+  static constexpr std::uint32_t kLanes = 1;
+  static constexpr bool kFastMullo = true;
+  static Reg load(const Word* p) { return *p; }
+  static void store(Word* p, Reg v) { *p = v; }
+  static Reg set1(Word x) { return x; }
+  static Reg zero() { return 0; }
+  static Reg add(Reg a, Reg b) { return a + b; }
+  static Reg sub(Reg a, Reg b) { return a - b; }
+  static Reg mullo(Reg a, Reg b) { return a * b; }
+  static Reg bit_xor(Reg a, Reg b) { return a ^ b; }
 };
 
 #if defined(SAFHIRE_SIMD_AVX512)
@@ -115,6 +132,22 @@ struct Lanes8 {
   static Reg sign_mask(Reg a) { return _mm512_srai_epi64(a, 63); }
 };
 using LanesWide = Lanes8;
+
+struct Words16 {
+  using Word = std::uint32_t;
+  using Reg = __m512i;
+  static constexpr std::uint32_t kLanes = 16;
+  static constexpr bool kFastMullo = true;  // vpmulld
+  static Reg load(const Word* p) { return _mm512_loadu_si512(p); }
+  static void store(Word* p, Reg v) { _mm512_storeu_si512(p, v); }
+  static Reg set1(Word x) { return _mm512_set1_epi32(static_cast<int>(x)); }
+  static Reg zero() { return _mm512_setzero_si512(); }
+  static Reg add(Reg a, Reg b) { return _mm512_add_epi32(a, b); }
+  static Reg sub(Reg a, Reg b) { return _mm512_sub_epi32(a, b); }
+  static Reg mullo(Reg a, Reg b) { return _mm512_mullo_epi32(a, b); }
+  static Reg bit_xor(Reg a, Reg b) { return _mm512_xor_si512(a, b); }
+};
+using LanesWords = Words16;
 #elif defined(SAFHIRE_SIMD_AVX2)
 struct Lanes4 {
   using Reg = __m256i;
@@ -196,6 +229,23 @@ struct Lanes4 {
   static Reg sign_mask(Reg a) { return _mm256_cmpgt_epi64(_mm256_setzero_si256(), a); }
 };
 using LanesWide = Lanes4;
+
+struct Words8 {
+  using Word = std::uint32_t;
+  using Reg = __m256i;
+  static constexpr std::uint32_t kLanes = 8;
+  static constexpr bool kFastMullo = true;  // vpmulld
+  static Reg load(const Word* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+  static void store(Word* p, Reg v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
+  static Reg set1(Word x) { return _mm256_set1_epi32(static_cast<int>(x)); }
+  static Reg zero() { return _mm256_setzero_si256(); }
+  static Reg add(Reg a, Reg b) { return _mm256_add_epi32(a, b); }
+  static Reg sub(Reg a, Reg b) { return _mm256_sub_epi32(a, b); }
+  static Reg mullo(Reg a, Reg b) { return _mm256_mullo_epi32(a, b); }
+  static Reg bit_xor(Reg a, Reg b) { return _mm256_xor_si256(a, b); }
+};
+using LanesWords = Words8;
 #else
 using LanesWide = Lanes1;
+using LanesWords = Words1;
 #endif

@@ -60,4 +60,16 @@ void torus_spmm(std::span<const std::uint64_t* const> rows, const TorusSparseMat
                 std::span<std::uint64_t* const> outs, std::size_t len,
                 SimdIsa isa = default_simd());
 
+// The same three on 32-bit torus words: sums mod 2^32, weights and magnitudes taken mod 2^32 (a
+// linear layer on rows switched to a modulus of 2^32, half the bytes and twice the words per
+// register).
+void torus_dot(std::span<const std::uint32_t* const> rows, std::span<const std::uint64_t> weights,
+               std::span<std::uint32_t> out, SimdIsa isa = default_simd());
+void torus_matmul(std::span<const std::uint32_t* const> rows,
+                  std::span<const std::uint64_t> weights, std::span<std::uint32_t* const> outs,
+                  std::size_t len, SimdIsa isa = default_simd());
+void torus_spmm(std::span<const std::uint32_t* const> rows, const TorusSparseMatrix& matrix,
+                std::span<std::uint32_t* const> outs, std::size_t len,
+                SimdIsa isa = default_simd());
+
 }  // namespace safhire::ring
