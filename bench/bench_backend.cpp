@@ -2,6 +2,7 @@
 // benchmark:
 //   backend/cpu/linear/resnet20-b<b>/round<r>/gamma<g>/threads<T>   the linear layer
 //   backend/cpu/extract/resnet20-b8/round1/gamma<g>                  extraction of one upload
+// and both with /rows32 on rows of 32-bit words (backend::Config::row_bits = 32).
 // Counters: outputs, taps (nonzero weights), word_macs (taps x row words) and word_macs_per_s.
 #include <benchmark/benchmark.h>
 
@@ -20,14 +21,15 @@ namespace {
 using namespace safhire;
 
 struct Setup {
-  Setup(std::uint32_t bits, std::uint32_t gamma, unsigned threads)
+  Setup(std::uint32_t bits, std::uint32_t gamma, unsigned threads, std::uint32_t row_bits)
       : model(hybrid::synthetic_model(hybrid::ZooModel::resnet20_cifar, bits)),
         params(rlwe::parameter_set("default-b" + std::to_string(bits))),
         random(core::Seed{}),
         key(params, random),
         encryptor(key, random),
         keys(rlwe::make_galois_keys(key, params.gadget(gamma), random)),
-        backend(backend::make_cpu_backend(params, {gamma, rlwe::TreeMode::fast}, keys, threads)) {
+        backend(backend::make_cpu_backend(params, {gamma, rlwe::TreeMode::fast, row_bits}, keys,
+                                          threads)) {
     const std::size_t per_chunk = rlwe::power_elements(params.ring, gamma).size();
     std::vector<rlwe::u64> zero(params.ring.N(), 0);
     for (std::size_t s = 0; s < model.rounds().size(); ++s) {
@@ -55,8 +57,8 @@ struct Setup {
 };
 
 void linear(benchmark::State& state, std::uint32_t bits, std::uint32_t round, std::uint32_t gamma,
-            unsigned threads) {
-  Setup s(bits, gamma, threads);
+            unsigned threads, std::uint32_t row_bits) {
+  Setup s(bits, gamma, threads, row_bits);
   std::vector<std::unique_ptr<backend::Rows>> rows(round + 1);
   std::vector<const backend::Rows*> sources(round + 1, nullptr);
   for (const hybrid::Term& t : s.model.rounds()[round].terms) {
@@ -80,8 +82,8 @@ void linear(benchmark::State& state, std::uint32_t bits, std::uint32_t round, st
       benchmark::Counter(macs, benchmark::Counter::kIsIterationInvariantRate);
 }
 
-void extract(benchmark::State& state, std::uint32_t gamma) {
-  Setup s(8, gamma, 1);
+void extract(benchmark::State& state, std::uint32_t gamma, std::uint32_t row_bits) {
+  Setup s(8, gamma, 1, row_bits);
   const std::size_t n = s.model.activation(1).size();
   for (auto _ : state) {
     auto rows = s.backend->extract(s.uploads[1], s.identity(n));
@@ -90,24 +92,32 @@ void extract(benchmark::State& state, std::uint32_t gamma) {
   state.counters["outputs"] = static_cast<double>(n);
 }
 
+std::string rows_suffix(std::uint32_t row_bits) {
+  return row_bits == 32 ? "/rows32" : "";
+}
+
 void register_all() {
-  for (std::uint32_t bits : {8U, 16U})
-    for (std::uint32_t gamma : {0U, 2U})
-      for (unsigned threads : {1U, 2U}) {
-        const std::string name = "backend/cpu/linear/resnet20-b" + std::to_string(bits) +
-                                 "/round1/gamma" + std::to_string(gamma) + "/threads" +
-                                 std::to_string(threads);
-        benchmark::RegisterBenchmark(
-            name.c_str(), [=](benchmark::State& st) { linear(st, bits, 1, gamma, threads); })
-            ->Unit(benchmark::kMillisecond)
-            ->UseRealTime();
-      }
-  for (std::uint32_t gamma : {0U, 1U, 2U})
-    benchmark::RegisterBenchmark(
-        ("backend/cpu/extract/resnet20-b8/round1/gamma" + std::to_string(gamma)).c_str(),
-        [=](benchmark::State& st) { extract(st, gamma); })
-        ->Unit(benchmark::kMillisecond)
-        ->UseRealTime();
+  for (std::uint32_t row_bits : {64U, 32U})
+    for (std::uint32_t bits : {8U, 16U})
+      for (std::uint32_t gamma : {0U, 2U})
+        for (unsigned threads : {1U, 2U}) {
+          const std::string name = "backend/cpu/linear/resnet20-b" + std::to_string(bits) +
+                                   "/round1/gamma" + std::to_string(gamma) + "/threads" +
+                                   std::to_string(threads) + rows_suffix(row_bits);
+          benchmark::RegisterBenchmark(
+              name.c_str(),
+              [=](benchmark::State& st) { linear(st, bits, 1, gamma, threads, row_bits); })
+              ->Unit(benchmark::kMillisecond)
+              ->UseRealTime();
+        }
+  for (std::uint32_t row_bits : {64U, 32U})
+    for (std::uint32_t gamma : {0U, 1U, 2U})
+      benchmark::RegisterBenchmark(("backend/cpu/extract/resnet20-b8/round1/gamma" +
+                                    std::to_string(gamma) + rows_suffix(row_bits))
+                                       .c_str(),
+                                   [=](benchmark::State& st) { extract(st, gamma, row_bits); })
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
 }
 
 }  // namespace

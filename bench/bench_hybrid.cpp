@@ -3,7 +3,8 @@
 // benchmark (they take seconds to minutes); the counters carry the report:
 //   e2e/resnet20/b8/gamma0[/threads2]    ResNet-20, 3x32x32, b in {8, 12, 16}, gamma in {0, 1, 2}
 //   e2e/resnet18/b8/gamma2, /gamma0      ResNet-18, 3x64x64
-// Counters: client_s, server_s and its extract_s / linear_s / pack_s / other_s, key_switches,
+// Counters: client_s, server_s and its extract_s / linear_s / pack_s / other_s, row_bits (of the
+// server's rows, hybrid::narrowest_row_bits), key_switches,
 // bytes_up, bytes_down (per inference, keys excluded), key_bytes (evaluation keys, once per
 // session) and e2e_s_at_1_25MBps = client_s + server_s + (bytes_up + bytes_down) / 1.25 MB/s.
 // Each b runs on the default set of that precision (default-b8, -b12, -b16).
@@ -51,6 +52,7 @@ void run(benchmark::State& state, ZooModel which, std::uint32_t bits, std::uint3
   state.counters["pack_s"] = st.pack;
   state.counters["other_s"] = st.other;
   state.counters["key_switches"] = static_cast<double>(switches);
+  state.counters["row_bits"] = narrowest_row_bits(model, params, gamma);
   state.counters["bytes_up"] = static_cast<double>(report.bytes_up);
   state.counters["bytes_down"] = static_cast<double>(report.bytes_down);
   state.counters["key_bytes"] = static_cast<double>(report.key_bytes);

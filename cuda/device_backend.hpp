@@ -47,6 +47,8 @@ class DeviceBackend final : public backend::Backend {
         width_(backend::row_words(params, config.gamma)) {
     require(config.mode == rlwe::TreeMode::fast, ErrorCode::unsupported,
             "the CUDA backend packs in fast mode only (paper mode runs on the CPU backend)");
+    require(config.row_bits == 64, ErrorCode::unsupported,
+            "the CUDA backend keeps 64-bit rows (32-bit rows run on the CPU backend)");
     elements_ = rlwe::power_elements(params.ring, config.gamma);
     device_elements_ = ops_.template upload<u64>(elements_);
     std::vector<u64> map;  // outlives the asynchronous copy

@@ -165,8 +165,13 @@ unsigned all_cores() {
 InferenceService::BackendFactory backend_named(const std::string& name, unsigned threads) {
   if (name == "cuda") {
 #if SAFHIRE_HAVE_CUDA
+    // The CUDA backend keeps 64-bit rows; the server then estimates its noise with those.
     return [threads](const rlwe::ParameterSet& p, const backend::Config& c,
-                     const rlwe::GaloisKeys& k) { return cuda::make_cuda_backend(p, c, k); };
+                     const rlwe::GaloisKeys& k) {
+      backend::Config wide = c;
+      wide.row_bits = 64;
+      return cuda::make_cuda_backend(p, wide, k);
+    };
 #else
     throw Error(ErrorCode::unsupported, "--backend cuda: this build has no CUDA backend");
 #endif
@@ -306,9 +311,9 @@ int run_plan(int argc, char** argv) {
   const std::string set = set_name.empty() ? default_set(model, options.gamma) : set_name;
   const rlwe::ParameterSet& params = rlwe::parameter_set(set);
   const Plan plan = plan_inference(model, params, options);
-  std::printf("%s on %s (N = %u), gamma = %u, %s packing\n", model.name().c_str(),
-              params.name.c_str(), params.ring.N(), options.gamma,
-              options.mode == rlwe::TreeMode::fast ? "fast" : "paper");
+  std::printf("%s on %s (N = %u), gamma = %u, %s packing, %u-bit rows on the CPU server\n",
+              model.name().c_str(), params.name.c_str(), params.ring.N(), options.gamma,
+              options.mode == rlwe::TreeMode::fast ? "fast" : "paper", plan.row_bits);
   std::printf("%5s %8s %6s %7s %5s %5s %5s %5s %9s %10s %9s %9s\n", "round", "inputs", "cts",
               "outputs", "packs", "b", "up", "down", "log2 std", "P[fail]", "switches", "kB up/dn");
   for (std::size_t r = 0; r < plan.rounds.size(); ++r) {

@@ -55,13 +55,24 @@ ModelInfo ModelInfo::of(const Model& model) {
 }
 
 std::vector<RoundNoise> estimate_round_noise(const Model& model, const rlwe::ParameterSet& params,
-                                             std::uint32_t gamma) {
+                                             std::uint32_t gamma, std::uint32_t row_bits) {
+  require(row_bits == 32 || row_bits == 64, ErrorCode::invalid_argument,
+          "row_bits must be 32 or 64");
   // Fresh noise, and the rounding of uploaded b to upload_bits (at most 1/16 more).
   const double fresh = std::exp2(2 * params.log2_sigma) * (1 + 1.0 / 16);
   const double phi =
       gamma == 0 ? 1.0
                  : static_cast<double>(params.ring.power(gamma) - params.ring.power(gamma - 1));
   const double gain = gamma == 0 ? 1.0 : 4 * phi * phi;
+  const double key_second_moment = params.key == rlwe::KeyDistribution::binary ? 0.5 : 2.0 / 3.0;
+  // The rounding of rows to 2^row_bits, per row and through packing: gamma = 0 exactly; at
+  // gamma >= 1 each lane meets a key coefficient in at most two terms, and a packed coefficient
+  // collects the lanes of phi rows, each at most twice.
+  const double rounded =
+      row_bits == 64 ? 0.0
+                     : std::exp2(-2.0 * row_bits) / 12 *
+                           (1 + (gamma == 0 ? 1 : 2) * params.ring.N() * key_second_moment) *
+                           (gamma == 0 ? 1 : 2 * phi);
   const double pack = std::exp2((gamma == 0 ? rlwe::estimate_packing_noise(params)
                                             : rlwe::estimate_block_packing_noise(params, gamma))
                                     .log2_variance);
@@ -81,7 +92,7 @@ std::vector<RoundNoise> estimate_round_noise(const Model& model, const rlwe::Par
       }
       worst = std::max(worst, sum);
     }
-    const double variance = fresh * gain * worst + pack;
+    const double variance = (fresh * gain + rounded) * worst + pack;
     const double half_step = std::exp2(-static_cast<double>(round.bits) - 1);
     auto failure = [&](double v) { return std::erfc(half_step / std::sqrt(2 * v)); };
     RoundNoise rn{std::log2(variance) / 2, failure(variance), 64};
@@ -94,6 +105,15 @@ std::vector<RoundNoise> estimate_round_noise(const Model& model, const rlwe::Par
     out.push_back(rn);
   }
   return out;
+}
+
+std::uint32_t narrowest_row_bits(const Model& model, const rlwe::ParameterSet& params,
+                                 std::uint32_t gamma) {
+  const std::vector<RoundNoise> noise = estimate_round_noise(model, params, gamma, 32);
+  const bool fits = std::all_of(noise.begin(), noise.end(), [](const RoundNoise& n) {
+    return n.failure_probability <= kMaxFailureProbability;
+  });
+  return fits ? 32 : 64;
 }
 
 // ---- Client -----------------------------------------------------------------------------------
@@ -209,7 +229,10 @@ backend::LinearLayer linear_layer(const Model& model, std::size_t r,
 Server::Server(const Model& model, const rlwe::ParameterSet& params, InferenceOptions options,
                const rlwe::GaloisKeys& keys, const core::Seed& session_seed, unsigned threads)
     : Server(model, params, options,
-             backend::make_cpu_backend(params, {options.gamma, options.mode}, keys, threads),
+             backend::make_cpu_backend(
+                 params,
+                 {options.gamma, options.mode, narrowest_row_bits(model, params, options.gamma)},
+                 keys, threads),
              session_seed) {}
 
 Server::Server(const Model& model, const rlwe::ParameterSet& params, InferenceOptions options,
@@ -223,7 +246,8 @@ Server::Server(const Model& model, const rlwe::ParameterSet& params, InferenceOp
   const backend::Config config = backend_->config();
   require(config.gamma == options.gamma && config.mode == options.mode, ErrorCode::invalid_argument,
           "server: the backend was built for other options");
-  const std::vector<RoundNoise> noise = estimate_round_noise(model, params_, options.gamma);
+  const std::vector<RoundNoise> noise =
+      estimate_round_noise(model, params_, options.gamma, config.row_bits);
   for (const RoundNoise& rn : noise)
     download_bits_.push_back(rn.download_bits);
   for (std::size_t r = 0; r < noise.size(); ++r) {
@@ -231,7 +255,8 @@ Server::Server(const Model& model, const rlwe::ParameterSet& params, InferenceOp
             "round " + std::to_string(r) + " of " + model.name() + " at " +
                 std::to_string(model.rounds()[r].bits) + " bits: estimated noise 2^" +
                 std::to_string(noise[r].log2_std) + " is too large for " + params_.name +
-                " at gamma = " + std::to_string(options.gamma));
+                " at gamma = " + std::to_string(options.gamma) + " with " +
+                std::to_string(config.row_bits) + "-bit rows");
   }
   activations_.resize(model.rounds().size());
 }

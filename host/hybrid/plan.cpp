@@ -23,10 +23,13 @@ Plan plan_inference(const Model& model, const rlwe::ParameterSet& params,
   const std::uint64_t N = params.ring.N();
   const std::size_t powers = rlwe::power_elements(params.ring, options.gamma).size();
   const std::uint32_t upload_bits = rlwe::upload_bits(params);
-  const std::vector<RoundNoise> noise = estimate_round_noise(model, params, options.gamma);
+  const std::uint32_t row_bits = narrowest_row_bits(model, params, options.gamma);
+  const std::vector<RoundNoise> noise =
+      estimate_round_noise(model, params, options.gamma, row_bits);
   const std::uint64_t per_pack =
       options.gamma == 0 ? N - 1 : params.ring.power(params.ring.a() - options.gamma) - 1;
   Plan plan;
+  plan.row_bits = row_bits;
   if (options.mode == rlwe::TreeMode::fast) plan.key_switches = 0;
   for (std::size_t r = 0; r < model.rounds().size(); ++r) {
     RoundPlan p;

@@ -335,7 +335,11 @@ Bytes InferenceService::open(std::span<const std::uint8_t> request) {
   core::Seed seed = random.seed();
   session->server = std::make_unique<Server>(
       *model_, session->params, hello.options,
-      backends_(session->params, {hello.options.gamma, hello.options.mode}, session->keys), seed);
+      backends_(session->params,
+                {hello.options.gamma, hello.options.mode,
+                 narrowest_row_bits(*model_, session->params, hello.options.gamma)},
+                session->keys),
+      seed);
   std::uint64_t id = 0;
   {
     std::lock_guard<std::mutex> lock(mutex_);

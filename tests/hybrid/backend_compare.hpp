@@ -47,9 +47,11 @@ inline void expect_same_downloads(const BackendCase& c, const MakeBackend& make)
   Client client(params, options, random);
   core::Seed seed{};
   seed[0] = 3;
-  Server cpu(model, params, options, client.evaluation_keys(), seed, 2);
-  Server other(model, params, options,
-               make(params, {options.gamma, options.mode}, client.evaluation_keys()), seed);
+  // Both on 64-bit rows (the CUDA backend's only kind).
+  const backend::Config config{options.gamma, options.mode, 64};
+  Server cpu(model, params, options,
+             backend::make_cpu_backend(params, config, client.evaluation_keys(), 2), seed);
+  Server other(model, params, options, make(params, config, client.evaluation_keys()), seed);
   std::optional<Upload> up = client.start(ModelInfo::of(model), refs[0].pixels);
   while (up) {
     const Download want = cpu.process(*up);

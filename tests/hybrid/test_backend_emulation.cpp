@@ -41,18 +41,22 @@ INSTANTIATE_TEST_SUITE_P(Trained, BackendEmulation,
                            return hybrid::testing::case_name(param_info.param);
                          });
 
-TEST(BackendEmulation, PaperModeIsRefusedWithATypedError) {
+// Paper mode and 32-bit rows are the CPU backend's only.
+TEST(BackendEmulation, PaperModeAndNarrowRowsAreRefusedWithATypedError) {
   const rlwe::ParameterSet& params = rlwe::parameter_set("default-b8");
   auto random = core::SeededRandom::from_counter(301);
   const rlwe::SecretKey key(params, random);
   const rlwe::GaloisKeys keys = rlwe::make_galois_keys(key, params.gadget(0), random);
-  try {
-    cuda::DeviceBackend<CpuOps> b(params, {0, rlwe::TreeMode::paper},
-                                  CpuOps{params, keys, rlwe::KeySwitcher(params, params.gadget(0))},
-                                  "emulated cuda");
-    FAIL() << "paper mode accepted";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::unsupported);
+  for (const backend::Config config : {backend::Config{0, rlwe::TreeMode::paper, 64},
+                                       backend::Config{0, rlwe::TreeMode::fast, 32}}) {
+    try {
+      cuda::DeviceBackend<CpuOps> b(
+          params, config, CpuOps{params, keys, rlwe::KeySwitcher(params, params.gadget(0))},
+          "emulated cuda");
+      FAIL() << "accepted: row_bits " << config.row_bits;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::unsupported);
+    }
   }
 }
 

@@ -1,6 +1,7 @@
 // The CPU backend: rows in host memory (storage reused across rounds), every step shared by
 // `threads` workers; the linear layer cache-blocked per group of outputs, dense groups on
-// ring::torus_matmul and sparse ones on ring::torus_dot; extraction at gamma >= 1 through
+// ring::torus_matmul, sparse ones on ring::torus_spmm and small ones on ring::torus_dot, on 64-bit
+// or (Config::row_bits = 32) 32-bit words; extraction at gamma >= 1 through
 // PartialExtraction::clean_samples.
 #include <algorithm>
 #include <mutex>
@@ -19,6 +20,7 @@ namespace safhire::backend {
 namespace {
 
 using rlwe::u64;
+using u32 = std::uint32_t;
 
 // Released row storage kept for the next round: a round's rows are hundreds of MB, and fresh
 // pages cost a fault and a clear each (about a second per ResNet-20 inference). Keeps at most
@@ -60,13 +62,15 @@ class StoragePool {
   std::vector<Buffer> kept_;
 };
 
-// Rows in host memory. Not zeroed: every step writes each of its rows in full.
+// Rows in host memory, of 64-bit words, or of 32-bit ones (narrow) in the same kind of buffer.
+// Not zeroed: every step writes each of its rows in full.
 struct HostRows final : Rows {
-  HostRows(std::size_t count, std::size_t width, std::shared_ptr<StoragePool> p)
+  HostRows(std::size_t count, std::size_t width, std::uint32_t bits, std::shared_ptr<StoragePool> p)
       : rows(count),
         pool(std::move(p)),
-        storage(pool->take(count * width)),
-        words(storage.words.get()) {}
+        storage(pool->take(bits == 32 ? (count * width + 1) / 2 : count * width)),
+        words(storage.words.get()),
+        narrow(reinterpret_cast<u32*>(words)) {}
   ~HostRows() override { pool->give(std::move(storage)); }
   HostRows(const HostRows&) = delete;
   HostRows& operator=(const HostRows&) = delete;
@@ -75,6 +79,16 @@ struct HostRows final : Rows {
   std::shared_ptr<StoragePool> pool;
   StoragePool::Buffer storage;
   u64* words;
+  u32* narrow;
+  // The rows of words of type Word.
+  template <class Word>
+  Word* base() const {
+    if constexpr (sizeof(Word) == 4) {
+      return narrow;
+    } else {
+      return words;
+    }
+  }
 };
 
 const HostRows& host_rows(const Rows& rows) {
@@ -84,9 +98,9 @@ const HostRows& host_rows(const Rows& rows) {
 }
 
 // The rows of a group's inputs, C words of each, stay in L2 while every output of the group reads
-// them: C = kCacheWords / (the group's distinct inputs, or its widest output's taps), a multiple
-// of 32 words.
-constexpr std::size_t kCacheWords = 48 * 1024;
+// them: C = kCacheBytes / 8 / (the group's distinct inputs, or its widest output's taps), a
+// multiple of 32 words (twice that for 32-bit words).
+constexpr std::size_t kCacheBytes = 384 * 1024;
 // A group of at least four outputs goes through the dense kernel (ring::torus_matmul, zeros
 // included) when at least kDenseShare of its outputs x distinct inputs are taps, else through the
 // sparse one (ring::torus_spmm, which costs the taps only but one multiply per row load instead
@@ -103,7 +117,8 @@ class CpuBackend final : public Backend {
         width_(row_words(params, config.gamma)),
         simd_(ring::default_simd()),
         clean_scratch_(threads_),
-        lane_rows_(threads_) {
+        lane_rows_(threads_),
+        wide_rows_(threads_) {
     for (unsigned w = 0; w < threads_; ++w)
       trees_.push_back(
           std::make_unique<rlwe::TraceTrees>(params_, params_.gadget(config.gamma), keys));
@@ -112,7 +127,7 @@ class CpuBackend final : public Backend {
 
   std::string name() const override {
     return "cpu (" + std::string(ring::to_string(simd_)) + ", " + std::to_string(threads_) +
-           " thread" + (threads_ == 1 ? "" : "s") + ")";
+           " thread" + (threads_ == 1 ? "" : "s") + (narrow() ? ", 32-bit rows" : "") + ")";
   }
 
   Config config() const override { return config_; }
@@ -128,16 +143,24 @@ class CpuBackend final : public Backend {
             "extract: " + std::to_string(chunks * per_chunk) + " ciphertexts expected for " +
                 std::to_string(n) + " values");
     require_permutation(destination, "extract: destinations");
-    auto out = std::make_unique<HostRows>(n, W, pool_);
+    auto out = std::make_unique<HostRows>(n, W, config_.row_bits, pool_);
     u64* rows = out->words;
+    // With 32-bit rows every row is made in a worker's 64-bit row, then rounded into place.
+    const auto round_into = [&](const u64* from, std::size_t to) {
+      u32* row = out->narrow + to * W;
+      for (std::size_t k = 0; k < W; ++k)
+        row[k] = narrow_word(from[k]);
+    };
     for (std::size_t c = 0; c < chunks; ++c) {
       const std::size_t values = std::min(N, n - c * N);
       if (!partial_) {
         const rlwe::Ciphertext ct = cts[c].expand();
-        core::parallel_for(values, threads_, [&](std::size_t j, unsigned) {
-          u64* row = rows + destination[c * N + j] * W;
+        core::parallel_for(values, threads_, [&](std::size_t j, unsigned worker) {
+          const std::size_t to = destination[c * N + j];
+          u64* row = narrow() ? wide_row(worker, 0) : rows + to * W;
           row[N] = rlwe::sample_extract_into(params_.ring, ct, static_cast<std::uint32_t>(j),
                                              std::span<u64>(row, N));
+          if (narrow()) round_into(row, to);
         });
         continue;
       }
@@ -152,10 +175,14 @@ class CpuBackend final : public Backend {
         lane_rows.assign(L, nullptr);
         for (std::uint32_t j = 0; j < L; ++j) {
           const std::size_t p = i + std::size_t{T} * j;
-          if (p < values) lane_rows[j] = rows + destination[c * N + p] * W;
+          if (p < values)
+            lane_rows[j] = narrow() ? wide_row(worker, j) : rows + destination[c * N + p] * W;
         }
         px.clean_samples(std::span<const rlwe::ModuleLwe>(conj.data() + i * L, L), lane_rows,
                          clean_scratch_[worker]);
+        if (narrow())
+          for (std::uint32_t j = 0; j < L; ++j)
+            if (lane_rows[j]) round_into(lane_rows[j], destination[c * N + i + std::size_t{T} * j]);
       });
     }
     return out;
@@ -171,13 +198,37 @@ class CpuBackend final : public Backend {
       counts[s] = src[s]->count();
     }
     layer.validate(counts);
+    auto out = std::make_unique<HostRows>(layer.outputs(), width_, config_.row_bits, pool_);
+    if (narrow()) {
+      linear_rows<u32>(layer, src, counts, *out);
+    } else {
+      linear_rows<u64>(layer, src, counts, *out);
+    }
+    return out;
+  }
+
+ private:
+  bool narrow() const { return config_.row_bits == 32; }
+
+  // A worker's 64-bit row j (of lanes() at gamma >= 1, one at gamma = 0) for 32-bit rows.
+  u64* wide_row(unsigned worker, std::size_t j) {
+    std::vector<u64>& rows = wide_rows_[worker];
+    const std::size_t count = partial_ ? partial_->lanes() : 1;
+    if (rows.size() < count * width_) rows.resize(count * width_);
+    return rows.data() + j * width_;
+  }
+
+  // The linear layer on rows of Word (u64: mod 2^64; u32: mod 2^32).
+  template <class Word>
+  void linear_rows(const LinearLayer& layer, const std::vector<const HostRows*>& src,
+                   const std::vector<std::size_t>& counts, HostRows& out_rows) {
     const std::size_t W = width_, N = params_.ring.N();
-    auto out = std::make_unique<HostRows>(layer.outputs(), W, pool_);
+    Word* const out = out_rows.base<Word>();
     constexpr std::uint32_t kNoColumn = ~std::uint32_t{0};
     struct Scratch {
-      std::vector<const u64*> rows, columns, shifted, sorted;
+      std::vector<const Word*> rows, columns, shifted, sorted;
       std::vector<u64> weights, matrix;
-      std::vector<u64*> outs;
+      std::vector<Word*> outs;
       std::vector<std::uint32_t> start, positives, column;
       std::vector<u64> magnitude;
       std::vector<std::pair<std::uint32_t, std::int64_t>> merged;
@@ -203,7 +254,7 @@ class CpuBackend final : public Backend {
         widest = std::max<std::size_t>(widest, layer.tap_start[o + 1] - layer.tap_start[o]);
         for (std::uint32_t k = layer.tap_start[o]; k < layer.tap_start[o + 1]; ++k) {
           const Tap& t = layer.taps[k];
-          sc.rows.push_back(src[t.source]->words + std::size_t{t.index} * W);
+          sc.rows.push_back(src[t.source]->template base<Word>() + std::size_t{t.index} * W);
           sc.weights.push_back(static_cast<u64>(static_cast<std::int64_t>(t.weight)));
         }
       }
@@ -251,7 +302,8 @@ class CpuBackend final : public Backend {
             sc.matrix[o * K + column_of(at)] += sc.weights[at];
       }
       if (dense || sparse) widest = std::max<std::size_t>(K, 1);
-      const std::size_t chunk = std::max<std::size_t>(32, kCacheWords / widest / 32 * 32);
+      const std::size_t chunk =
+          std::max<std::size_t>(32, kCacheBytes / sizeof(Word) / widest / 32 * 32);
       for (std::size_t w0 = 0; w0 < W; w0 += chunk) {
         const std::size_t len = std::min(chunk, W - w0);
         if (dense || sparse) {
@@ -260,7 +312,7 @@ class CpuBackend final : public Backend {
             sc.shifted[k] = sc.columns[k] + w0;
           sc.outs.resize(outputs);
           for (std::size_t o = 0; o < outputs; ++o)
-            sc.outs[o] = out->words + layer.slot[first + o] * W + w0;
+            sc.outs[o] = out + layer.slot[first + o] * W + w0;
           if (dense) {
             ring::torus_matmul(sc.shifted, sc.matrix, sc.outs, len, simd_);
           } else {
@@ -276,14 +328,18 @@ class CpuBackend final : public Backend {
           for (std::size_t k = 0; k < taps; ++k)
             sc.shifted[k] = sc.rows[at + k] + w0;
           ring::torus_dot(sc.shifted, std::span<const u64>(sc.weights.data() + at, taps),
-                          std::span<u64>(out->words + layer.slot[o] * W + w0, len), simd_);
+                          std::span<Word>(out + layer.slot[o] * W + w0, len), simd_);
           at += taps;
         }
       }
-      for (std::uint32_t o = first; o < last; ++o)
-        out->words[layer.slot[o] * W + N] += layer.bias[o];
+      for (std::uint32_t o = first; o < last; ++o) {
+        if constexpr (sizeof(Word) == 4) {
+          out[layer.slot[o] * W + N] += narrow_word(layer.bias[o]);
+        } else {
+          out[layer.slot[o] * W + N] += layer.bias[o];
+        }
+      }
     });
-    return out;
   }
 
   // The taps of outputs [first, last) as a ring::TorusSparseMatrix over the group's distinct rows
@@ -335,6 +391,7 @@ class CpuBackend final : public Backend {
     return true;
   }
 
+ public:
   std::vector<rlwe::SwitchedCiphertext> pack(const Rows& rows, std::uint32_t bits) override {
     const HostRows& in = host_rows(rows);
     const std::size_t n = in.count(), N = params_.ring.N(), W = width_;
@@ -346,7 +403,7 @@ class CpuBackend final : public Backend {
         for (std::size_t j = 0; j < N; ++j) {
           lwes[j].a.assign(N, 0);
           if (g * N + j >= n) continue;
-          const u64* row = in.words + (g * N + j) * W;
+          const u64* row = wide(in, g * N + j, w);
           std::copy(row, row + N, lwes[j].a.begin());
           lwes[j].b = row[N];
         }
@@ -366,7 +423,7 @@ class CpuBackend final : public Backend {
         for (std::uint32_t z = 0; z < L; ++z) {
           const std::size_t s = g * N + beta + std::size_t{T} * z;
           if (s >= n) continue;
-          px.monomial_accumulate(acc, std::span<const u64>(in.words + s * W, W), z, 1);
+          px.monomial_accumulate(acc, std::span<const u64>(wide(in, s, w), W), z, 1);
         }
         blocks.push_back(px.embed(px.from_row(acc)));
       }
@@ -384,6 +441,17 @@ class CpuBackend final : public Backend {
   }
 
  private:
+  // Row s of `rows` as 64-bit words: in place, or lifted into worker w's row.
+  const u64* wide(const HostRows& rows, std::size_t s, unsigned w) {
+    const std::size_t W = width_;
+    if (!narrow()) return rows.words + s * W;
+    u64* to = wide_row(w, 0);
+    const u32* from = rows.narrow + s * W;
+    for (std::size_t k = 0; k < W; ++k)
+      to[k] = widen_word(from[k]);
+    return to;
+  }
+
   rlwe::ParameterSet params_;
   Config config_;
   unsigned threads_;
@@ -393,6 +461,7 @@ class CpuBackend final : public Backend {
   std::optional<rlwe::PartialExtraction> partial_;
   std::vector<std::vector<u64>> clean_scratch_;  // per worker, for clean_samples
   std::vector<std::vector<u64*>> lane_rows_;     // per worker
+  std::vector<std::vector<u64>> wide_rows_;      // per worker, 64-bit rows for 32-bit ones
   std::shared_ptr<StoragePool> pool_ = std::make_shared<StoragePool>();
 };
 
@@ -401,6 +470,8 @@ class CpuBackend final : public Backend {
 std::unique_ptr<Backend> make_cpu_backend(const rlwe::ParameterSet& params, const Config& config,
                                           const rlwe::GaloisKeys& keys, unsigned threads) {
   require(config.gamma < params.ring.a(), ErrorCode::invalid_argument, "gamma must be below a");
+  require(config.row_bits == 32 || config.row_bits == 64, ErrorCode::invalid_argument,
+          "row_bits must be 32 or 64, not " + std::to_string(config.row_bits));
   return std::make_unique<CpuBackend>(params, config, keys, threads);
 }
 

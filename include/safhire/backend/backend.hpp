@@ -20,16 +20,30 @@
 
 namespace safhire::backend {
 
-// What a server's backend computes: the level of extraction and the packing mode.
+// What a server's backend computes: the level of extraction, the packing mode, and the modulus of
+// the rows between extraction and packing: 2^64, or 2^32 (row_bits = 32), where extraction
+// rounds every word to its top 32 bits, the linear layer runs mod 2^32 on half the bytes and
+// twice the words per register, and packing lifts the words back (x 2^32). The rounding adds
+// noise that hybrid::estimate_round_noise accounts for (hybrid::narrowest_row_bits picks 32
+// where the failure bound allows it). The CUDA backend keeps 64-bit rows.
 struct Config {
   std::uint32_t gamma = 0;
   rlwe::TreeMode mode = rlwe::TreeMode::fast;
+  std::uint32_t row_bits = 64;
 };
 
 // Words per row: an LWE sample (N mask words, then b) at gamma = 0; a clean module-LWE sample
 // (N words of a, then the phi(t^gamma) lanes of b, the message in lane 0) at gamma >= 1. Word N
 // of a row is where its message sits in both cases.
 std::size_t row_words(const rlwe::ParameterSet& params, std::uint32_t gamma);
+
+// A row word switched from 2^64 to 2^32 (rounded to nearest), and lifted back.
+constexpr std::uint32_t narrow_word(std::uint64_t x) {
+  return static_cast<std::uint32_t>((x + (std::uint64_t{1} << 31)) >> 32);
+}
+constexpr std::uint64_t widen_word(std::uint32_t x) {
+  return std::uint64_t{x} << 32;
+}
 
 // `count` ciphertext rows of row_words() words, where a backend keeps them. Only the backend
 // that made a Rows reads it.
