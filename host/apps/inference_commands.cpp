@@ -209,13 +209,16 @@ int run_demo(int argc, char** argv) {
   InProcessTransport transport(service);
   core::OsRandom random;
   RemoteClient client(transport, params, options, random);
+  // The service's rows: the narrowest the noise allows on the CPU, 64-bit on the GPU.
+  const std::uint32_t row_bits =
+      backend_name == "cpu" ? narrowest_row_bits(model, params, options.gamma) : 64;
   if (!json) {
     std::printf(
-        "Safhire demo: %s (%zu rounds) on %s, gamma = %u, %s packing, %s backend, %u server "
-        "thread(s); %zu Fashion-MNIST test images from #%u, in process\n",
+        "Safhire demo: %s (%zu rounds) on %s, gamma = %u, %s packing, %s backend (%u-bit rows), "
+        "%u server thread(s); %zu Fashion-MNIST test images from #%u, in process\n",
         model.name().c_str(), model.rounds().size(), params.name.c_str(), options.gamma,
-        options.mode == rlwe::TreeMode::fast ? "fast" : "paper", backend_name.c_str(), threads,
-        data.images.size(), first);
+        options.mode == rlwe::TreeMode::fast ? "fast" : "paper", backend_name.c_str(), row_bits,
+        threads, data.images.size(), first);
   }
   const Totals t = run_images(client, &model, data, !json);
   const ServerTimes st = service.times();
@@ -229,15 +232,16 @@ int run_demo(int argc, char** argv) {
   const double agreement = static_cast<double>(t.agree) / n;
   if (json) {
     std::printf(
-        "{\"model\": \"%s\", \"set\": \"%s\", \"gamma\": %u, \"first\": %u, \"images\": %zu, "
-        "\"accuracy\": %.4f, "
+        "{\"model\": \"%s\", \"set\": \"%s\", \"gamma\": %u, \"row_bits\": %u, \"first\": %u, "
+        "\"images\": %zu, \"accuracy\": %.4f, "
         "\"plaintext_accuracy\": %.4f, \"agreement\": %.4f, \"client_s\": %.4f, \"server_s\": "
         "%.4f, \"server_extract_s\": %.4f, \"server_linear_s\": %.4f, \"server_pack_s\": %.4f, "
         "\"server_other_s\": %.4f, \"keygen_s\": %.4f, \"bytes_up\": %.0f, \"bytes_down\": %.0f, "
         "\"key_bytes\": %.0f, \"key_switches\": %.0f, \"e2e_s_at_1_25MBps\": %.4f}\n",
-        model.name().c_str(), params.name.c_str(), options.gamma, first, t.images, accuracy, plain,
-        agreement, client_s, server_s, st.extract / n, st.linear / n, st.pack / n, st.other / n,
-        t.keygen_s / n, up, down, keys, static_cast<double>(service.key_switches()) / n, e2e);
+        model.name().c_str(), params.name.c_str(), options.gamma, row_bits, first, t.images,
+        accuracy, plain, agreement, client_s, server_s, st.extract / n, st.linear / n, st.pack / n,
+        st.other / n, t.keygen_s / n, up, down, keys,
+        static_cast<double>(service.key_switches()) / n, e2e);
     return 0;
   }
   std::printf("accuracy %.2f%% (plaintext quantized %.2f%%), agreement with plaintext %.2f%%\n",

@@ -207,6 +207,54 @@ class CpuBackend final : public Backend {
     return out;
   }
 
+  std::vector<rlwe::SwitchedCiphertext> pack(const Rows& rows, std::uint32_t bits) override {
+    const HostRows& in = host_rows(rows);
+    const std::size_t n = in.count(), N = params_.ring.N(), W = width_;
+    const std::size_t packs = (n + N - 1) / N;
+    std::vector<rlwe::SwitchedCiphertext> out(packs);
+    if (!partial_) {
+      core::parallel_for(packs, threads_, [&](std::size_t g, unsigned w) {
+        std::vector<rlwe::LweCiphertext> lwes(N);
+        for (std::size_t j = 0; j < N; ++j) {
+          lwes[j].a.assign(N, 0);
+          if (g * N + j >= n) continue;
+          const u64* row = wide(in, g * N + j, w);
+          std::copy(row, row + N, lwes[j].a.begin());
+          lwes[j].b = row[N];
+        }
+        out[g] = rlwe::modulus_switch(
+            trees_[w]->pack_lwes(lwes, params_.ring.a() - 1, config_.mode), bits);
+      });
+      return out;
+    }
+    // Output block beta of pack g holds slots g N + beta + T z in lane z: sum_z Z^z row(slot).
+    const rlwe::PartialExtraction& px = *partial_;
+    const std::uint32_t T = px.blocks(), L = px.lanes();
+    core::parallel_for(packs, threads_, [&](std::size_t g, unsigned w) {
+      std::vector<rlwe::Ciphertext> blocks;
+      std::vector<u64> acc(W);
+      for (std::uint32_t beta = 0; beta < T; ++beta) {
+        std::fill(acc.begin(), acc.end(), u64{0});
+        for (std::uint32_t z = 0; z < L; ++z) {
+          const std::size_t s = g * N + beta + std::size_t{T} * z;
+          if (s >= n) continue;
+          px.monomial_accumulate(acc, std::span<const u64>(wide(in, s, w), W), z, 1);
+        }
+        blocks.push_back(px.embed(px.from_row(acc)));
+      }
+      out[g] =
+          rlwe::modulus_switch(trees_[w]->pack_blocks(blocks, config_.gamma, config_.mode), bits);
+    });
+    return out;
+  }
+
+  std::uint64_t key_switches() const override {
+    std::uint64_t total = 0;
+    for (const auto& t : trees_)
+      total += t->key_switches();
+    return total;
+  }
+
  private:
   bool narrow() const { return config_.row_bits == 32; }
 
@@ -391,56 +439,6 @@ class CpuBackend final : public Backend {
     return true;
   }
 
- public:
-  std::vector<rlwe::SwitchedCiphertext> pack(const Rows& rows, std::uint32_t bits) override {
-    const HostRows& in = host_rows(rows);
-    const std::size_t n = in.count(), N = params_.ring.N(), W = width_;
-    const std::size_t packs = (n + N - 1) / N;
-    std::vector<rlwe::SwitchedCiphertext> out(packs);
-    if (!partial_) {
-      core::parallel_for(packs, threads_, [&](std::size_t g, unsigned w) {
-        std::vector<rlwe::LweCiphertext> lwes(N);
-        for (std::size_t j = 0; j < N; ++j) {
-          lwes[j].a.assign(N, 0);
-          if (g * N + j >= n) continue;
-          const u64* row = wide(in, g * N + j, w);
-          std::copy(row, row + N, lwes[j].a.begin());
-          lwes[j].b = row[N];
-        }
-        out[g] = rlwe::modulus_switch(
-            trees_[w]->pack_lwes(lwes, params_.ring.a() - 1, config_.mode), bits);
-      });
-      return out;
-    }
-    // Output block beta of pack g holds slots g N + beta + T z in lane z: sum_z Z^z row(slot).
-    const rlwe::PartialExtraction& px = *partial_;
-    const std::uint32_t T = px.blocks(), L = px.lanes();
-    core::parallel_for(packs, threads_, [&](std::size_t g, unsigned w) {
-      std::vector<rlwe::Ciphertext> blocks;
-      std::vector<u64> acc(W);
-      for (std::uint32_t beta = 0; beta < T; ++beta) {
-        std::fill(acc.begin(), acc.end(), u64{0});
-        for (std::uint32_t z = 0; z < L; ++z) {
-          const std::size_t s = g * N + beta + std::size_t{T} * z;
-          if (s >= n) continue;
-          px.monomial_accumulate(acc, std::span<const u64>(wide(in, s, w), W), z, 1);
-        }
-        blocks.push_back(px.embed(px.from_row(acc)));
-      }
-      out[g] =
-          rlwe::modulus_switch(trees_[w]->pack_blocks(blocks, config_.gamma, config_.mode), bits);
-    });
-    return out;
-  }
-
-  std::uint64_t key_switches() const override {
-    std::uint64_t total = 0;
-    for (const auto& t : trees_)
-      total += t->key_switches();
-    return total;
-  }
-
- private:
   // Row s of `rows` as 64-bit words: in place, or lifted into worker w's row.
   const u64* wide(const HostRows& rows, std::size_t s, unsigned w) {
     const std::size_t W = width_;
