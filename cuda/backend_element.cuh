@@ -1,6 +1,9 @@
 // Per-word bodies of the CUDA backend's kernels (cuda/backend.cu), shared with the CPU replay in
 // tests/hybrid/test_backend_emulation.cpp: each computes one output word from its inputs without
-// state, so one GPU thread owns it. Rows are [count][W] words (backend::row_words).
+// state, so one GPU thread owns it. Rows are [count][W] words (backend::row_words): 64-bit, or
+// 32-bit (backend::Config::row_bits = 32) where the Args' rows32 pointers are set instead, in
+// which case extraction rounds its words (backend::narrow_word), the linear layer sums mod 2^32
+// and the gathers of packing lift them back (backend::widen_word).
 #pragma once
 
 #include <cstddef>
@@ -20,8 +23,18 @@ struct ExtractArgs {
   const u64* b;
   const u32* dest;
   u64* rows;
+  u32* rows32;  // 32-bit rows: set instead of rows
   u32 N, M, m, W;
 };
+
+// Word i of row `row`, 64-bit or rounded to 32 bits.
+SAFHIRE_HD void store_row_word(u64* rows, u32* rows32, std::size_t row, u32 W, u32 i, u64 word) {
+  if (rows32 != nullptr) {
+    rows32[row * W + i] = backend::narrow_word(word);
+  } else {
+    rows[row * W + i] = word;
+  }
+}
 
 SAFHIRE_HD void extract_thread(const ExtractArgs& g, std::size_t x) {
   const std::size_t v = x / g.W;
@@ -39,7 +52,7 @@ SAFHIRE_HD void extract_thread(const ExtractArgs& g, std::size_t x) {
     if (i > j + g.m) word += a[j + g.M - i];
     if (i > r) word -= a[g.N + r - i];
   }
-  g.rows[std::size_t{g.dest[v]} * g.W + i] = word;
+  store_row_word(g.rows, g.rows32, g.dest[v], g.W, i, word);
 }
 
 // Extraction at gamma >= 1, step 1: each power ciphertext (a, b: [powers][N]) to block-major
@@ -73,6 +86,7 @@ struct CleanArgs {
   const u64* elements;  // the K Galois elements of the powers
   const u32* dest;
   u64* rows;
+  u32* rows32;  // 32-bit rows: set instead of rows
   u32 N, T, L, K, Mg, mg, W;
 };
 
@@ -107,38 +121,51 @@ SAFHIRE_HD void clean_thread(const CleanArgs& g, std::size_t x) {
         sum += coefficients[l] * monomial_coefficient(src, l, e, g.L, g.Mg, g.mg);
     }
   }
-  g.rows[std::size_t{g.dest[value]} * g.W + w] = sum;
+  store_row_word(g.rows, g.rows32, g.dest[value], g.W, w, sum);
 }
 
 // The linear layer (backend::LinearLayer in compressed rows): word w of output o is
 // sum over its taps of weight * word w of row `index` of source `source`, plus the bias at word N;
-// written to row slot[o]. sources[s] is the device address of source s's rows.
+// written to row slot[o]. sources[s] is the device address of source s's rows. On 32-bit rows
+// (out32 set instead of out) the same mod 2^32, the bias rounded.
 struct LinearArgs {
-  const u64* const* sources;
+  const void* const* sources;
   const u32* tap_start;
   const backend::Tap* taps;
   const u32* slot;
   const u64* bias;
   u64* out;
+  u32* out32;
   u32 N, W;
 };
+
+template <class Word>
+SAFHIRE_HD Word linear_word(const LinearArgs& g, std::size_t o, u32 w, Word bias) {
+  Word sum = w == g.N ? bias : Word{0};
+  for (u32 k = g.tap_start[o]; k < g.tap_start[o + 1]; ++k) {
+    const backend::Tap& t = g.taps[k];
+    const auto weight = static_cast<Word>(static_cast<std::int64_t>(t.weight));
+    sum += weight * static_cast<const Word*>(g.sources[t.source])[std::size_t{t.index} * g.W + w];
+  }
+  return sum;
+}
 
 SAFHIRE_HD void linear_thread(const LinearArgs& g, std::size_t x) {
   const std::size_t o = x / g.W;
   const auto w = static_cast<u32>(x % g.W);
-  u64 sum = w == g.N ? g.bias[o] : 0;
-  for (u32 k = g.tap_start[o]; k < g.tap_start[o + 1]; ++k) {
-    const backend::Tap& t = g.taps[k];
-    const u64 weight = static_cast<u64>(static_cast<std::int64_t>(t.weight));
-    sum += weight * g.sources[t.source][std::size_t{t.index} * g.W + w];
+  const std::size_t at = std::size_t{g.slot[o]} * g.W + w;
+  if (g.out32 != nullptr) {
+    g.out32[at] = linear_word<u32>(g, o, w, backend::narrow_word(g.bias[o]));
+  } else {
+    g.out[at] = linear_word<u64>(g, o, w, g.bias[o]);
   }
-  g.out[std::size_t{g.slot[o]} * g.W + w] = sum;
 }
 
 // The LWE samples of each pack at gamma = 0: row g N + j (zero past `values`) split into its mask,
 // masks [packs][N][N], and body, bodies [packs][N], for levels::pack_lwes.
 struct GatherLweArgs {
   const u64* rows;
+  const u32* rows32;  // 32-bit rows: set instead of rows
   u64* masks;
   u64* bodies;
   std::size_t values;
@@ -148,7 +175,10 @@ struct GatherLweArgs {
 SAFHIRE_HD void gather_lwe_thread(const GatherLweArgs& g, std::size_t x) {
   const std::size_t row = x / (std::size_t{g.N} + 1);
   const auto i = static_cast<u32>(x % (std::size_t{g.N} + 1));
-  const u64 word = row < g.values ? g.rows[row * g.W + i] : 0;
+  u64 word = 0;
+  if (row < g.values)
+    word =
+        g.rows32 != nullptr ? backend::widen_word(g.rows32[row * g.W + i]) : g.rows[row * g.W + i];
   if (i < g.N) {
     g.masks[row * g.N + i] = word;
   } else {
@@ -163,13 +193,17 @@ SAFHIRE_HD void gather_lwe_thread(const GatherLweArgs& g, std::size_t x) {
 // x.b (u = 0) or 0. Outputs a, b: [packs][T][N].
 struct GatherBlocksArgs {
   const u64* rows;
+  const u32* rows32;  // 32-bit rows: set instead of rows
   u64* out_a;
   u64* out_b;
   std::size_t values;
   u32 N, T, L, Mg, mg, W;
 };
 
-SAFHIRE_HD void gather_blocks_thread(const GatherBlocksArgs& g, std::size_t x) {
+// Coefficient x of the blocks from rows of Word (the sums in that word; lifted by the caller).
+template <class Word>
+SAFHIRE_HD void gather_blocks_words(const GatherBlocksArgs& g, const Word* rows, std::size_t x,
+                                    Word& a, Word& b) {
   const auto coefficient = static_cast<u32>(x % g.N);
   const std::size_t block = x / g.N;  // p T + beta
   const std::size_t pack = block / g.T;
@@ -177,17 +211,32 @@ SAFHIRE_HD void gather_blocks_thread(const GatherBlocksArgs& g, std::size_t x) {
   const u32 u = coefficient % g.T, j = coefficient / g.T;
   const u32 component = u == 0 ? 0 : g.T - u;  // a_component; b is component T
   const u32 twist = u == 0 ? 0 : g.Mg - 1;
-  u64 a = 0, b = 0;
+  a = 0;
+  b = 0;
   for (u32 z = 0; z < g.L; ++z) {
     const std::size_t s = pack * g.N + beta + std::size_t{g.T} * z;
     if (s >= g.values) continue;
-    const u64* row = g.rows + s * g.W;
+    const Word* row = rows + s * g.W;
     a += monomial_coefficient(row + std::size_t{component} * g.L, j, (z + twist) % g.Mg, g.L, g.Mg,
                               g.mg);
     if (u == 0) b += monomial_coefficient(row + std::size_t{g.T} * g.L, j, z, g.L, g.Mg, g.mg);
   }
-  g.out_a[x] = a;
-  g.out_b[x] = b;
+}
+
+// (Lifting is additive: widen_word(x + y mod 2^32) = widen_word(x) + widen_word(y) mod 2^64, so
+// 32-bit rows are summed in 32 bits and the sums lifted.)
+SAFHIRE_HD void gather_blocks_thread(const GatherBlocksArgs& g, std::size_t x) {
+  if (g.rows32 != nullptr) {
+    u32 a, b;
+    gather_blocks_words(g, g.rows32, x, a, b);
+    g.out_a[x] = backend::widen_word(a);
+    g.out_b[x] = backend::widen_word(b);
+  } else {
+    u64 a, b;
+    gather_blocks_words(g, g.rows, x, a, b);
+    g.out_a[x] = a;
+    g.out_b[x] = b;
+  }
 }
 
 }  // namespace safhire::cuda::block

@@ -47,8 +47,8 @@ class DeviceBackend final : public backend::Backend {
         width_(backend::row_words(params, config.gamma)) {
     require(config.mode == rlwe::TreeMode::fast, ErrorCode::unsupported,
             "the CUDA backend packs in fast mode only (paper mode runs on the CPU backend)");
-    require(config.row_bits == 64, ErrorCode::unsupported,
-            "the CUDA backend keeps 64-bit rows (32-bit rows run on the CPU backend)");
+    require(config.row_bits == 32 || config.row_bits == 64, ErrorCode::invalid_argument,
+            "row_bits must be 32 or 64, not " + std::to_string(config.row_bits));
     elements_ = rlwe::power_elements(params.ring, config.gamma);
     device_elements_ = ops_.template upload<u64>(elements_);
     std::vector<u64> map;  // outlives the asynchronous copy
@@ -67,7 +67,7 @@ class DeviceBackend final : public backend::Backend {
   std::unique_ptr<backend::Rows> extract(std::span<const rlwe::SeededCiphertext> cts,
                                          std::span<const u32> destination) override {
     const std::size_t n = destination.size(), N = params_.ring.N();
-    auto out = std::make_unique<Rows>(n, ops_.alloc(n * width_));
+    auto out = make_rows(n);
     const std::size_t chunks = (n + N - 1) / N, K = elements_.size();
     require(cts.size() == chunks * K, ErrorCode::invalid_argument,
             "extract: " + std::to_string(chunks * K) + " ciphertexts expected for " +
@@ -102,7 +102,8 @@ class DeviceBackend final : public backend::Backend {
       args.map = map_.data();
       args.elements = device_elements_.data();
       args.dest = dest.data();
-      args.rows = out->words.data();
+      args.rows = out->wide();
+      args.rows32 = out->narrow();
       args.N = static_cast<u32>(N);
       args.T = blocks.T;
       args.L = blocks.L;
@@ -118,7 +119,8 @@ class DeviceBackend final : public backend::Backend {
     args.a = da.data();
     args.b = db.data();
     args.dest = dest.data();
-    args.rows = out->words.data();
+    args.rows = out->wide();
+    args.rows32 = out->narrow();
     args.N = static_cast<u32>(N);
     args.M = params_.ring.M();
     args.m = params_.ring.m();
@@ -145,14 +147,15 @@ class DeviceBackend final : public backend::Backend {
     const auto d_slot = ops_.template upload<u32>(layer.slot);
     const auto d_bias = ops_.template upload<u64>(layer.bias);
     const std::size_t n = layer.outputs();
-    auto out = std::make_unique<Rows>(n, ops_.alloc(n * width_));
+    auto out = make_rows(n);
     block::LinearArgs args{};
-    args.sources = reinterpret_cast<const u64* const*>(d_sources.data());
+    args.sources = reinterpret_cast<const void* const*>(d_sources.data());
     args.tap_start = d_start.data();
     args.taps = d_taps.data();
     args.slot = d_slot.data();
     args.bias = d_bias.data();
-    args.out = out->words.data();
+    args.out = out->wide();
+    args.out32 = out->narrow();
     args.N = params_.ring.N();
     args.W = static_cast<u32>(width_);
     ops_.run_linear(args, n * width_);
@@ -169,7 +172,8 @@ class DeviceBackend final : public backend::Backend {
       auto masks = ops_.alloc(packs * N * N);
       auto bodies = ops_.alloc(packs * N);
       block::GatherLweArgs args{};
-      args.rows = in.words.data();
+      args.rows = in.wide();
+      args.rows32 = in.narrow();
       args.masks = masks.data();
       args.bodies = bodies.data();
       args.values = in.values;
@@ -183,7 +187,8 @@ class DeviceBackend final : public backend::Backend {
       auto blocks_a = ops_.alloc(packs * T * N);
       auto blocks_b = ops_.alloc(packs * T * N);
       block::GatherBlocksArgs args{};
-      args.rows = in.words.data();
+      args.rows = in.wide();
+      args.rows32 = in.narrow();
       args.out_a = blocks_a.data();
       args.out_b = blocks_b.data();
       args.values = in.values;
@@ -211,12 +216,28 @@ class DeviceBackend final : public backend::Backend {
   }
 
  private:
+  // Rows of 64-bit words, or of 32-bit ones in a buffer of half as many 64-bit words; wide() and
+  // narrow() give the one in use and null.
   struct Rows final : backend::Rows {
-    Rows(std::size_t n, typename Ops::Buffer w) : values(n), words(std::move(w)) {}
+    Rows(std::size_t n, typename Ops::Buffer w, bool n32)
+        : values(n), words(std::move(w)), is_narrow(n32) {}
     std::size_t count() const override { return values; }
+    u64* wide() { return is_narrow ? nullptr : words.data(); }
+    const u64* wide() const { return is_narrow ? nullptr : words.data(); }
+    u32* narrow() { return is_narrow ? reinterpret_cast<u32*>(words.data()) : nullptr; }
+    const u32* narrow() const {
+      return is_narrow ? reinterpret_cast<const u32*>(words.data()) : nullptr;
+    }
     std::size_t values;
     typename Ops::Buffer words;
+    bool is_narrow;
   };
+
+  std::unique_ptr<Rows> make_rows(std::size_t n) {
+    const bool narrow = config_.row_bits == 32;
+    return std::make_unique<Rows>(n, ops_.alloc(narrow ? (n * width_ + 1) / 2 : n * width_),
+                                  narrow);
+  }
 
   static const Rows& rows_of(const backend::Rows& rows) {
     const auto* r = dynamic_cast<const Rows*>(&rows);

@@ -15,10 +15,12 @@ using u64 = std::uint64_t;
 
 // Coefficient l of X^e a mod Phi_M, e in [0, M): exponent i of a moves to i + e mod M, so with
 // c[x] = a[x - e mod M] (0 where that index is >= N), the value is c[l] - c[N + (l mod m)].
-SAFHIRE_HD u64 monomial_coefficient(const u64* a, u32 l, u32 e, u32 N, u32 M, u32 m) {
-  const auto source = [&](u32 x) -> u64 {
+// (On words of any unsigned type: mod 2^64 or, for 32-bit rows, mod 2^32.)
+template <class Word>
+SAFHIRE_HD Word monomial_coefficient(const Word* a, u32 l, u32 e, u32 N, u32 M, u32 m) {
+  const auto source = [&](u32 x) -> Word {
     const u32 i = x >= e ? x - e : x + M - e;
-    return i < N ? a[i] : 0;
+    return i < N ? a[i] : Word{0};
   };
   return source(l) - source(N + l % m);
 }

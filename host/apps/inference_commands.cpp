@@ -165,13 +165,8 @@ unsigned all_cores() {
 InferenceService::BackendFactory backend_named(const std::string& name, unsigned threads) {
   if (name == "cuda") {
 #if SAFHIRE_HAVE_CUDA
-    // The CUDA backend keeps 64-bit rows; the server then estimates its noise with those.
     return [threads](const rlwe::ParameterSet& p, const backend::Config& c,
-                     const rlwe::GaloisKeys& k) {
-      backend::Config wide = c;
-      wide.row_bits = 64;
-      return cuda::make_cuda_backend(p, wide, k);
-    };
+                     const rlwe::GaloisKeys& k) { return cuda::make_cuda_backend(p, c, k); };
 #else
     throw Error(ErrorCode::unsupported, "--backend cuda: this build has no CUDA backend");
 #endif
@@ -209,9 +204,8 @@ int run_demo(int argc, char** argv) {
   InProcessTransport transport(service);
   core::OsRandom random;
   RemoteClient client(transport, params, options, random);
-  // The service's rows: the narrowest the noise allows on the CPU, 64-bit on the GPU.
-  const std::uint32_t row_bits =
-      backend_name == "cpu" ? narrowest_row_bits(model, params, options.gamma) : 64;
+  // The service's rows: the narrowest the noise allows (on either backend).
+  const std::uint32_t row_bits = narrowest_row_bits(model, params, options.gamma);
   if (!json) {
     std::printf(
         "Safhire demo: %s (%zu rounds) on %s, gamma = %u, %s packing, %s backend (%u-bit rows), "

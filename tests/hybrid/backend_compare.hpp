@@ -1,7 +1,7 @@
 // One encrypted inference of a trained small model through the CPU backend and through another
-// backend, round by round: the downloads must be equal word for word and the logits equal the
-// plaintext evaluator's. Shared by the CUDA backend's emulation (tests/hybrid) and its device
-// test (tests/cuda).
+// backend, round by round, on 64-bit rows and (where the noise allows them) on 32-bit rows: the
+// downloads must be equal word for word and the logits equal the plaintext evaluator's. Shared by
+// the CUDA backend's emulation (tests/hybrid) and its device test (tests/cuda).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -37,7 +37,9 @@ inline std::string case_name(const BackendCase& c) {
 using MakeBackend = std::function<std::unique_ptr<backend::Backend>(
     const rlwe::ParameterSet&, const backend::Config&, const rlwe::GaloisKeys&)>;
 
-inline void expect_same_downloads(const BackendCase& c, const MakeBackend& make) {
+inline void expect_same_downloads(const BackendCase& c, const MakeBackend& make,
+                                  std::uint32_t row_bits) {
+  SCOPED_TRACE(std::to_string(row_bits) + "-bit rows");
   const Model model = Model::load(model_path(std::string(c.model) + ".sfhm"));
   const rlwe::ParameterSet& params = rlwe::parameter_set(c.set);
   const auto refs = load_reference(std::string(c.model) + ".ref");
@@ -47,8 +49,7 @@ inline void expect_same_downloads(const BackendCase& c, const MakeBackend& make)
   Client client(params, options, random);
   core::Seed seed{};
   seed[0] = 3;
-  // Both on 64-bit rows (the CUDA backend's only kind).
-  const backend::Config config{options.gamma, options.mode, 64};
+  const backend::Config config{options.gamma, options.mode, row_bits};
   Server cpu(model, params, options,
              backend::make_cpu_backend(params, config, client.evaluation_keys(), 2), seed);
   Server other(model, params, options, make(params, config, client.evaluation_keys()), seed);
@@ -66,6 +67,14 @@ inline void expect_same_downloads(const BackendCase& c, const MakeBackend& make)
   }
   EXPECT_EQ(client.logits(), evaluate(model, refs[0].pixels));
   EXPECT_EQ(other.key_switches(), cpu.key_switches());
+}
+
+// On 64-bit rows, and on 32-bit rows where the noise estimate allows them for the case.
+inline void expect_same_downloads(const BackendCase& c, const MakeBackend& make) {
+  expect_same_downloads(c, make, 64);
+  const Model model = Model::load(model_path(std::string(c.model) + ".sfhm"));
+  if (narrowest_row_bits(model, rlwe::parameter_set(c.set), c.gamma) == 32)
+    expect_same_downloads(c, make, 32);
 }
 
 }  // namespace safhire::hybrid::testing

@@ -91,7 +91,7 @@ TEST(RowBits, RoundingNoiseIsWithinTheEstimate) {
 
 // The server's choice: 32-bit rows where the estimate allows them (the trained b = 8 and b = 12
 // ResNet-20s on default-b8 at gamma 2), 64-bit where it does not (the b = 16 one on default-b12);
-// the CPU backend takes 32 or 64 only; the CUDA backend's factory refuses 32 (tests/cuda).
+// the CPU backend takes 32 or 64 only (the CUDA backend too: tests/cuda, tests/hybrid's emulation).
 TEST(RowBits, NarrowestRowsFollowTheEstimate) {
   using hybrid::Model;
   const rlwe::ParameterSet& b8 = rlwe::parameter_set("default-b8");

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "safhire/core/hostdevice.hpp"
 #include "safhire/rlwe/params.hpp"
 #include "safhire/rlwe/rlwe.hpp"
 #include "safhire/rlwe/trees.hpp"
@@ -25,7 +26,7 @@ namespace safhire::backend {
 // rounds every word to its top 32 bits, the linear layer runs mod 2^32 on half the bytes and
 // twice the words per register, and packing lifts the words back (x 2^32). The rounding adds
 // noise that hybrid::estimate_round_noise accounts for (hybrid::narrowest_row_bits picks 32
-// where the failure bound allows it). The CUDA backend keeps 64-bit rows.
+// where the failure bound allows it). Both backends take either.
 struct Config {
   std::uint32_t gamma = 0;
   rlwe::TreeMode mode = rlwe::TreeMode::fast;
@@ -38,10 +39,10 @@ struct Config {
 std::size_t row_words(const rlwe::ParameterSet& params, std::uint32_t gamma);
 
 // A row word switched from 2^64 to 2^32 (rounded to nearest), and lifted back.
-constexpr std::uint32_t narrow_word(std::uint64_t x) {
+SAFHIRE_HD constexpr std::uint32_t narrow_word(std::uint64_t x) {
   return static_cast<std::uint32_t>((x + (std::uint64_t{1} << 31)) >> 32);
 }
-constexpr std::uint64_t widen_word(std::uint32_t x) {
+SAFHIRE_HD constexpr std::uint64_t widen_word(std::uint32_t x) {
   return std::uint64_t{x} << 32;
 }
 
