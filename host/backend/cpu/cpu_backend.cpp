@@ -115,6 +115,7 @@ class CpuBackend final : public Backend {
         config_(config),
         threads_(std::max(threads, 1U)),
         width_(row_words(params, config.gamma)),
+        stride_(config.row_bits == 32 ? (width_ + 31) / 32 * 32 : width_),
         simd_(ring::default_simd()),
         clean_scratch_(threads_),
         lane_rows_(threads_),
@@ -136,20 +137,22 @@ class CpuBackend final : public Backend {
   // at once (they share the block's conjugates).
   std::unique_ptr<Rows> extract(std::span<const rlwe::SeededCiphertext> cts,
                                 std::span<const std::uint32_t> destination) override {
-    const std::size_t n = destination.size(), N = params_.ring.N(), W = width_;
+    const std::size_t n = destination.size(), N = params_.ring.N(), W = width_, S = stride_;
     const std::size_t per_chunk = partial_ ? partial_->elements().size() : 1;
     const std::size_t chunks = (n + N - 1) / N;
     require(cts.size() == chunks * per_chunk, ErrorCode::invalid_argument,
             "extract: " + std::to_string(chunks * per_chunk) + " ciphertexts expected for " +
                 std::to_string(n) + " values");
     require_permutation(destination, "extract: destinations");
-    auto out = std::make_unique<HostRows>(n, W, config_.row_bits, pool_);
+    auto out = std::make_unique<HostRows>(n, S, config_.row_bits, pool_);
     u64* rows = out->words;
-    // With 32-bit rows every row is made in a worker's 64-bit row, then rounded into place.
+    // With 32-bit rows every row is made in a worker's 64-bit row, then rounded into place (its
+    // padding zeroed).
     const auto round_into = [&](const u64* from, std::size_t to) {
-      u32* row = out->narrow + to * W;
+      u32* row = out->narrow + to * S;
       for (std::size_t k = 0; k < W; ++k)
         row[k] = narrow_word(from[k]);
+      std::fill(row + W, row + S, u32{0});
     };
     for (std::size_t c = 0; c < chunks; ++c) {
       const std::size_t values = std::min(N, n - c * N);
@@ -157,7 +160,7 @@ class CpuBackend final : public Backend {
         const rlwe::Ciphertext ct = cts[c].expand();
         core::parallel_for(values, threads_, [&](std::size_t j, unsigned worker) {
           const std::size_t to = destination[c * N + j];
-          u64* row = narrow() ? wide_row(worker, 0) : rows + to * W;
+          u64* row = narrow() ? wide_row(worker, 0) : rows + to * S;
           row[N] = rlwe::sample_extract_into(params_.ring, ct, static_cast<std::uint32_t>(j),
                                              std::span<u64>(row, N));
           if (narrow()) round_into(row, to);
@@ -176,7 +179,7 @@ class CpuBackend final : public Backend {
         for (std::uint32_t j = 0; j < L; ++j) {
           const std::size_t p = i + std::size_t{T} * j;
           if (p < values)
-            lane_rows[j] = narrow() ? wide_row(worker, j) : rows + destination[c * N + p] * W;
+            lane_rows[j] = narrow() ? wide_row(worker, j) : rows + destination[c * N + p] * S;
         }
         px.clean_samples(std::span<const rlwe::ModuleLwe>(conj.data() + i * L, L), lane_rows,
                          clean_scratch_[worker]);
@@ -198,7 +201,7 @@ class CpuBackend final : public Backend {
       counts[s] = src[s]->count();
     }
     layer.validate(counts);
-    auto out = std::make_unique<HostRows>(layer.outputs(), width_, config_.row_bits, pool_);
+    auto out = std::make_unique<HostRows>(layer.outputs(), stride_, config_.row_bits, pool_);
     if (narrow()) {
       linear_rows<u32>(layer, src, counts, *out);
     } else {
@@ -270,7 +273,9 @@ class CpuBackend final : public Backend {
   template <class Word>
   void linear_rows(const LinearLayer& layer, const std::vector<const HostRows*>& src,
                    const std::vector<std::size_t>& counts, HostRows& out_rows) {
-    const std::size_t W = width_, N = params_.ring.N();
+    // Rows are W = stride_ words apart: all of them go through the kernels (the padding of 32-bit
+    // rows, zero, makes every length a multiple of 32 words: no narrow tails).
+    const std::size_t W = stride_, N = params_.ring.N();
     Word* const out = out_rows.base<Word>();
     constexpr std::uint32_t kNoColumn = ~std::uint32_t{0};
     struct Scratch {
@@ -441,11 +446,10 @@ class CpuBackend final : public Backend {
 
   // Row s of `rows` as 64-bit words: in place, or lifted into worker w's row.
   const u64* wide(const HostRows& rows, std::size_t s, unsigned w) {
-    const std::size_t W = width_;
-    if (!narrow()) return rows.words + s * W;
+    if (!narrow()) return rows.words + s * stride_;
     u64* to = wide_row(w, 0);
-    const u32* from = rows.narrow + s * W;
-    for (std::size_t k = 0; k < W; ++k)
+    const u32* from = rows.narrow + s * stride_;
+    for (std::size_t k = 0; k < width_; ++k)
       to[k] = widen_word(from[k]);
     return to;
   }
@@ -453,7 +457,8 @@ class CpuBackend final : public Backend {
   rlwe::ParameterSet params_;
   Config config_;
   unsigned threads_;
-  std::size_t width_;
+  std::size_t width_;   // words of a row (row_words)
+  std::size_t stride_;  // between rows: width_, or for 32-bit rows width_ rounded up to 32
   ring::SimdIsa simd_;
   std::vector<std::unique_ptr<rlwe::TraceTrees>> trees_;  // one per worker
   std::optional<rlwe::PartialExtraction> partial_;
