@@ -235,14 +235,39 @@ Server::Server(const Model& model, const rlwe::ParameterSet& params, InferenceOp
                  keys, threads),
              session_seed) {}
 
+backend::LinearLayer linear_layer(const backend::LinearLayer& base,
+                                  std::span<const std::uint32_t> permutation) {
+  const std::size_t n = base.outputs();
+  require(permutation.size() == n, ErrorCode::invalid_argument,
+          "linear layer: permutation of the wrong size");
+  std::vector<std::uint32_t> slot_of(n, 0);
+  for (std::size_t s = 0; s < n; ++s)
+    slot_of.at(permutation[s]) = static_cast<std::uint32_t>(s);
+  backend::LinearLayer layer = base;
+  for (std::uint32_t& slot : layer.slot)
+    slot = slot_of.at(slot);
+  return layer;
+}
+
+std::shared_ptr<const ModelLayers> model_layers(const Model& model) {
+  auto layers = std::make_shared<ModelLayers>();
+  for (std::size_t r = 0; r < model.rounds().size(); ++r)
+    layers->push_back(linear_layer(model, r, identity(model.rounds()[r].output.size())));
+  return layers;
+}
+
 Server::Server(const Model& model, const rlwe::ParameterSet& params, InferenceOptions options,
-               std::unique_ptr<backend::Backend> backend, const core::Seed& session_seed)
+               std::unique_ptr<backend::Backend> backend, const core::Seed& session_seed,
+               std::shared_ptr<const ModelLayers> layers)
     : model_(&model),
       params_(params),
       options_(options),
       seed_(session_seed),
-      backend_(std::move(backend)) {
+      backend_(std::move(backend)),
+      layers_(layers ? std::move(layers) : model_layers(model)) {
   require(backend_ != nullptr, ErrorCode::invalid_argument, "server: no backend");
+  require(layers_->size() == model.rounds().size(), ErrorCode::invalid_argument,
+          "server: layers of another model");
   const backend::Config config = backend_->config();
   require(config.gamma == options.gamma && config.mode == options.mode, ErrorCode::invalid_argument,
           "server: the backend was built for other options");
@@ -302,7 +327,7 @@ Download Server::process(const Upload& up) {
 
   start = Clock::now();
   const std::vector<std::uint32_t> perm = permutation(r);
-  const backend::LinearLayer layer = linear_layer(*model_, r, perm);
+  const backend::LinearLayer layer = linear_layer((*layers_)[r], perm);
   std::vector<const backend::Rows*> sources;
   for (const auto& a : activations_)
     sources.push_back(a.get());

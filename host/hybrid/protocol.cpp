@@ -298,7 +298,10 @@ InferenceService::InferenceService(const Model& model, rlwe::SecurityPolicy poli
 
 InferenceService::InferenceService(const Model& model, rlwe::SecurityPolicy policy,
                                    BackendFactory backends)
-    : model_(&model), policy_(policy), backends_(std::move(backends)) {
+    : model_(&model),
+      policy_(policy),
+      backends_(std::move(backends)),
+      layers_(model_layers(model)) {
   require(static_cast<bool>(backends_), ErrorCode::invalid_argument,
           "inference service: no backend factory");
 }
@@ -339,7 +342,7 @@ Bytes InferenceService::open(std::span<const std::uint8_t> request) {
                 {hello.options.gamma, hello.options.mode,
                  narrowest_row_bits(*model_, session->params, hello.options.gamma)},
                 session->keys),
-      seed);
+      seed, layers_);
   std::uint64_t id = 0;
   {
     std::lock_guard<std::mutex> lock(mutex_);

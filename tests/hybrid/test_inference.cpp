@@ -116,30 +116,35 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& param_info) { return case_label(param_info.param); });
 
 // The backend's view of a round (backend::LinearLayer) on plaintext integers gives the direct
-// evaluator's accumulators, each in the slot the permutation assigns; malformed layers are typed
-// errors.
+// evaluator's accumulators, each in the slot the permutation assigns, built from the model or
+// from the model's identity-permutation layers (model_layers, what a service shares between
+// sessions); malformed layers are typed errors.
 TEST(LinearLayer, IsTheRoundsMatrixInSlotOrder) {
   const Model m = Model::load(model_path("small-b12.sfhm"));
   const auto refs = load_reference("small-b12.ref");
   std::vector<std::vector<std::int64_t>> accs;
   evaluate(m, refs[1].pixels, &accs);
   const auto acts = safhire::hybrid::testing::activations(m, refs[1].pixels, accs);
+  const auto bases = model_layers(m);
+  ASSERT_EQ(bases->size(), m.rounds().size());
   SeededRandom rng = SeededRandom::from_counter(9);
   for (std::size_t r = 0; r < m.rounds().size(); ++r) {
     const std::size_t n = m.rounds()[r].output.size();
     const auto perm = safhire::core::random_permutation(rng, static_cast<std::uint32_t>(n));
-    const safhire::backend::LinearLayer layer = linear_layer(m, r, perm);
-    std::vector<std::size_t> counts;
-    for (const auto& a : acts)
-      counts.push_back(a.size());
-    layer.validate(counts);
-    ASSERT_EQ(layer.outputs(), n);
-    const std::uint32_t bits = m.rounds()[r].bits;
-    for (std::size_t o = 0; o < n; ++o) {
-      std::int64_t sum = static_cast<std::int64_t>(layer.bias[o]) >> (64 - bits);
-      for (std::uint32_t k = layer.tap_start[o]; k < layer.tap_start[o + 1]; ++k)
-        sum += layer.taps[k].weight * acts[layer.taps[k].source][layer.taps[k].index];
-      ASSERT_EQ(sum, accs[r][perm[layer.slot[o]]]) << "round " << r << ", entry " << o;
+    for (const safhire::backend::LinearLayer& layer :
+         {linear_layer(m, r, perm), linear_layer((*bases)[r], perm)}) {
+      std::vector<std::size_t> counts;
+      for (const auto& a : acts)
+        counts.push_back(a.size());
+      layer.validate(counts);
+      ASSERT_EQ(layer.outputs(), n);
+      const std::uint32_t bits = m.rounds()[r].bits;
+      for (std::size_t o = 0; o < n; ++o) {
+        std::int64_t sum = static_cast<std::int64_t>(layer.bias[o]) >> (64 - bits);
+        for (std::uint32_t k = layer.tap_start[o]; k < layer.tap_start[o + 1]; ++k)
+          sum += layer.taps[k].weight * acts[layer.taps[k].source][layer.taps[k].index];
+        ASSERT_EQ(sum, accs[r][perm[layer.slot[o]]]) << "round " << r << ", entry " << o;
+      }
     }
   }
   safhire::backend::LinearLayer bad =

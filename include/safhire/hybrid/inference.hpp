@@ -127,6 +127,14 @@ struct ServerTimes {
 // o written to the slot s with permutation[s] = o, the bias scaled to the round's precision.
 backend::LinearLayer linear_layer(const Model& model, std::size_t r,
                                   std::span<const std::uint32_t> permutation);
+// The same from the layer with the identity permutation (`base`, built once per model): only the
+// slots change.
+backend::LinearLayer linear_layer(const backend::LinearLayer& base,
+                                  std::span<const std::uint32_t> permutation);
+// Every round's layer with the identity permutation: what a server needs of the model's weights,
+// shared by the sessions of one service.
+using ModelLayers = std::vector<backend::LinearLayer>;
+std::shared_ptr<const ModelLayers> model_layers(const Model& model);
 
 class Server {
  public:
@@ -135,9 +143,11 @@ class Server {
   // `threads` workers share each round's outputs and packings.
   Server(const Model& model, const rlwe::ParameterSet& params, InferenceOptions options,
          const rlwe::GaloisKeys& keys, const core::Seed& session_seed, unsigned threads = 1);
-  // The same on another backend (built for options.gamma and options.mode).
+  // The same on another backend (built for options.gamma and options.mode); `layers`, when
+  // given, model_layers(model) built once for many servers.
   Server(const Model& model, const rlwe::ParameterSet& params, InferenceOptions options,
-         std::unique_ptr<backend::Backend> backend, const core::Seed& session_seed);
+         std::unique_ptr<backend::Backend> backend, const core::Seed& session_seed,
+         std::shared_ptr<const ModelLayers> layers = nullptr);
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
@@ -159,6 +169,7 @@ class Server {
   InferenceOptions options_;
   core::Seed seed_;
   std::unique_ptr<backend::Backend> backend_;
+  std::shared_ptr<const ModelLayers> layers_;
   std::vector<std::uint32_t> download_bits_;  // per round
   // Received activations (row i is activation value i); dropped after their last reader.
   std::vector<std::unique_ptr<backend::Rows>> activations_;

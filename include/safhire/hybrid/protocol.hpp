@@ -98,6 +98,7 @@ class InferenceService {
   const Model* model_;
   rlwe::SecurityPolicy policy_;
   BackendFactory backends_;
+  std::shared_ptr<const ModelLayers> layers_;  // built once, shared by the sessions' servers
   mutable std::mutex mutex_;
   std::map<std::uint64_t, std::shared_ptr<Session>> sessions_;
   ServerTimes times_;
