@@ -309,7 +309,7 @@ int run_plan(int argc, char** argv) {
   const std::string set = set_name.empty() ? default_set(model, options.gamma) : set_name;
   const rlwe::ParameterSet& params = rlwe::parameter_set(set);
   const Plan plan = plan_inference(model, params, options);
-  std::printf("%s on %s (N = %u), gamma = %u, %s packing, %u-bit rows on the CPU server\n",
+  std::printf("%s on %s (N = %u), gamma = %u, %s packing, %u-bit rows on the server\n",
               model.name().c_str(), params.name.c_str(), params.ring.N(), options.gamma,
               options.mode == rlwe::TreeMode::fast ? "fast" : "paper", plan.row_bits);
   std::printf("%5s %8s %6s %7s %5s %5s %5s %5s %9s %10s %9s %9s\n", "round", "inputs", "cts",

@@ -2,9 +2,9 @@
 // block between two client-side non-linearities): the values uploaded and the chunks of N they
 // fill (times phi(t^gamma) powers at gamma >= 1), the outputs and the packed ciphertexts that
 // carry them, the precisions of upload and download, the estimated noise, the key switches of
-// fast packing and the bytes each way; the noise with the rows the CPU server keeps. Slot s of a
-// round lives at coefficient s mod N of chunk (or pack) s / N; the server's permutation maps slots
-// to model indices (inference.hpp).
+// fast packing and the bytes each way; the noise with the rows a service's server keeps
+// (narrowest_row_bits). Slot s of a round lives at coefficient s mod N of chunk (or pack) s / N;
+// the server's permutation maps slots to model indices (inference.hpp).
 #pragma once
 
 #include <cstdint>
@@ -25,7 +25,7 @@ struct RoundPlan {
 };
 
 struct Plan {
-  std::uint32_t row_bits = 64;  // of the CPU server's rows (narrowest_row_bits)
+  std::uint32_t row_bits = 64;  // of the server's rows (narrowest_row_bits)
   std::vector<RoundPlan> rounds;
   std::optional<std::uint64_t> key_switches;
   std::uint64_t bytes_up = 0, bytes_down = 0;
