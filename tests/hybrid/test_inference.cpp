@@ -204,6 +204,55 @@ TEST(EncryptedInference, EmptyDenseAndSparseGroups) {
   }
 }
 
+// Two terms reading the same rows (a 3x3 and a 1x1 convolution of one source): the backend merges
+// their taps on a row before its sparse kernel, to 0 (dropped), +1, -2 and +2, with other
+// taps of both signs beside them; encrypted equals plaintext on 64-bit and on 32-bit rows.
+TEST(EncryptedInference, TapsOnOneRowAreMerged) {
+  Round round;
+  round.output.c = 4;
+  round.bits = 8;
+  for (const std::uint32_t kernel : {3U, 1U}) {
+    Term t;
+    t.kernel = kernel;
+    t.pad = kernel / 2;
+    t.input.c = 4;
+    t.weights.assign(std::size_t{4} * 4 * kernel * kernel, 0);
+    round.terms.push_back(t);
+  }
+  const auto set = [&](std::size_t term, std::uint32_t o, std::uint32_t i, std::uint32_t ky,
+                       std::uint32_t kx, std::int16_t w) {
+    Term& t = round.terms[term];
+    t.weights[((std::size_t{o} * t.input.c + i) * t.kernel + ky) * t.kernel + kx] = w;
+  };
+  const std::int16_t center[4] = {1, 2, -3, 1}, pointwise[4] = {-1, -1, 1, 1};
+  for (std::uint32_t o = 0; o < 4; ++o) {
+    set(0, o, o, 1, 1, center[o]);  // the same row as the 1x1 tap below
+    set(1, o, o, 0, 0, pointwise[o]);
+    set(0, o, (o + 1) % 4, 0, 2, static_cast<std::int16_t>(o % 2 == 0 ? 1 : -1));
+    set(0, o, (o + 2) % 4, 2, 0, -3);
+  }
+  round.bias = {3, -1, 0, 2};
+  const Model model = Model::from_parts("merged", 8, 2, 2, Shape{4, 4, 4}, {round});
+  std::vector<std::int64_t> image(64);
+  for (std::size_t i = 0; i < image.size(); ++i)
+    image[i] = static_cast<std::int64_t>((i * 7) % 4);
+  const ParameterSet& params = safhire::rlwe::parameter_set("default-b8");
+  for (const std::uint32_t row_bits : {64U, 32U}) {
+    InferenceOptions options;
+    options.gamma = 2;
+    SeededRandom random = SeededRandom::from_counter(210);
+    Client client(params, options, random);
+    Server server(model, params, options,
+                  safhire::backend::make_cpu_backend(params, {2, options.mode, row_bits},
+                                                     client.evaluation_keys(), 1),
+                  seed_of(5));
+    std::optional<Upload> up = client.start(ModelInfo::of(model), image);
+    while (up)
+      up = client.receive(server.process(*up));
+    EXPECT_EQ(client.logits(), evaluate(model, image)) << row_bits << "-bit rows";
+  }
+}
+
 // Accumulators at both ends of the signed 8-bit window (the model bound allows them: it is the
 // range of the partial sums, not |bias| + l1 max_input) decrypt exactly.
 TEST(EncryptedInference, AccumulatorsAtTheEdgesOfTheWindow) {

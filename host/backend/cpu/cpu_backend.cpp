@@ -284,7 +284,10 @@ class CpuBackend final : public Backend {
       std::vector<Word*> outs;
       std::vector<std::uint32_t> start, positives, column;
       std::vector<u64> magnitude;
-      std::vector<std::pair<std::uint32_t, std::int64_t>> merged;
+      std::vector<std::int64_t> sum;  // sparse_matrix's merged weights, per column
+      std::vector<std::uint64_t> mark;
+      std::vector<std::uint32_t> touched;
+      std::uint64_t stamp = 0;
       // column_of_row[s][i]: the column of source s's row i in the current group, or kNoColumn;
       // tap_column: each tap's column; first_tap: a tap of each column; order, rank: address
       // order of the columns.
@@ -345,7 +348,8 @@ class CpuBackend final : public Backend {
       const bool many = outputs >= 4 && K > 0;
       const bool mostly_taps =
           static_cast<double>(sc.rows.size()) >= kDenseShare * static_cast<double>(outputs * K);
-      const bool sparse = many && !mostly_taps && sparse_matrix(layer, first, last, column_of, sc);
+      const bool sparse =
+          many && !mostly_taps && sparse_matrix(layer, first, last, K, column_of, sc);
       const bool dense = many && !sparse;
       if (dense) {
         sc.matrix.assign(outputs * K, 0);
@@ -395,49 +399,53 @@ class CpuBackend final : public Backend {
     });
   }
 
-  // The taps of outputs [first, last) as a ring::TorusSparseMatrix over the group's distinct rows
-  // (column_of: the column of the group's tap at) in sc.start, positives, column, magnitude: taps
-  // on one row merged, zeros dropped, positive weights first, each sign by ascending magnitude.
-  // False when a merged magnitude reaches 2^32.
+  // The taps of outputs [first, last) as a ring::TorusSparseMatrix over the group's K distinct
+  // rows (column_of: the column of the group's tap at) in sc.start, positives, column, magnitude:
+  // taps on one row merged (summed in sc.sum, zero outside this call, with sc.mark stamping the
+  // columns an output touched), zeros dropped, positive weights first, each sign's +-1s leading
+  // (the kernel adds them without multiplying). False when a merged magnitude reaches 2^32.
   template <class ColumnOf, class Scratch>
   static bool sparse_matrix(const LinearLayer& layer, std::uint32_t first, std::uint32_t last,
-                            const ColumnOf& column_of, Scratch& sc) {
+                            std::size_t K, const ColumnOf& column_of, Scratch& sc) {
+    if (sc.sum.size() < K) {
+      sc.sum.resize(K, 0);
+      sc.mark.resize(K, 0);
+    }
     sc.start.assign(1, 0);
     sc.positives.clear();
     sc.column.clear();
     sc.magnitude.clear();
     std::size_t at = 0;
+    bool narrow_enough = true;
     for (std::uint32_t o = first; o < last; ++o) {
-      sc.merged.clear();
-      for (std::uint32_t k = layer.tap_start[o]; k < layer.tap_start[o + 1]; ++k, ++at)
-        sc.merged.emplace_back(column_of(at), layer.taps[k].weight);
-      std::sort(sc.merged.begin(), sc.merged.end());
-      std::size_t n = 0;
-      for (const auto& [column, weight] : sc.merged) {
-        if (n > 0 && sc.merged[n - 1].first == column) {
-          sc.merged[n - 1].second += weight;
-        } else {
-          sc.merged[n++] = {column, weight};
+      const std::uint64_t stamp = ++sc.stamp;
+      sc.touched.clear();
+      for (std::uint32_t k = layer.tap_start[o]; k < layer.tap_start[o + 1]; ++k, ++at) {
+        const std::uint32_t c = column_of(at);
+        if (sc.mark[c] != stamp) {
+          sc.mark[c] = stamp;
+          sc.touched.push_back(c);
+        }
+        sc.sum[c] += layer.taps[k].weight;
+      }
+      std::uint32_t positives = 0;
+      // Positive units, other positives, negative units, other negatives.
+      for (int bucket = 0; bucket < 4; ++bucket) {
+        const bool negative = bucket >= 2, unit = bucket % 2 == 0;
+        for (const std::uint32_t c : sc.touched) {
+          const std::int64_t w = sc.sum[c];
+          if (w == 0 || (w < 0) != negative) continue;
+          const u64 magnitude = static_cast<u64>(w < 0 ? -w : w);
+          if ((magnitude == 1) != unit) continue;
+          narrow_enough = narrow_enough && magnitude >> 32 == 0;
+          sc.column.push_back(c);
+          sc.magnitude.push_back(magnitude);
+          positives += negative ? 0 : 1;
         }
       }
-      sc.merged.resize(n);
-      // Smallest magnitudes first within each sign: the kernel adds a leading run of +-1s
-      // without multiplying.
-      std::sort(sc.merged.begin(), sc.merged.end(), [](const auto& x, const auto& y) {
-        const std::int64_t mx = x.second < 0 ? -x.second : x.second;
-        const std::int64_t my = y.second < 0 ? -y.second : y.second;
-        return mx != my ? mx < my : x.first < y.first;
-      });
-      std::uint32_t positives = 0;
-      for (int negative = 0; negative < 2; ++negative)
-        for (const auto& [column, weight] : sc.merged) {
-          if (weight == 0 || (weight < 0) != (negative == 1)) continue;
-          const u64 magnitude = static_cast<u64>(weight < 0 ? -weight : weight);
-          if (magnitude >> 32 != 0) return false;
-          sc.column.push_back(column);
-          sc.magnitude.push_back(magnitude);
-          positives += negative == 0 ? 1 : 0;
-        }
+      for (const std::uint32_t c : sc.touched)
+        sc.sum[c] = 0;
+      if (!narrow_enough) return false;
       sc.positives.push_back(positives);
       sc.start.push_back(static_cast<std::uint32_t>(sc.column.size()));
     }
