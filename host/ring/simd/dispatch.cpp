@@ -99,12 +99,43 @@ const KernelTable& checked_kernels(SimdIsa isa) {
 
 namespace {
 
-void check_matmul(std::size_t rows, std::size_t weights, std::size_t outputs) {
-  require(weights == rows * outputs, ErrorCode::size_mismatch,
-          "torus_matmul: one weight per output and row");
+// The kernel table's linear-layer entries for words of type Word.
+template <class Word>
+struct TorusEntries;
+template <>
+struct TorusEntries<std::uint64_t> {
+  static constexpr auto dot = &simd::KernelTable::torus_dot;
+  static constexpr auto matmul = &simd::KernelTable::torus_matmul;
+  static constexpr auto spmm = &simd::KernelTable::torus_spmm;
+};
+template <>
+struct TorusEntries<std::uint32_t> {
+  static constexpr auto dot = &simd::KernelTable::torus_dot32;
+  static constexpr auto matmul = &simd::KernelTable::torus_matmul32;
+  static constexpr auto spmm = &simd::KernelTable::torus_spmm32;
+};
+
+template <class Word>
+void dot_words(std::span<const Word* const> rows, std::span<const std::uint64_t> weights,
+               std::span<Word> out, SimdIsa isa) {
+  require(rows.size() == weights.size(), ErrorCode::size_mismatch, "torus_dot: one weight per row");
+  (simd::checked_kernels(isa).*TorusEntries<Word>::dot)(rows.data(), weights.data(), rows.size(),
+                                                        out.data(), out.size());
 }
 
-void check_spmm(std::size_t rows, const TorusSparseMatrix& matrix, std::size_t outputs) {
+template <class Word>
+void matmul_words(std::span<const Word* const> rows, std::span<const std::uint64_t> weights,
+                  std::span<Word* const> outs, std::size_t len, SimdIsa isa) {
+  require(weights.size() == rows.size() * outs.size(), ErrorCode::size_mismatch,
+          "torus_matmul: one weight per output and row");
+  (simd::checked_kernels(isa).*TorusEntries<Word>::matmul)(rows.data(), rows.size(), weights.data(),
+                                                           outs.size(), outs.data(), len);
+}
+
+template <class Word>
+void spmm_words(std::span<const Word* const> rows, const TorusSparseMatrix& matrix,
+                std::span<Word* const> outs, std::size_t len, SimdIsa isa) {
+  const std::size_t outputs = outs.size();
   require(matrix.start.size() == outputs + 1 && matrix.positives.size() == outputs,
           ErrorCode::size_mismatch,
           "torus_spmm: start and positives must have one entry per output");
@@ -119,60 +150,47 @@ void check_spmm(std::size_t rows, const TorusSparseMatrix& matrix, std::size_t o
                                                    " has inconsistent start or positives");
 #if SAFHIRE_DEBUG_CHECKS
   for (std::size_t k = 0; k < matrix.column.size(); ++k) {
-    SAFHIRE_DEBUG_ASSERT(matrix.column[k] < rows, "torus_spmm: column out of range");
+    SAFHIRE_DEBUG_ASSERT(matrix.column[k] < rows.size(), "torus_spmm: column out of range");
     SAFHIRE_DEBUG_ASSERT(matrix.magnitude[k] >> 32 == 0, "torus_spmm: magnitude of 2^32 or more");
   }
-#else
-  (void)rows;
 #endif
+  (simd::checked_kernels(isa).*TorusEntries<Word>::spmm)(
+      rows.data(), rows.size(), matrix.start.data(), matrix.positives.data(), matrix.column.data(),
+      matrix.magnitude.data(), outputs, outs.data(), len);
 }
 
 }  // namespace
 
 void torus_dot(std::span<const std::uint64_t* const> rows, std::span<const std::uint64_t> weights,
                std::span<std::uint64_t> out, SimdIsa isa) {
-  require(rows.size() == weights.size(), ErrorCode::size_mismatch, "torus_dot: one weight per row");
-  simd::checked_kernels(isa).torus_dot(rows.data(), weights.data(), rows.size(), out.data(),
-                                       out.size());
+  dot_words(rows, weights, out, isa);
 }
 
 void torus_dot(std::span<const std::uint32_t* const> rows, std::span<const std::uint64_t> weights,
                std::span<std::uint32_t> out, SimdIsa isa) {
-  require(rows.size() == weights.size(), ErrorCode::size_mismatch, "torus_dot: one weight per row");
-  simd::checked_kernels(isa).torus_dot32(rows.data(), weights.data(), rows.size(), out.data(),
-                                         out.size());
+  dot_words(rows, weights, out, isa);
 }
 
 void torus_matmul(std::span<const std::uint64_t* const> rows,
                   std::span<const std::uint64_t> weights, std::span<std::uint64_t* const> outs,
                   std::size_t len, SimdIsa isa) {
-  check_matmul(rows.size(), weights.size(), outs.size());
-  simd::checked_kernels(isa).torus_matmul(rows.data(), rows.size(), weights.data(), outs.size(),
-                                          outs.data(), len);
+  matmul_words(rows, weights, outs, len, isa);
 }
 
 void torus_matmul(std::span<const std::uint32_t* const> rows,
                   std::span<const std::uint64_t> weights, std::span<std::uint32_t* const> outs,
                   std::size_t len, SimdIsa isa) {
-  check_matmul(rows.size(), weights.size(), outs.size());
-  simd::checked_kernels(isa).torus_matmul32(rows.data(), rows.size(), weights.data(), outs.size(),
-                                            outs.data(), len);
+  matmul_words(rows, weights, outs, len, isa);
 }
 
 void torus_spmm(std::span<const std::uint64_t* const> rows, const TorusSparseMatrix& matrix,
                 std::span<std::uint64_t* const> outs, std::size_t len, SimdIsa isa) {
-  check_spmm(rows.size(), matrix, outs.size());
-  simd::checked_kernels(isa).torus_spmm(rows.data(), rows.size(), matrix.start.data(),
-                                        matrix.positives.data(), matrix.column.data(),
-                                        matrix.magnitude.data(), outs.size(), outs.data(), len);
+  spmm_words(rows, matrix, outs, len, isa);
 }
 
 void torus_spmm(std::span<const std::uint32_t* const> rows, const TorusSparseMatrix& matrix,
                 std::span<std::uint32_t* const> outs, std::size_t len, SimdIsa isa) {
-  check_spmm(rows.size(), matrix, outs.size());
-  simd::checked_kernels(isa).torus_spmm32(rows.data(), rows.size(), matrix.start.data(),
-                                          matrix.positives.data(), matrix.column.data(),
-                                          matrix.magnitude.data(), outs.size(), outs.data(), len);
+  spmm_words(rows, matrix, outs, len, isa);
 }
 
 }  // namespace safhire::ring

@@ -381,13 +381,30 @@ void radix2_inverse(const Radix2View& p, u64* data, std::size_t count) {
 
 // ---- Element-wise kernels ----------------------------------------------------------------------
 
-template <class Fn>
+// The lanes of each word size: 64-bit words (LanesWide, Lanes1) for the modular kernels and the
+// linear layer, 32-bit ones (LanesWords, Words1) for the linear layer on 32-bit rows.
+template <class Word>
+struct TorusLanes;
+template <>
+struct TorusLanes<u64> {
+  using Wide = LanesWide;
+  using One = Lanes1;
+};
+template <>
+struct TorusLanes<u32> {
+  using Wide = LanesWords;
+  using One = Words1;
+};
+
+// fn(lanes, i) over [0, len): whole registers, then the tail a word at a time.
+template <class Word = u64, class Fn>
 void for_each_lane_block(std::size_t len, Fn&& fn) {
+  using W = typename TorusLanes<Word>::Wide;
   std::size_t i = 0;
-  for (; i + V::kLanes <= len; i += V::kLanes)
-    fn(V{}, i);
+  for (; i + W::kLanes <= len; i += W::kLanes)
+    fn(W{}, i);
   for (; i < len; ++i)
-    fn(Lanes1{}, i);
+    fn(typename TorusLanes<Word>::One{}, i);
 }
 
 void pointwise_montgomery(u64 q, u64 q_inv, const u64* a, const u64* b, u64* out, std::size_t len) {
@@ -489,29 +506,6 @@ void limb_combine(u64 q, const u64* lo, const u64* hi, u64* out, std::size_t len
 //   sum_t w_t x_t = sum_t w_t lo(x_t) + 2^32 sum_t w_t hi(x_t)   (mod 2^64),
 // where only the low 32 bits of the second sum count.
 
-template <class Word>
-struct TorusLanes;
-template <>
-struct TorusLanes<u64> {
-  using Wide = LanesWide;
-  using One = Lanes1;
-};
-template <>
-struct TorusLanes<u32> {
-  using Wide = LanesWords;
-  using One = Words1;
-};
-
-template <class Word, class Fn>
-void for_each_word_block(std::size_t len, Fn&& fn) {
-  using W = typename TorusLanes<Word>::Wide;
-  std::size_t i = 0;
-  for (; i + W::kLanes <= len; i += W::kLanes)
-    fn(W{}, i);
-  for (; i < len; ++i)
-    fn(typename TorusLanes<Word>::One{}, i);
-}
-
 // lo + 2^32 hi - correction.
 R split_result(R lo, R hi, R correction) {
   return V::sub(V::add(lo, V::shl32(hi)), correction);
@@ -540,7 +534,7 @@ void dot_rows(const Word* const* rows, const u64* weights, std::size_t count, Wo
     W::store(out + i + 2 * W::kLanes, a2);
     W::store(out + i + 3 * W::kLanes, a3);
   }
-  for_each_word_block<Word>(len - i, [&](auto lanes, std::size_t j) {
+  for_each_lane_block<Word>(len - i, [&](auto lanes, std::size_t j) {
     using L = decltype(lanes);
     auto acc = L::set1(init);
     for (std::size_t t = 0; t < count; ++t)
@@ -570,6 +564,7 @@ void torus_dot(const Word* const* rows, const u64* weights, std::size_t count, W
     });
   }
 }
+
 // Dense torus_matmul with split weights: the weights shifted by c = -min(w, 0) into [0, 2^32)
 // (`shifted`, row-major), so that sum_t (w_t + c) x_t - c sum_t x_t is the product. Four outputs
 // over one register of words, a low and a high accumulator each: a row word loaded (and shifted)
@@ -689,7 +684,7 @@ void torus_matmul(const Word* const* rows, std::size_t count, const u64* weights
   }
   for (std::size_t o = 0; o < quads; ++o) {
     const u64* w = weights + o * count;
-    for_each_word_block<Word>(len - i, [&](auto lanes, std::size_t j) {
+    for_each_lane_block<Word>(len - i, [&](auto lanes, std::size_t j) {
       using L = decltype(lanes);
       auto acc = L::zero();
       for (std::size_t t = 0; t < count; ++t)
