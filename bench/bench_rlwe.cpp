@@ -58,6 +58,7 @@ void register_set(const ParameterSet& p, bool paper) {
     state.counters["keyswitches_per_s"] =
         benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
     state.counters["levels"] = g.levels;
+    state.counters["limbs"] = ksk.split().limbs;
   });
   benchmark::RegisterBenchmark(name("encrypt", p, paper).c_str(), [&p](benchmark::State& state) {
     safhire::core::OsRandom random;

@@ -38,21 +38,23 @@ static __global__ void decompose_kernel(rlwe::detail::GadgetView g, const u64* a
 // One thread per element (blockIdx.y: the limb); see keyswitch_element.cuh for the layouts.
 static __global__ void multiply_accumulate_kernel(u64 q, u64 q_inv, const u64* digits,
                                                   const u64* key, u64* acc, u32 levels, u32 n,
-                                                  size_t count) {
+                                                  size_t count, u32 limbs) {
   const size_t len = count * n;
   for (size_t x = blockIdx.x * size_t{blockDim.x} + threadIdx.x; x < len;
        x += size_t{gridDim.x} * blockDim.x) {
-    block::multiply_accumulate_element(q, q_inv, digits, key, acc, levels, n, count, blockIdx.y, x);
+    block::multiply_accumulate_element(q, q_inv, digits, key, acc, levels, n, count, limbs,
+                                       blockIdx.y, x);
   }
 }
 
-// out_a = -sum_a, out_b = in_b - sum_b, each sum from its two limbs in acc.
-static __global__ void combine_kernel(u64 q, const u64* acc, const u64* in_b, u64* out_a,
-                                      u64* out_b, size_t len) {
+// out_a = -sum_a, out_b = in_b - sum_b, each sum from its limbs in acc ([a, b][limb][len]).
+static __global__ void combine_kernel(u64 q, const u64* acc, u32 limbs, u32 shift, const u64* in_b,
+                                      u64* out_a, u64* out_b, size_t len) {
+  const u64* acc_b = acc + limbs * len;
   for (size_t x = blockIdx.x * size_t{blockDim.x} + threadIdx.x; x < len;
        x += size_t{gridDim.x} * blockDim.x) {
-    out_a[x] = u64{0} - block::limb_combine_word(q, acc[x], acc[len + x]);
-    out_b[x] = in_b[x] - block::limb_combine_word(q, acc[2 * len + x], acc[3 * len + x]);
+    out_a[x] = u64{0} - block::limb_combine_word(q, acc, limbs, shift, len, x);
+    out_b[x] = in_b[x] - block::limb_combine_word(q, acc_b, limbs, shift, len, x);
   }
 }
 
@@ -69,8 +71,11 @@ static __global__ void automorphism_kernel(const u64* in, u64* out, u32 k_inv, u
 }  // namespace
 
 DeviceKeySwitchKey::DeviceKeySwitchKey(const rlwe::KeySwitchKey& key, cudaStream_t stream)
-    : ring_(key.ring()), galois_element_(key.galois_element()), gadget_(key.gadget()) {
-  const size_t size = 2 * size_t{ring_.N()};  // one component of one level: both limbs
+    : ring_(key.ring()),
+      galois_element_(key.galois_element()),
+      gadget_(key.gadget()),
+      split_(key.split()) {
+  const size_t size = split_.limbs * size_t{ring_.N()};  // one component of one level
   std::vector<u64> words(2 * gadget_.levels * size);
   for (u32 i = 0; i < gadget_.levels; ++i) {
     std::copy(key.limb_a(i).begin(), key.limb_a(i).end(), words.begin() + 2 * i * size);
@@ -82,7 +87,7 @@ DeviceKeySwitchKey::DeviceKeySwitchKey(const rlwe::KeySwitchKey& key, cudaStream
 
 DeviceKeySwitcher::DeviceKeySwitcher(const rlwe::ParameterSet& params, const rlwe::Gadget& gadget,
                                      cudaStream_t stream)
-    : params_(params), decomposer_(gadget) {
+    : params_(params), decomposer_(gadget), split_(rlwe::key_split(params, gadget)) {
   rlwe::require_exact_key_switching(params.ring, gadget);
   const ring::NttPlan* plans[1] = {&ring::LimbProduct::shared(params.ring).plan()};
   tables_ = std::make_unique<DeviceNttTables>(plans, stream);
@@ -95,14 +100,15 @@ void DeviceKeySwitcher::reserve(size_t count, cudaStream_t stream) {
   const size_t n = params_.ring.N(), l = decomposer_.gadget().levels;
   digits_ = DeviceBuffer<u64>(l * count * n, stream);
   residues_ = DeviceBuffer<u64>(l * count * n, stream);
-  acc_ = DeviceBuffer<u64>(4 * count * n, stream);
+  acc_ = DeviceBuffer<u64>(2 * split_.limbs * count * n, stream);
   sigma_ = DeviceBuffer<u64>(2 * count * n, stream);
   capacity_ = count;
 }
 
 void DeviceKeySwitcher::check_key(const DeviceKeySwitchKey& key) const {
-  require(key.ring() == params_.ring && key.gadget() == decomposer_.gadget(),
-          ErrorCode::size_mismatch, "DeviceKeySwitcher: key of another ring or gadget");
+  require(
+      key.ring() == params_.ring && key.gadget() == decomposer_.gadget() && key.split() == split_,
+      ErrorCode::size_mismatch, "DeviceKeySwitcher: key of another ring, gadget or split");
 }
 
 void DeviceKeySwitcher::key_switch(const DeviceKeySwitchKey& key, const u64* in_a, const u64* in_b,
@@ -118,13 +124,14 @@ void DeviceKeySwitcher::key_switch(const DeviceKeySwitchKey& key, const u64* in_
   check_launch("decompose_kernel");
   lift_torus(*tables_, digits_.data(), residues_.data(), l * count, stream);
   ntt_forward(*tables_, residues_.data(), l * count, stream);
-  const dim3 grid(elementwise_blocks(len), 2);
+  const dim3 grid(elementwise_blocks(len), split_.limbs);
   multiply_accumulate_kernel<<<grid, kElementwiseThreads, 0, stream>>>(
-      q_, q_inv_, residues_.data(), key.data(), acc_.data(), l, n, count);
+      q_, q_inv_, residues_.data(), key.data(), acc_.data(), l, n, count, split_.limbs);
   check_launch("multiply_accumulate_kernel");
-  ntt_inverse(*tables_, acc_.data(), 4 * count, ring::InverseScale::montgomery, stream);
-  combine_kernel<<<elementwise_blocks(len), kElementwiseThreads, 0, stream>>>(q_, acc_.data(), in_b,
-                                                                              out_a, out_b, len);
+  ntt_inverse(*tables_, acc_.data(), 2 * split_.limbs * count, ring::InverseScale::montgomery,
+              stream);
+  combine_kernel<<<elementwise_blocks(len), kElementwiseThreads, 0, stream>>>(
+      q_, acc_.data(), split_.limbs, split_.shift, in_b, out_a, out_b, len);
   check_launch("combine_kernel");
   count_ += count;
 }

@@ -138,13 +138,34 @@ void ExactProduct::multiply(std::span<const u64> a, std::span<const u64> b,
 
 LimbProduct::LimbProduct(const RingParams& ring, SimdIsa isa)
     : plan_(NttPlan::for_prime(ring, largest_primes(ring).at(0), isa)),
-      // (2t-3) m 2^31 S <= (q-1)/2
-      small_bound_(((plan_.modulus() - 1) / 2 >> 31) /
-                   (std::uint64_t{2 * ring.t() - 3} * ring.m())),
       kernels_(&simd::checked_kernels(isa)) {}
 
 const LimbProduct& LimbProduct::shared(const RingParams& ring) {
   return shared_instance<LimbProduct>(ring);
+}
+
+std::uint64_t LimbProduct::small_bound(LimbSplit split) const {
+  // (2t-3) m 2^limb_bits S <= (q-1)/2
+  const std::uint64_t expansion = std::uint64_t{2 * ring().t() - 3} * ring().m();
+  return ((plan_.modulus() - 1) / 2 >> split.limb_bits()) / expansion;
+}
+
+LimbSplit LimbProduct::finest_rounding(std::uint64_t small_sum) const {
+  for (std::uint32_t shift = 1; shift <= 32; ++shift) {
+    if (small_bound(LimbSplit::rounded(shift)) >= small_sum) return LimbSplit::rounded(shift);
+  }
+  throw Error(ErrorCode::invalid_argument, "LimbProduct: no one-limb split keeps sums of " +
+                                               std::to_string(small_sum) + " exact on " +
+                                               ring().name());
+}
+
+void LimbProduct::require_split(LimbSplit split, std::size_t words, const char* what) const {
+  require((split.limbs == 2 && split.shift == 0) ||
+              (split.limbs == 1 && split.shift >= 1 && split.shift < 64),
+          ErrorCode::invalid_argument,
+          std::string(what) + ": a split is two limbs, or one limb with a shift in [1, 64)");
+  require(words == split.limbs * std::size_t{ring().N()}, ErrorCode::size_mismatch,
+          std::string(what) + ": expected " + std::to_string(split.limbs) + "N words");
 }
 
 void LimbProduct::small_to_ntt(std::span<const u64> small, std::span<u64> ntt) const {
@@ -156,32 +177,41 @@ void LimbProduct::small_to_ntt(std::span<const u64> small, std::span<u64> ntt) c
   plan_.forward(ntt);
 }
 
-void LimbProduct::torus_to_ntt(std::span<const u64> torus, std::span<u64> limbs) const {
+void LimbProduct::torus_to_ntt(std::span<const u64> torus, LimbSplit split,
+                               std::span<u64> limbs) const {
   const std::size_t n = ring().N();
   require_degree(ring(), torus.size(), "LimbProduct::torus_to_ntt input");
-  require(limbs.size() == 2 * n, ErrorCode::size_mismatch,
-          "LimbProduct::torus_to_ntt: expected 2N words");
-  std::vector<u64> split(2 * n);
+  require_split(split, limbs.size(), "LimbProduct::torus_to_ntt");
+  std::vector<u64> split_words(split.limbs * n);
   for (std::size_t j = 0; j < n; ++j) {
+    if (split.limbs == 1) {
+      // Y = round(y / 2^shift), centred: the arithmetic shift of y + 2^(shift-1) read as signed.
+      const u64 half = u64{1} << (split.shift - 1);
+      split_words[j] = static_cast<u64>(static_cast<std::int64_t>(torus[j] + half) >> split.shift);
+      continue;
+    }
     // lo = the low 32 bits read as signed; hi = (y - lo) / 2^32, in [-2^31, 2^31).
     const u64 lo = static_cast<u64>(static_cast<std::int64_t>(static_cast<std::int32_t>(torus[j])));
-    split[j] = lo;
-    split[n + j] = static_cast<u64>(static_cast<std::int64_t>(torus[j] - lo) >> 32);
+    split_words[j] = lo;
+    split_words[n + j] = static_cast<u64>(static_cast<std::int64_t>(torus[j] - lo) >> 32);
   }
   const NttTables& tb = plan_.tables();
-  kernels_->lift_torus(tb.q, tb.word_ratio, tb.two64_mod_q, split.data(), limbs.data(), 2 * n);
+  kernels_->lift_torus(tb.q, tb.word_ratio, tb.two64_mod_q, split_words.data(), limbs.data(),
+                       split_words.size());
   plan_.forward(limbs);
 }
 
 void LimbProduct::multiply_accumulate(std::span<const u64* const> xs,
-                                      std::span<const u64* const> ys, std::span<u64> acc) const {
+                                      std::span<const u64* const> ys, LimbSplit split,
+                                      std::span<u64> acc) const {
   const std::size_t n = ring().N();
-  require(xs.size() == ys.size() && acc.size() == 2 * n, ErrorCode::size_mismatch,
-          "LimbProduct::multiply_accumulate: one y per x and 2N words of acc expected");
+  require(xs.size() == ys.size(), ErrorCode::size_mismatch,
+          "LimbProduct::multiply_accumulate: one y per x expected");
+  require_split(split, acc.size(), "LimbProduct::multiply_accumulate accumulator");
   thread_local std::vector<const u64*> limb_terms;
   limb_terms.resize(xs.size());
   const NttTables& tb = plan_.tables();
-  for (std::size_t limb = 0; limb < 2; ++limb) {
+  for (std::size_t limb = 0; limb < split.limbs; ++limb) {
     for (std::size_t k = 0; k < ys.size(); ++k)
       limb_terms[k] = ys[k] + limb * n;
     kernels_->pointwise_montgomery_dot(tb.q, tb.montgomery_q_inv, xs.data(), limb_terms.data(),
@@ -189,13 +219,16 @@ void LimbProduct::multiply_accumulate(std::span<const u64* const> xs,
   }
 }
 
-void LimbProduct::from_ntt(std::span<u64> acc, std::span<u64> torus) const {
+void LimbProduct::from_ntt(std::span<u64> acc, LimbSplit split, std::span<u64> torus) const {
   const std::size_t n = ring().N();
-  require(acc.size() == 2 * n, ErrorCode::size_mismatch,
-          "LimbProduct::from_ntt: expected 2N words");
+  require_split(split, acc.size(), "LimbProduct::from_ntt");
   require_degree(ring(), torus.size(), "LimbProduct::from_ntt output");
   plan_.inverse(acc, InverseScale::montgomery);
-  kernels_->limb_combine(plan_.modulus(), acc.data(), acc.data() + n, torus.data(), n);
+  if (split.limbs == 1) {
+    kernels_->centred_shift(plan_.modulus(), acc.data(), split.shift, torus.data(), n);
+  } else {
+    kernels_->limb_combine(plan_.modulus(), acc.data(), acc.data() + n, torus.data(), n);
+  }
 }
 
 // ---- PaddedProduct -----------------------------------------------------------------------------

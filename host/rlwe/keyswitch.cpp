@@ -6,6 +6,7 @@
 
 #include "safhire/core/error.hpp"
 #include "safhire/ring/cyclotomic.hpp"
+#include "safhire/rlwe/noise.hpp"
 
 namespace safhire::rlwe {
 
@@ -71,15 +72,19 @@ void GadgetDecomposer::decompose(std::span<const u64> a, std::span<u64> digits) 
 // ---- Keys -------------------------------------------------------------------------------------
 
 KeySwitchKey::KeySwitchKey(const ParameterSet& params, std::uint64_t k, const Gadget& gadget)
-    : ring_(params.ring), parameter_id_(params.id), galois_element_(k), gadget_(gadget) {}
+    : ring_(params.ring),
+      parameter_id_(params.id),
+      galois_element_(k),
+      gadget_(gadget),
+      split_(key_split(params, gadget)) {}
 
 std::span<const u64> KeySwitchKey::limb_a(std::uint32_t i) const {
-  const std::size_t size = 2 * std::size_t{ring_.N()};
+  const std::size_t size = split_.limbs * std::size_t{ring_.N()};
   return {ntt_.data() + 2 * i * size, size};
 }
 
 std::span<const u64> KeySwitchKey::limb_b(std::uint32_t i) const {
-  const std::size_t size = 2 * std::size_t{ring_.N()};
+  const std::size_t size = split_.limbs * std::size_t{ring_.N()};
   return {ntt_.data() + (2 * i + 1) * size, size};
 }
 
@@ -88,14 +93,14 @@ std::span<const u64> KeySwitchKey::torus_b(std::uint32_t i) const {
 }
 
 void KeySwitchKey::build_ntt_form() {
-  const std::size_t n = ring_.N(), size = 2 * n;
+  const std::size_t n = ring_.N(), size = split_.limbs * n;
   const ring::LimbProduct& product = ring::LimbProduct::shared(ring_);
   ntt_ = ring::AlignedWords(2 * gadget_.levels * size);
   std::vector<u64> a(n);
   for (std::uint32_t i = 0; i < gadget_.levels; ++i) {
     core::expand_seed(seeds_[i], a);
-    product.torus_to_ntt(a, {ntt_.data() + 2 * i * size, size});
-    product.torus_to_ntt(torus_b(i), {ntt_.data() + (2 * i + 1) * size, size});
+    product.torus_to_ntt(a, split_, {ntt_.data() + 2 * i * size, size});
+    product.torus_to_ntt(torus_b(i), split_, {ntt_.data() + (2 * i + 1) * size, size});
   }
 }
 
@@ -157,10 +162,30 @@ KeySwitchKey key_switch_key_from_parts(const ParameterSet& params, std::uint64_t
 
 // ---- Key switching ----------------------------------------------------------------------------
 
+namespace {
+
+// sum_i |d_i|: l terms, |d_i| <= ceil(D/2).
+u128 digit_sum(const Gadget& gadget) {
+  return static_cast<u128>(gadget.levels) * ((gadget.base + 1) / 2);
+}
+
+}  // namespace
+
+ring::LimbSplit key_split(const ParameterSet& params, const Gadget& gadget) {
+  const ring::LimbProduct& product = ring::LimbProduct::shared(params.ring);
+  const u128 sum = digit_sum(gadget);
+  // Beyond the two-limb bound the KeySwitcher refuses the gadget (require_exact_key_switching).
+  if (sum > product.small_bound(ring::LimbSplit::exact())) return ring::LimbSplit::exact();
+  const ring::LimbSplit one = product.finest_rounding(static_cast<std::uint64_t>(sum));
+  return key_rounding_variance(params, one) <= params.sigma() * params.sigma() / 256
+             ? one
+             : ring::LimbSplit::exact();
+}
+
 void require_exact_key_switching(const ring::RingParams& ring, const Gadget& gadget) {
-  // sum_i d_i a_i: l terms, |d_i| <= ceil(D/2), each a_i split in 32-bit limbs.
+  // sum_i d_i a_i: l terms, each a_i split in 32-bit limbs.
   const std::uint64_t bound = ring::LimbProduct::shared(ring).small_bound();
-  const u128 digit_sum = static_cast<u128>(gadget.levels) * ((gadget.base + 1) / 2);
+  const u128 digit_sum = rlwe::digit_sum(gadget);
   require(digit_sum <= bound, ErrorCode::invalid_parameters,
           "gadget " + std::to_string(gadget.base) + "^" + std::to_string(gadget.levels) +
               " is too wide for exact key switching: l ceil(D/2) exceeds " + std::to_string(bound) +
@@ -170,23 +195,27 @@ void require_exact_key_switching(const ring::RingParams& ring, const Gadget& gad
 KeySwitcher::KeySwitcher(const ParameterSet& params, const Gadget& gadget)
     : params_(params),
       decomposer_(gadget),
+      split_(key_split(params, gadget)),
       product_(&ring::LimbProduct::shared(params.ring)),
       digits_(std::size_t{gadget.levels} * params.ring.N()),
       digit_ntt_(std::size_t{gadget.levels} * params.ring.N()),
-      acc_a_(2 * std::size_t{params.ring.N()}),
-      acc_b_(2 * std::size_t{params.ring.N()}),
+      acc_a_(split_.limbs * std::size_t{params.ring.N()}),
+      acc_b_(split_.limbs * std::size_t{params.ring.N()}),
       sum_b_(params.ring),
       sigma_(params.ring) {
   require_exact_key_switching(params.ring, gadget);
 }
 
 void KeySwitcher::check_key(const KeySwitchKey& key) const {
-  if (!(key.ring() == params_.ring && key.gadget() == decomposer_.gadget()))
+  if (!(key.ring() == params_.ring && key.gadget() == decomposer_.gadget() &&
+        key.split() == split_))
     throw Error(ErrorCode::size_mismatch,
                 "key switch: key of ring " + key.ring().name() + " and gadget " +
                     std::to_string(key.gadget().base) + "^" + std::to_string(key.gadget().levels) +
-                    ", switcher of ring " + params_.ring.name() + " and gadget " +
-                    std::to_string(gadget().base) + "^" + std::to_string(gadget().levels));
+                    " in " + std::to_string(key.split().limbs) + " limb(s), switcher of ring " +
+                    params_.ring.name() + " and gadget " + std::to_string(gadget().base) + "^" +
+                    std::to_string(gadget().levels) + " in " + std::to_string(split_.limbs) +
+                    " limb(s)");
 }
 
 void KeySwitcher::key_switch(const KeySwitchKey& key, const Ciphertext& in, Ciphertext& out) {
@@ -195,7 +224,8 @@ void KeySwitcher::key_switch(const KeySwitchKey& key, const Ciphertext& in, Ciph
   require_ring(out, params_.ring, "KeySwitcher::key_switch output");
   const std::size_t n = params_.ring.N();
   decomposer_.decompose(in.a.coeffs(), {digits_.data(), digits_.size()});
-  const std::span<u64> acc_a(acc_a_.data(), 2 * n), acc_b(acc_b_.data(), 2 * n);
+  const std::size_t acc_words = split_.limbs * n;
+  const std::span<u64> acc_a(acc_a_.data(), acc_words), acc_b(acc_b_.data(), acc_words);
   std::fill(acc_a.begin(), acc_a.end(), u64{0});
   std::fill(acc_b.begin(), acc_b.end(), u64{0});
   const std::uint32_t levels = gadget().levels;
@@ -209,13 +239,13 @@ void KeySwitcher::key_switch(const KeySwitchKey& key, const Ciphertext& in, Ciph
     key_a_[i] = key.limb_a(i).data();
     key_b_[i] = key.limb_b(i).data();
   }
-  product_->multiply_accumulate(digit_terms_, key_a_, acc_a);
-  product_->multiply_accumulate(digit_terms_, key_b_, acc_b);
+  product_->multiply_accumulate(digit_terms_, key_a_, split_, acc_a);
+  product_->multiply_accumulate(digit_terms_, key_b_, split_, acc_b);
   // (a_out, b_out) = (-sum d_i a_i, b' - sum d_i b_i); out may alias in (in.a is consumed).
-  product_->from_ntt(acc_b, sum_b_.coeffs());
+  product_->from_ntt(acc_b, split_, sum_b_.coeffs());
   for (std::size_t j = 0; j < n; ++j)
     out.b[j] = in.b[j] - sum_b_[j];
-  product_->from_ntt(acc_a, out.a.coeffs());
+  product_->from_ntt(acc_a, split_, out.a.coeffs());
   for (u64& x : out.a.coeffs())
     x = u64{0} - x;
   ++count_;

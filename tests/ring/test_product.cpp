@@ -139,16 +139,18 @@ TEST_P(ProductOnRing, SumsOfProductsInRnsNttForm) {
 }
 
 TEST_P(ProductOnRing, LimbSumsMatchSchoolbookAtTheBound) {
-  // sum_k x_k * y_k with one prime and 32-bit limbs, on every instruction set, with the small
-  // operands using up the whole bound (|x_k|_inf = small_bound / terms): aligned, then random
-  // with the limbs' extremes among the torus words. Aligned: every y_k is the constant whose
-  // limbs are both -2^31, every x_k is +-c with the signs that make one output coefficient as
-  // large as the reduction mod Phi_M allows (found from the products of y with each X^i; the
-  // constant -c on the larger rings, where that search is slow).
+  // sum_k x_k * y_k with one prime, on every instruction set, for the exact split (two 32-bit
+  // limbs) and for one rounded limb (shifts 20 and 32), with the small operands using up the
+  // split's whole bound (|x_k|_inf = small_bound / terms): aligned, then random with the limbs'
+  // extremes among the torus words. The oracle is the schoolbook product with y_k rounded to the
+  // nearest multiple of 2^shift for one limb. Aligned: every y_k is the constant whose limbs are
+  // all the most negative (-2^31 for two limbs, -2^(63-shift) for one), every x_k is +-c with the
+  // signs that make one output coefficient as large as the reduction mod Phi_M allows (found
+  // from the products of y with each X^i; the constant -c on the larger rings, where that search
+  // is slow).
   const RingParams& r = GetParam();
   std::mt19937_64 rng(28);
   const std::size_t n = r.N(), terms = 5;
-  const Vec extreme(n, 0x8000000080000000ULL);
   std::vector<int> aligned_signs(n, -1);
   if (n <= 64) {
     std::vector<std::vector<std::int64_t>> rows(n, std::vector<std::int64_t>(n));  // [j][i]
@@ -173,35 +175,72 @@ TEST_P(ProductOnRing, LimbSumsMatchSchoolbookAtTheBound) {
     for (std::size_t i = 0; i < n; ++i)
       aligned_signs[i] = rows[best][i] < 0 ? 1 : -1;  // y's limbs are negative
   }
-  for (SimdIsa isa : available_simd()) {
-    const LimbProduct product(r, isa);
-    const auto c = static_cast<std::int64_t>(product.small_bound() / terms);
-    for (bool aligned : {true, false}) {
-      SCOPED_TRACE(std::string(to_string(isa)) + (aligned ? ", aligned" : ", random"));
-      Vec expected(n, 0), acc(2 * n, 0), out(n);
-      std::vector<Vec> xs(terms, Vec(n)), ys(terms, Vec(2 * n));
-      std::vector<const u64*> px, py;
-      for (std::size_t k = 0; k < terms; ++k) {
-        Vec x = random_signed(rng, n, -c, c), y = aligned ? extreme : random_words(rng, n);
-        for (std::size_t i = 0; aligned && i < n; ++i)
-          x[i] = static_cast<u64>(aligned_signs[i] * c);
-        for (std::size_t j = 0; !aligned && j < n; j += 5)
-          y[j] = (j / 5) % 3 == 0   ? 0x8000000080000000ULL
-                 : (j / 5) % 3 == 1 ? 0x7fffffff7fffffffULL
-                                    : 0xffffffff80000000ULL;
-        product.small_to_ntt(x, xs[k]);
-        product.torus_to_ntt(y, ys[k]);
-        px.push_back(xs[k].data());
-        py.push_back(ys[k].data());
-        const Vec term = schoolbook(r, x, y);
-        for (std::size_t j = 0; j < n; ++j)
-          expected[j] += term[j];
+  for (const LimbSplit split :
+       {LimbSplit::exact(), LimbSplit::rounded(20), LimbSplit::rounded(32)}) {
+    const bool one = split.limbs == 1;
+    const Vec extreme(n, one ? 0x8000000000000000ULL : 0x8000000080000000ULL);
+    auto rounded = [&](Vec y) {
+      const u64 low = one ? (u64{1} << split.shift) - 1 : 0, half = one ? (low >> 1) + 1 : 0;
+      for (u64& w : y)
+        w = (w + half) & ~low;
+      return y;
+    };
+    for (SimdIsa isa : available_simd()) {
+      const LimbProduct product(r, isa);
+      const auto c = static_cast<std::int64_t>(product.small_bound(split) / terms);
+      ASSERT_GT(c, 0);
+      for (bool aligned : {true, false}) {
+        SCOPED_TRACE(std::string(to_string(isa)) + (aligned ? ", aligned" : ", random") + ", " +
+                     std::to_string(split.limbs) + " limb(s), shift " +
+                     std::to_string(split.shift));
+        const std::size_t words = split.limbs * n;
+        Vec expected(n, 0), acc(words, 0), out(n);
+        std::vector<Vec> xs(terms, Vec(n)), ys(terms, Vec(words));
+        std::vector<const u64*> px, py;
+        for (std::size_t k = 0; k < terms; ++k) {
+          Vec x = random_signed(rng, n, -c, c), y = aligned ? extreme : random_words(rng, n);
+          for (std::size_t i = 0; aligned && i < n; ++i)
+            x[i] = static_cast<u64>(aligned_signs[i] * c);
+          for (std::size_t j = 0; !aligned && j < n; j += 5)
+            y[j] = (j / 5) % 3 == 0   ? extreme[0]
+                   : (j / 5) % 3 == 1 ? (one ? 0x7fffffffffffffffULL : 0x7fffffff7fffffffULL)
+                                      : (one ? 0x8000000000000000ULL : 0xffffffff80000000ULL);
+          product.small_to_ntt(x, xs[k]);
+          product.torus_to_ntt(y, split, ys[k]);
+          px.push_back(xs[k].data());
+          py.push_back(ys[k].data());
+          const Vec term = schoolbook(r, x, rounded(y));
+          for (std::size_t j = 0; j < n; ++j)
+            expected[j] += term[j];
+        }
+        product.multiply_accumulate(px, py, split, acc);
+        product.from_ntt(acc, split, out);
+        EXPECT_EQ(out, expected);
       }
-      product.multiply_accumulate(px, py, acc);
-      product.from_ntt(acc, out);
-      EXPECT_EQ(out, expected);
     }
   }
+}
+
+TEST_P(ProductOnRing, FinestRoundingIsTheLeastShiftWithinTheBound) {
+  // finest_rounding(S) is the least shift s whose one-limb bound (2t-3) m 2^(63-s) S <= (q-1)/2
+  // holds, computed here from q directly; two limbs have the bound of limb magnitude 2^31.
+  const RingParams& r = GetParam();
+  const LimbProduct& product = LimbProduct::shared(r);
+  const u64 q = product.plan().modulus();
+  const u128 expansion = u128{2 * r.t() - 3} * r.m();
+  auto holds = [&](std::uint32_t limb_bits, u64 sum) {
+    return expansion * sum <= ((q - 1) / 2 >> limb_bits);
+  };
+  EXPECT_TRUE(holds(31, product.small_bound()));
+  EXPECT_FALSE(holds(31, product.small_bound() + 1));
+  for (u64 sum : {u64{1}, u64{160}, u64{6144}, product.small_bound()}) {
+    const LimbSplit split = product.finest_rounding(sum);
+    EXPECT_EQ(split.limbs, 1U);
+    EXPECT_TRUE(holds(63 - split.shift, sum)) << sum;
+    EXPECT_FALSE(holds(64 - split.shift, sum)) << sum;  // one less shift breaks the bound
+    EXPECT_GE(product.small_bound(split), sum);
+  }
+  EXPECT_THROW((void)product.finest_rounding(product.small_bound() + 1), safhire::Error);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllRings, ProductOnRing, ::testing::ValuesIn(all_rings()),
@@ -221,12 +260,13 @@ TEST(Product, ElementwiseKernelsMatchScalarArithmetic) {
   for (SimdIsa isa : available_simd()) {
     SCOPED_TRACE(std::string(to_string(isa)));
     const auto& k = simd::checked_kernels(isa);
-    Vec mont(len), lifted(len), crt_out(len), acc = x1;
+    Vec mont(len), lifted(len), crt_out(len), shifted(len), acc = x1;
     k.pointwise_montgomery(q1, q_inv, a.data(), b.data(), mont.data(), len);
     k.pointwise_montgomery_accumulate(q1, q_inv, a.data(), b.data(), acc.data(), len);
     k.lift_torus(q1, safhire::core::shoup_quotient<u64>(1, q1), two64, a.data(), lifted.data(),
                  len);
     k.crt_lift(crt, x1.data(), x2.data(), crt_out.data(), len);
+    k.centred_shift(q1, x1.data(), 21, shifted.data(), len);
     for (std::size_t i = 0; i < len; ++i) {
       ASSERT_EQ(mont[i], safhire::core::mont_mul(a[i], b[i], q1, q_inv));
       ASSERT_EQ(acc[i], safhire::core::add_mod(x1[i], mont[i], q1));
@@ -234,6 +274,10 @@ TEST(Product, ElementwiseKernelsMatchScalarArithmetic) {
       const u64 expected = static_cast<u64>((v % q1 + q1) % q1);
       ASSERT_EQ(lifted[i], expected);
       ASSERT_EQ(crt_out[i], crt.lift(x1[i], x2[i]));
+      // x1 read as the centred integer in (-q1/2, q1/2], times 2^21 mod 2^64.
+      const auto centred = static_cast<safhire::testing::i128>(x1[i]) -
+                           (x1[i] > q1 / 2 ? static_cast<safhire::testing::i128>(q1) : 0);
+      ASSERT_EQ(shifted[i], static_cast<u64>(centred * (1 << 21)));
     }
   }
 }

@@ -3,7 +3,9 @@
 // lift and NTT in one prime, the multiply-accumulate element over the key's limb-NTT layout,
 // accumulators [a, b][limb][count][N], inverse NTTs, limb combine. It must equal the CPU
 // KeySwitcher word for word on a batch, and both must equal the two-prime product of
-// ring::ExactProduct (an independent path); tests/cuda runs the real kernels on a GPU.
+// ring::ExactProduct (an independent path) with the key words rounded as the key's split says
+// (one rounded limb on default-b8, two exact limbs on the others); tests/cuda runs the real
+// kernels on a GPU.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -73,21 +75,35 @@ TEST(KeySwitchEmulation, DeviceLayoutsReproduceKeySwitcher) {
       key_words.insert(key_words.end(), ksk.limb_a(i).begin(), ksk.limb_a(i).end());
       key_words.insert(key_words.end(), ksk.limb_b(i).begin(), ksk.limb_b(i).end());
     }
-    Vec acc(4 * len);
-    for (std::uint32_t limb = 0; limb < 2; ++limb) {
+    const ring::LimbSplit split = ksk.split();
+    EXPECT_EQ(split.limbs, std::string(name) == "default-b8" ? 1U : 2U) << name;
+    Vec acc(2 * split.limbs * len);
+    for (std::uint32_t limb = 0; limb < split.limbs; ++limb) {
       for (std::size_t x = 0; x < len; ++x) {
         cuda::block::multiply_accumulate_element(tb.q, tb.montgomery_q_inv, residues.data(),
-                                                 key_words.data(), acc.data(), l, n, count, limb,
-                                                 x);
+                                                 key_words.data(), acc.data(), l, n, count,
+                                                 split.limbs, limb, x);
       }
     }
     limbs.plan().inverse(acc, ring::InverseScale::montgomery);
     Vec out_a(len), out_b(len);
+    const u64* acc_b = acc.data() + split.limbs * len;
     for (std::size_t x = 0; x < len; ++x) {
-      out_a[x] = u64{0} - cuda::block::limb_combine_word(tb.q, acc[x], acc[len + x]);
-      out_b[x] = sb[x] - cuda::block::limb_combine_word(tb.q, acc[2 * len + x], acc[3 * len + x]);
+      out_a[x] = u64{0} -
+                 cuda::block::limb_combine_word(tb.q, acc.data(), split.limbs, split.shift, len, x);
+      out_b[x] =
+          sb[x] - cuda::block::limb_combine_word(tb.q, acc_b, split.limbs, split.shift, len, x);
     }
-    // The same sums with the two-prime product of ring::ExactProduct, row by row.
+    // The same sums with the two-prime product of ring::ExactProduct, row by row, each key word
+    // rounded to the nearest multiple of 2^shift for one limb.
+    auto round_key = [&](Vec words) {
+      if (split.limbs == 1) {
+        const u64 half = u64{1} << (split.shift - 1), low = (u64{1} << split.shift) - 1;
+        for (u64& w : words)
+          w = (w + half) & ~low;
+      }
+      return words;
+    };
     const ring::ExactProduct& exact = ring::ExactProduct::shared(p.ring);
     for (std::size_t c = 0; c < count; ++c) {
       Vec sum_a(2 * n, 0), sum_b(2 * n, 0), rd(2 * n), rk(2 * n), torus(n);
@@ -95,9 +111,9 @@ TEST(KeySwitchEmulation, DeviceLayoutsReproduceKeySwitcher) {
       for (std::uint32_t i = 0; i < l; ++i) {
         exact.to_ntt(std::span<const u64>(digits.data() + i * len + c * n, n), rd);
         core::expand_seed(ksk.seeds()[i], seed_a);
-        exact.to_ntt(seed_a, rk);
+        exact.to_ntt(round_key(seed_a), rk);
         exact.multiply_accumulate(rd, rk, sum_a);
-        exact.to_ntt(ksk.torus_b(i), rk);
+        exact.to_ntt(round_key(Vec(ksk.torus_b(i).begin(), ksk.torus_b(i).end())), rk);
         exact.multiply_accumulate(rd, rk, sum_b);
       }
       exact.from_ntt(sum_a, torus);

@@ -243,6 +243,43 @@ TEST(KeySwitching, MeasuredNoiseMatchesTheFormulas) {
   }
 }
 
+TEST(KeySwitching, KeysAreRoundedToOneLimbOnlyWhereTheKeyNoiseHidesIt) {
+  // key_split: one rounded limb exactly when some one-limb split keeps the digits' sums exact and
+  // its rounding adds at most sigma^2 / 256 to the key's noise; then the finest such split. On
+  // the built-in sets that is default-b8 alone (sigma = 2^-34.5).
+  for (const ParameterSet& p : builtin_parameter_sets()) {
+    for (std::uint32_t gamma : {0U, 1U}) {
+      const Gadget& g = p.gadget(gamma);
+      SCOPED_TRACE(p.name + ", gadget " + std::to_string(g.base) + "^" + std::to_string(g.levels));
+      const auto& product = safhire::ring::LimbProduct::shared(p.ring);
+      const std::uint64_t digit_sum = std::uint64_t{g.levels} * ((g.base + 1) / 2);
+      const safhire::ring::LimbSplit finest = product.finest_rounding(digit_sum);
+      const double added = key_rounding_variance(p, finest), sigma2 = p.sigma() * p.sigma();
+      const safhire::ring::LimbSplit split = key_split(p, g);
+      EXPECT_EQ(split.limbs, p.name == "default-b8" ? 1U : 2U);
+      if (split.limbs == 1) {
+        EXPECT_EQ(split, finest);
+        EXPECT_LE(added, sigma2 / 256);
+        EXPECT_GE(product.small_bound(split), digit_sum);
+        // The rounding against sigma^2: 2^-2(64 - shift) / 12 (1 + cnt E[s^2]).
+        EXPECT_NEAR(added,
+                    std::exp2(-2.0 * (64 - split.shift)) / 12 *
+                        (1 + mean_product_count(p.ring) *
+                                 (p.key == KeyDistribution::binary ? 0.5 : 2.0 / 3.0)),
+                    added * 1e-9);
+      } else {
+        EXPECT_EQ(split, safhire::ring::LimbSplit::exact());
+        EXPECT_GT(added, sigma2 / 256);
+        EXPECT_EQ(key_rounding_variance(p, split), 0.0);
+      }
+      // Keys and switchers carry the same split.
+      auto random = SeededRandom::from_counter(67);
+      const SecretKey key(p, random);
+      EXPECT_EQ(make_automorphism_key(key, 2, g, random).split(), split);
+    }
+  }
+}
+
 TEST(KeySwitching, MismatchedKeysAreTypedErrors) {
   const ParameterSet& p = set("default-b8");
   auto random = SeededRandom::from_counter(66);

@@ -495,6 +495,15 @@ void limb_combine(u64 q, const u64* lo, const u64* hi, u64* out, std::size_t len
   });
 }
 
+void centred_shift(u64 q, const u64* in, std::uint32_t shift, u64* out, std::size_t len) {
+  for_each_lane_block(len, [&](auto lanes, std::size_t i) {
+    using L = decltype(lanes);
+    const auto x = L::load(in + i);
+    const auto centred = L::sub(x, L::bit_and(L::gt(x, L::set1(q / 2)), L::set1(q)));
+    L::store(out + i, L::shl(centred, shift));
+  });
+}
+
 // ---- The linear layer: torus words times small integer weights -------------------------------
 //
 // Written once over the word size: 64-bit torus words (LanesWide, Lanes1) or 32-bit ones
@@ -788,6 +797,7 @@ constexpr KernelTable kTable = {
     lift_torus,
     crt_lift,
     limb_combine,
+    centred_shift,
     torus_dot<u64>,
     torus_matmul<u64>,
     torus_spmm<u64>,

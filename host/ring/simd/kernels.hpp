@@ -56,6 +56,10 @@ struct KernelTable {
   // (the one-prime product of LimbProduct).
   void (*limb_combine)(std::uint64_t q, const std::uint64_t* lo, const std::uint64_t* hi,
                        std::uint64_t* out, std::size_t len);
+  // The residue mod q of one centred integer x in (-q/2, q/2] -> x 2^shift mod 2^64, shift < 64
+  // (LimbProduct with one rounded limb).
+  void (*centred_shift)(std::uint64_t q, const std::uint64_t* in, std::uint32_t shift,
+                        std::uint64_t* out, std::size_t len);
   // out[i] = sum_t weights[t] rows[t][i] mod 2^64 (torus words times integer weights).
   void (*torus_dot)(const std::uint64_t* const* rows, const std::uint64_t* weights,
                     std::size_t count, std::uint64_t* out, std::size_t len);

@@ -38,6 +38,7 @@ struct Lanes1 {
   }
   static Reg shr32(Reg a) { return a >> 32; }
   static Reg shl32(Reg a) { return a << 32; }
+  static Reg shl(Reg a, std::uint32_t s) { return a << s; }  // s < 64
   static Reg shr1(Reg a) { return a >> 1; }
   static Reg bit_and(Reg a, Reg b) { return a & b; }
   static Reg bit_or(Reg a, Reg b) { return a | b; }
@@ -123,6 +124,9 @@ struct Lanes8 {
   }
   static Reg shr32(Reg a) { return _mm512_srli_epi64(a, 32); }
   static Reg shl32(Reg a) { return _mm512_slli_epi64(a, 32); }
+  static Reg shl(Reg a, std::uint32_t s) {
+    return _mm512_sll_epi64(a, _mm_cvtsi32_si128(static_cast<int>(s)));
+  }
   static Reg shr1(Reg a) { return _mm512_srli_epi64(a, 1); }
   static Reg bit_and(Reg a, Reg b) { return _mm512_and_si512(a, b); }
   static Reg bit_or(Reg a, Reg b) { return _mm512_or_si512(a, b); }
@@ -222,6 +226,9 @@ struct Lanes4 {
   }
   static Reg shr32(Reg a) { return _mm256_srli_epi64(a, 32); }
   static Reg shl32(Reg a) { return _mm256_slli_epi64(a, 32); }
+  static Reg shl(Reg a, std::uint32_t s) {
+    return _mm256_sll_epi64(a, _mm_cvtsi32_si128(static_cast<int>(s)));
+  }
   static Reg shr1(Reg a) { return _mm256_srli_epi64(a, 1); }
   static Reg bit_and(Reg a, Reg b) { return _mm256_and_si256(a, b); }
   static Reg bit_or(Reg a, Reg b) { return _mm256_or_si256(a, b); }

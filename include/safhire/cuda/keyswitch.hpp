@@ -1,8 +1,8 @@
 // Key switching and automorphisms on the device, for a batch of ciphertexts per launch: the CPU
 // KeySwitcher's algorithm (decompose, lift, l forward NTTs in one prime, Montgomery
-// multiply-accumulate with the key in limb-NTT form, 4 inverse NTTs, limb combine;
-// ring::LimbProduct), word for word. A batch is `count` ciphertexts stored as two device arrays,
-// a and b, of [count][N] torus words.
+// multiply-accumulate with the key in limb-NTT form, 2 inverse NTTs per limb, limb combine;
+// ring::LimbProduct and rlwe::key_split), word for word. A batch is `count` ciphertexts stored as
+// two device arrays, a and b, of [count][N] torus words.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -24,12 +24,14 @@ class DeviceKeySwitchKey {
   std::uint64_t galois_element() const { return galois_element_; }
   const rlwe::Gadget& gadget() const { return gadget_; }
   const ring::RingParams& ring() const { return ring_; }
+  ring::LimbSplit split() const { return split_; }
   const std::uint64_t* data() const { return words_.data(); }
 
  private:
   ring::RingParams ring_;
   std::uint64_t galois_element_;
   rlwe::Gadget gadget_;
+  ring::LimbSplit split_;
   DeviceBuffer<std::uint64_t> words_;
 };
 
@@ -57,6 +59,7 @@ class DeviceKeySwitcher {
 
   rlwe::ParameterSet params_;
   rlwe::GadgetDecomposer decomposer_;
+  ring::LimbSplit split_;
   std::unique_ptr<DeviceNttTables> tables_;  // one prime
   std::uint64_t q_ = 0, q_inv_ = 0;
   std::size_t capacity_ = 0;  // ciphertexts the scratch holds

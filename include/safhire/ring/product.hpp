@@ -78,13 +78,31 @@ class ExactProduct {
   const simd::KernelTable* kernels_;
 };
 
+// How LimbProduct carries a torus operand y.
+//  - Two limbs (the default, exact): y = lo + 2^32 hi, lo and hi centred 32-bit integers.
+//  - One limb, rounded: y is replaced by Y 2^shift, Y = round(y / 2^shift) a centred
+//    (64 - shift)-bit integer, so that y moves by at most 2^(shift - 1). Half the products and
+//    half the inverse transforms; for key switching where the key's noise is far above the
+//    rounding (rlwe::key_split).
+struct LimbSplit {
+  std::uint32_t limbs = 2;  // 1 or 2
+  std::uint32_t shift = 0;  // one limb: 1 <= shift < 64; two limbs: 0
+
+  static constexpr LimbSplit exact() { return {2, 0}; }
+  static constexpr LimbSplit rounded(std::uint32_t shift) { return {1, shift}; }
+  // The largest |limb|: 2^31 for two limbs, 2^(63 - shift) for one.
+  std::uint32_t limb_bits() const { return limbs == 2 ? 31 : 63 - shift; }
+  bool operator==(const LimbSplit&) const = default;
+};
+
 // Sums of products small x torus (key switching: gadget digits times key words) with ONE NTT
-// prime q < 2^62: the torus operand y is split into two centred 32-bit limbs,
-// y = lo + 2^32 hi with lo, hi in [-2^31, 2^31), so that
+// prime q < 2^62: the torus operand y is split into limbs (LimbSplit), two centred 32-bit limbs
+// y = lo + 2^32 hi with lo, hi in [-2^31, 2^31) when exact, so that
 //   sum_k x_k y_k = sum_k x_k lo_k + 2^32 sum_k x_k hi_k   (mod 2^64),
-// and each limb sum is exact mod q while (2t-3) m 2^31 sum_k |x_k|_inf <= (q-1)/2. Against
-// ExactProduct's two primes, a small operand costs one forward transform instead of two; the
-// inverse transforms stay at two per sum. The words are the same as ExactProduct's.
+// and each limb sum is exact mod q while (2t-3) m 2^31 sum_k |x_k|_inf <= (q-1)/2 (2^(63 - shift)
+// in place of 2^31 for one rounded limb). Against ExactProduct's two primes, a small operand
+// costs one forward transform instead of two; the inverse transforms are one per limb. Exact
+// splits give ExactProduct's words.
 class LimbProduct {
  public:
   // The largest prime q = 1 (mod M) below 2^62 (ExactProduct's first).
@@ -93,26 +111,35 @@ class LimbProduct {
   const RingParams& ring() const { return plan_.ring(); }
   const NttPlan& plan() const { return plan_; }
   // The largest sum over the terms of |x_k|_inf for which the result is exact.
-  std::uint64_t small_bound() const { return small_bound_; }
+  std::uint64_t small_bound(LimbSplit split = LimbSplit::exact()) const;
+  // The one-limb split of least shift (finest rounding) whose bound is at least small_sum;
+  // throws ErrorCode::invalid_argument when none is (small_sum beyond the two-limb bound's 2^31
+  // reach).
+  LimbSplit finest_rounding(std::uint64_t small_sum) const;
 
   // A process-wide instance for `ring` (default kernels), built on first use.
   static const LimbProduct& shared(const RingParams& ring);
 
   // Small operand x (N torus words, read as signed) -> its NTT mod q (N words).
   void small_to_ntt(std::span<const std::uint64_t> small, std::span<std::uint64_t> ntt) const;
-  // Torus operand y (N words) -> its limb-NTT form: the NTT of lo, then of hi (2N words).
-  void torus_to_ntt(std::span<const std::uint64_t> torus, std::span<std::uint64_t> limbs) const;
-  // acc += sum_k xs[k] * ys[k]: xs[k] N words from small_to_ntt, ys[k] 2N words from
-  // torus_to_ntt, acc 2N words (Montgomery products, cancelled by from_ntt: acc starts at zero).
+  // Torus operand y (N words) -> its limb-NTT form: the NTT of each limb, low limb first
+  // (split.limbs N words).
+  void torus_to_ntt(std::span<const std::uint64_t> torus, LimbSplit split,
+                    std::span<std::uint64_t> limbs) const;
+  // acc += sum_k xs[k] * ys[k]: xs[k] N words from small_to_ntt, ys[k] from torus_to_ntt with
+  // `split`, acc split.limbs N words (Montgomery products, cancelled by from_ntt: acc starts at
+  // zero).
   void multiply_accumulate(std::span<const std::uint64_t* const> xs,
-                           std::span<const std::uint64_t* const> ys,
+                           std::span<const std::uint64_t* const> ys, LimbSplit split,
                            std::span<std::uint64_t> acc) const;
   // acc (consumed: transformed in place) -> the exact integer sum mod 2^64, as N torus words.
-  void from_ntt(std::span<std::uint64_t> acc, std::span<std::uint64_t> torus) const;
+  void from_ntt(std::span<std::uint64_t> acc, LimbSplit split,
+                std::span<std::uint64_t> torus) const;
 
  private:
+  void require_split(LimbSplit split, std::size_t words, const char* what) const;
+
   NttPlan plan_;
-  std::uint64_t small_bound_;
   const simd::KernelTable* kernels_;
 };
 

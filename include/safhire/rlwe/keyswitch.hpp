@@ -8,7 +8,9 @@
 // eps s' - sum d_i e_i (eps: the rounding error of a'). Keys live in the limb-NTT form of
 // ring::LimbProduct (one prime, each key word in two 32-bit limbs), so one switch costs l forward
 // and 4 inverse transforms of size N; the two-prime product of reference §2.4 would take 2l
-// forward transforms for the same words.
+// forward transforms for the same words. Where the key's noise is wide enough (key_split:
+// default-b8), the server rounds the key words to one limb each: 2 inverse transforms and half
+// the products, for a key noise wider by at most 1/256 in variance.
 #pragma once
 
 #include <cstdint>
@@ -54,7 +56,10 @@ class KeySwitchKey {
   const ring::RingParams& ring() const { return ring_; }
   std::uint16_t parameter_id() const { return parameter_id_; }
 
-  // Level i in limb-NTT form (ring::LimbProduct::torus_to_ntt): a_i and b_i, 2N words each.
+  // How the server carries the key words: key_split(params, gadget).
+  ring::LimbSplit split() const { return split_; }
+  // Level i in limb-NTT form (ring::LimbProduct::torus_to_ntt with split()): a_i and b_i,
+  // split().limbs N words each.
   std::span<const u64> limb_a(std::uint32_t i) const;
   std::span<const u64> limb_b(std::uint32_t i) const;
 
@@ -74,10 +79,18 @@ class KeySwitchKey {
   std::uint16_t parameter_id_;
   std::uint64_t galois_element_;
   Gadget gadget_;
+  ring::LimbSplit split_;
   std::vector<core::Seed> seeds_;  // [l]
   std::vector<u64> b_;             // [l][N]
-  ring::AlignedWords ntt_;         // [l][a, b][lo, hi][N]
+  ring::AlignedWords ntt_;         // [l][a, b][limb][N]
 };
+
+// The limb split of a key's words on the server: one limb rounded as finely as
+// ring::LimbProduct::finest_rounding allows for the digits' sum l ceil(D/2), when that adds at
+// most 1/256 of sigma^2 to the key's noise variance (key_rounding_variance); else two exact
+// limbs. One limb on default-b8 (shift 21: 2^-86 against sigma^2 = 2^-69, before the product
+// with s), two on every other built-in set.
+ring::LimbSplit key_split(const ParameterSet& params, const Gadget& gadget);
 
 // A key from s' (any small torus polynomial, given as its coefficients) to s. Client side.
 KeySwitchKey make_key_switch_key(const SecretKey& key, std::span<const u64> from_key,
@@ -116,6 +129,7 @@ class KeySwitcher {
 
   ParameterSet params_;
   GadgetDecomposer decomposer_;
+  ring::LimbSplit split_;
   const ring::LimbProduct* product_;
   ring::AlignedWords digits_, digit_ntt_, acc_a_, acc_b_;  // scratch (digit_ntt_: every level)
   std::vector<const std::uint64_t*> digit_terms_, key_a_, key_b_;

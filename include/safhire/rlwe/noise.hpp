@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <span>
 
+#include "safhire/ring/product.hpp"
 #include "safhire/ring/ring_params.hpp"
 #include "safhire/rlwe/params.hpp"
 
@@ -18,10 +19,11 @@ double mean_product_count(const ring::RingParams& ring);
 // E[d^2] of a balanced digit in base D: (D^2 + 2)/12 for even D, (D^2 - 1)/12 for odd D.
 double digit_second_moment(std::uint32_t base);
 
-// Reference §4.1: V_KS = cnt (E[s^2] / (12 D^(2l)) + l E[d^2] sigma^2), averaged over the
+// Reference §4.1: V_KS = cnt (E[s^2] / (12 D^(2l)) + l E[d^2] sigma_k^2), averaged over the
 // coefficients, with E[s^2] = 1/2 (binary) or 2/3 (ternary). It treats the key's coefficients as
 // independent and centred; a binary key has mean 1/2, which makes the rounding term smaller than
-// this (by up to 0.8 bits for 7^4): an upper bound for binary keys.
+// this (by up to 0.8 bits for 7^4): an upper bound for binary keys. sigma_k^2 is the key's noise
+// variance sigma^2 plus what the server's rounding of its words adds (key_rounding_variance).
 double keyswitch_variance(const ParameterSet& params, const Gadget& gadget);
 
 // The same, with the rounding term evaluated exactly for the source key s' (its coefficients as
@@ -52,5 +54,10 @@ NoiseEstimate estimate_block_packing_noise(const ParameterSet& params, std::uint
 // the key (E[s^2] = 1/2 binary, 2/3 ternary). Treating the key as centred makes this an upper
 // bound for binary keys (measured 0.5-0.9 bits below, tests/rlwe/test_noise.cpp).
 double switched_variance(const ParameterSet& params, std::uint32_t bits);
+
+// What a one-limb key split (rlwe::key_split) adds to each coefficient of a key's noise: both key
+// words rounded to multiples of 2^(shift - 64), the noise e + r_b - r_a s, i.e.
+// switched_variance(params, 64 - shift). 0 for the exact two-limb split.
+double key_rounding_variance(const ParameterSet& params, ring::LimbSplit split);
 
 }  // namespace safhire::rlwe
