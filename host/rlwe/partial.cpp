@@ -97,6 +97,29 @@ PartialExtraction::PartialExtraction(const RingParams& r, std::uint32_t gamma)
           if (column[rr] != 0) terms[std::size_t{j} * L + rr].push_back({kk, l, column[rr]});
       }
     }
+  // Each lane of Z^e x is one lane of x (the exponent that lands on it) minus at most one other
+  // (the exponent that folds onto it); checked on unit vectors here.
+  const std::uint32_t order = sub_.M();
+  twist_terms_.resize(std::size_t{order} * L);
+  for (std::uint32_t e = 0; e < order; ++e)
+    for (std::uint32_t l = 0; l < L; ++l) {
+      std::fill(unit.begin(), unit.end(), u64{0});
+      unit[l] = 1;
+      monomial_times(unit.data(), e, column.data());
+      for (std::uint32_t rr = 0; rr < L; ++rr) {
+        LaneTerms& lane = twist_terms_[std::size_t{e} * L + rr];
+        std::int32_t* slot = column[rr] == 1         ? &lane.plus
+                             : column[rr] == ~u64{0} ? &lane.minus
+                                                     : nullptr;
+        if (column[rr] == 0) continue;
+        require(slot != nullptr && *slot < 0, ErrorCode::internal,
+                "PartialExtraction: a monomial's lane is not x[i] - x[j]");
+        *slot = static_cast<std::int32_t>(l);
+      }
+    }
+  for (const LaneTerms& lane : twist_terms_)
+    require(lane.plus >= 0 || lane.minus >= 0, ErrorCode::internal,
+            "PartialExtraction: a monomial's lane without a term");
   dual_start_.push_back(0);
   for (const auto& list : terms) {
     dual_terms_.insert(dual_terms_.end(), list.begin(), list.end());
@@ -129,21 +152,49 @@ struct PartialExtraction::Blocks {
   std::vector<u64> a, za, b;  // [p * lanes + j]
 };
 
-PartialExtraction::Blocks PartialExtraction::blocks_of(const Ciphertext& ct) const {
+void PartialExtraction::blocks_into(const Ciphertext& ct, u64* a, u64* za, u64* b) const {
   require_ring(ct, ring_, "PartialExtraction");
   const std::uint32_t T = blocks_, L = lanes();
+  for (std::uint32_t p = 0; p < T; ++p) {
+    for (std::uint32_t j = 0; j < L; ++j) {
+      a[p * L + j] = ct.a[p + T * j];
+      b[p * L + j] = ct.b[p + T * j];
+    }
+    monomial_times(a + p * L, 1, za + p * L);
+  }
+}
+
+PartialExtraction::Blocks PartialExtraction::blocks_of(const Ciphertext& ct) const {
   Blocks out;
   out.a.resize(ring_.N());
   out.za.resize(ring_.N());
   out.b.resize(ring_.N());
-  for (std::uint32_t p = 0; p < T; ++p) {
-    for (std::uint32_t j = 0; j < L; ++j) {
-      out.a[p * L + j] = ct.a[p + T * j];
-      out.b[p * L + j] = ct.b[p + T * j];
-    }
-    monomial_times(out.a.data() + p * L, 1, out.za.data() + p * L);
-  }
+  blocks_into(ct, out.a.data(), out.za.data(), out.b.data());
   return out;
+}
+
+PartialExtraction::PowerBlocks PartialExtraction::power_blocks(
+    std::span<const Ciphertext> powers) const {
+  require(powers.size() == elements_.size(), ErrorCode::size_mismatch,
+          "PartialExtraction::power_blocks: " + std::to_string(elements_.size()) +
+              " powers expected at gamma = " + std::to_string(gamma()) + ", got " +
+              std::to_string(powers.size()));
+  const std::size_t n = ring_.N();
+  PowerBlocks out;
+  out.a.resize(powers.size() * n);
+  out.za.resize(powers.size() * n);
+  out.b.resize(powers.size() * n);
+  for (std::size_t kk = 0; kk < powers.size(); ++kk)
+    blocks_into(powers[kk], out.a.data() + kk * n, out.za.data() + kk * n, out.b.data() + kk * n);
+  return out;
+}
+
+std::pair<std::uint32_t, std::uint32_t> PartialExtraction::conjugate_block(std::uint64_t k,
+                                                                           std::uint32_t i) const {
+  const std::uint32_t T = blocks_, order = sub_.M();
+  const std::uint64_t ki = k * i;
+  const auto q = static_cast<std::uint32_t>(ki / T % order);
+  return {static_cast<std::uint32_t>(ki % T), q == 0 ? 0 : order - q};
 }
 
 // Block u of a s = sum_(p + v = u) a_p s_v + Z sum_(p + v = u + T) a_p s_v, then times Z^twist.
@@ -175,20 +226,17 @@ ModuleLwe PartialExtraction::extract(const Ciphertext& ct, std::uint32_t u) cons
 }
 
 std::vector<ModuleLwe> PartialExtraction::conjugates(std::span<const Ciphertext> powers) const {
-  const std::uint32_t T = blocks_, L = lanes(), order = sub_.M();
+  const std::uint32_t T = blocks_, L = lanes();
   require(powers.size() == elements_.size(), ErrorCode::size_mismatch,
           "PartialExtraction::conjugates: " + std::to_string(elements_.size()) +
               " powers expected at gamma = " + std::to_string(gamma()) + ", got " +
               std::to_string(powers.size()));
   std::vector<ModuleLwe> out(std::size_t{T} * L);
   for (std::size_t kk = 0; kk < elements_.size(); ++kk) {
-    const std::uint64_t k = elements_[kk];
     const Blocks blocks = blocks_of(powers[kk]);
     for (std::uint32_t i = 0; i < T; ++i) {
-      const std::uint64_t ki = k * i;
-      const auto q = static_cast<std::uint32_t>(ki / T % order);
-      out[std::size_t{i} * L + kk] =
-          sample(blocks, static_cast<std::uint32_t>(ki % T), q == 0 ? 0 : order - q);
+      const auto [u, twist] = conjugate_block(elements_[kk], i);
+      out[std::size_t{i} * L + kk] = sample(blocks, u, twist);
     }
   }
   return out;
@@ -286,11 +334,9 @@ void PartialExtraction::clean_samples(std::span<const ModuleLwe> conjugates,
           "clean_samples: one block's conjugates and one row per lane expected");
   for (const ModuleLwe& x : conjugates)
     require_sample(x, "clean_samples input");
-  // Lane-major: lane l of conjugate kk is T + 1 words (the a blocks, then b) at (kk L + l)(T + 1);
-  // then one output lane of T + 1 words.
+  // Lane-major: lane l of conjugate kk is T + 1 words (the a blocks, then b) at (kk L + l)(T + 1).
   const std::size_t len = std::size_t{T} + 1;
-  scratch.resize(std::size_t{K} * L * len + len);
-  u64* out = scratch.data() + std::size_t{K} * L * len;
+  scratch.resize(std::size_t{K} * L * len + std::size_t{L} * len);
   for (std::uint32_t kk = 0; kk < K; ++kk)
     for (std::uint32_t l = 0; l < L; ++l) {
       u64* dst = scratch.data() + (std::size_t{kk} * L + l) * len;
@@ -299,11 +345,64 @@ void PartialExtraction::clean_samples(std::span<const ModuleLwe> conjugates,
         dst[v] = a[std::size_t{v} * L];
       dst[T] = conjugates[kk].b[l];
     }
+  clean_from_lanes(rows, scratch);
+}
+
+void PartialExtraction::clean_samples(const PowerBlocks& powers, std::uint32_t i,
+                                      std::span<u64* const> rows, std::vector<u64>& scratch) const {
+  const std::uint32_t L = lanes(), T = blocks_, K = static_cast<std::uint32_t>(elements_.size());
+  const std::size_t n = ring_.N();
+  require(powers.a.size() == K * n && powers.za.size() == K * n && powers.b.size() == K * n &&
+              i < T && rows.size() == L,
+          ErrorCode::size_mismatch,
+          "clean_samples: one chunk's power blocks, a block index and one row per lane expected");
+  // conjugates' sample(blocks of power kk, u, twist), written lane-major as clean_samples reads
+  // it: word v of lane l is lane l of Z^twist a_(u-v) (v <= u) or of Z^twist Z a_(u+T-v) (v > u),
+  // word T of Z^twist b_u, where lane l of Z^twist x is x[plus] - x[minus].
+  const std::size_t len = std::size_t{T} + 1;
+  scratch.resize(std::size_t{K} * L * len + std::size_t{L} * len);
+  for (std::uint32_t kk = 0; kk < K; ++kk) {
+    const auto [u, twist] = conjugate_block(elements_[kk], i);
+    const u64* a = powers.a.data() + kk * n + std::size_t{u} * L;          // v = 0
+    const u64* za = powers.za.data() + kk * n + (std::size_t{u} + T) * L;  // v = 0
+    const u64* b = powers.b.data() + kk * n + std::size_t{u} * L;
+    for (std::uint32_t l = 0; l < L; ++l) {
+      const LaneTerms terms = twist_terms_[std::size_t{twist} * L + l];
+      u64* dst = scratch.data() + (std::size_t{kk} * L + l) * len;
+      // Word v of lane l from the block at base - v L, for v in [first, last).
+      const auto lanes = [&](const u64* base, std::size_t first, std::size_t last) {
+        if (terms.minus < 0) {
+          for (std::size_t v = first; v < last; ++v)
+            dst[v] = base[terms.plus - static_cast<std::ptrdiff_t>(v * L)];
+        } else if (terms.plus < 0) {
+          for (std::size_t v = first; v < last; ++v)
+            dst[v] = u64{0} - base[terms.minus - static_cast<std::ptrdiff_t>(v * L)];
+        } else {
+          for (std::size_t v = first; v < last; ++v) {
+            const auto at = static_cast<std::ptrdiff_t>(v * L);
+            dst[v] = base[terms.plus - at] - base[terms.minus - at];
+          }
+        }
+      };
+      lanes(a, 0, std::size_t{u} + 1);
+      lanes(za, std::size_t{u} + 1, T);
+      dst[T] =
+          (terms.plus < 0 ? u64{0} : b[terms.plus]) - (terms.minus < 0 ? u64{0} : b[terms.minus]);
+    }
+  }
+  clean_from_lanes(rows, scratch);
+}
+
+void PartialExtraction::clean_from_lanes(std::span<u64* const> rows,
+                                         std::vector<u64>& scratch) const {
+  const std::uint32_t L = lanes(), T = blocks_, K = static_cast<std::uint32_t>(elements_.size());
+  const std::size_t len = std::size_t{T} + 1;
+  // Output lane rr of a row at out + rr len, then written into the row block by block.
+  u64* out = scratch.data() + std::size_t{K} * L * len;
   std::vector<const u64*> sources;
   std::vector<u64> weights;
   for (std::uint32_t j = 0; j < L; ++j) {
     if (rows[j] == nullptr) continue;
-    u64* row = rows[j];
     for (std::uint32_t rr = 0; rr < L; ++rr) {
       sources.clear();
       weights.clear();
@@ -312,11 +411,14 @@ void PartialExtraction::clean_samples(std::span<const ModuleLwe> conjugates,
                           (std::size_t{dual_terms_[d].kk} * L + dual_terms_[d].l) * len);
         weights.push_back(dual_terms_[d].coefficient);
       }
-      ring::torus_dot(sources, weights, std::span<u64>(out, len), simd_);
-      for (std::uint32_t v = 0; v < T; ++v)
-        row[std::size_t{v} * L + rr] = out[v];
-      row[ring_.N() + rr] = out[T];
+      ring::torus_dot(sources, weights, std::span<u64>(out + rr * len, len), simd_);
     }
+    u64* row = rows[j];
+    for (std::uint32_t v = 0; v < T; ++v, row += L)
+      for (std::uint32_t rr = 0; rr < L; ++rr)
+        row[rr] = out[rr * len + v];
+    for (std::uint32_t rr = 0; rr < L; ++rr)
+      row[rr] = out[rr * len + T];  // row + T L = the b lanes at N
   }
 }
 
@@ -363,6 +465,50 @@ Ciphertext PartialExtraction::embed(const ModuleLwe& x) const {
       ct.a[(T - v) + T * j] = shifted[j];
   }
   return ct;
+}
+
+// Block v of sum_z Z^z x_z goes to a_0 (v = 0) or, times Z^-1, to a_(T-v): lane r of a_(T-v) is
+// sum_z lane r of Z^(z-1) x_(z,v), read off twist_terms_ for each (z, r) in one pass over v.
+template <class Word>
+void PartialExtraction::embed_sum(std::span<const Word* const> rows, Ciphertext& ct) const {
+  const std::uint32_t T = blocks_, L = lanes(), order = sub_.M();
+  require(rows.size() == L, ErrorCode::size_mismatch,
+          "embed_lane_sum: one row per lane expected, got " + std::to_string(rows.size()));
+  require_ring(ct, ring_, "embed_lane_sum output");
+  constexpr unsigned kLift = 64 - 8 * sizeof(Word);
+  const auto word = [](Word w) { return static_cast<u64>(w) << kLift; };
+  std::fill(ct.a.coeffs().begin(), ct.a.coeffs().end(), u64{0});
+  std::fill(ct.b.coeffs().begin(), ct.b.coeffs().end(), u64{0});
+  const auto lane = [&](const Word* x, std::uint32_t e, std::uint32_t r) {
+    const LaneTerms terms = twist_terms_[std::size_t{e} * L + r];
+    return (terms.plus < 0 ? u64{0} : word(x[terms.plus])) -
+           (terms.minus < 0 ? u64{0} : word(x[terms.minus]));
+  };
+  for (std::uint32_t z = 0; z < L; ++z) {
+    const Word* x = rows[z];
+    if (x == nullptr) continue;
+    const std::uint32_t down = (z + order - 1) % order;  // Z^(z-1)
+    for (std::uint32_t r = 0; r < L; ++r) {
+      u64* a = ct.a.data() + std::size_t{T} * r;  // a_u at lane r: a[u]
+      a[0] += lane(x, z, r);
+      ct.b[std::size_t{T} * r] += lane(x + std::size_t{T} * L, z, r);
+      const LaneTerms terms = twist_terms_[std::size_t{down} * L + r];
+      for (std::uint32_t v = 1; v < T; ++v) {
+        const Word* block = x + std::size_t{v} * L;
+        a[T - v] += (terms.plus < 0 ? u64{0} : word(block[terms.plus])) -
+                    (terms.minus < 0 ? u64{0} : word(block[terms.minus]));
+      }
+    }
+  }
+}
+
+void PartialExtraction::embed_lane_sum(std::span<const u64* const> rows, Ciphertext& ct) const {
+  embed_sum<u64>(rows, ct);
+}
+
+void PartialExtraction::embed_lane_sum(std::span<const std::uint32_t* const> rows,
+                                       Ciphertext& ct) const {
+  embed_sum<std::uint32_t>(rows, ct);
 }
 
 }  // namespace safhire::rlwe

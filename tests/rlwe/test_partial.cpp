@@ -150,32 +150,43 @@ TEST_P(PartialOnSmallRings, ConjugatesCarrySigmaKOfEveryBlock) {
 }
 
 // A clean sample of lane j of block i has phase y_i[j] = value i + T j in lane 0 and nothing but
-// noise in the others (checked against the secret key); the all-lanes form (clean_samples, the
-// server's) gives the same words as the one-lane form.
+// noise in the others (checked against the secret key); the all-lanes forms (clean_samples from
+// the conjugates, and from the chunk's power blocks, the server's) give the same words as the
+// one-lane form.
 TEST_P(PartialOnSmallRings, CleanSamplesCarryOneValueInLaneZero) {
   const auto [r, gamma] = GetParam();
   Context ctx(small_set(r));
   PartialExtraction px(r, gamma);
   std::mt19937_64 rng(123);
   const auto values = ctx.random_values(rng);
-  const auto conj = chunk_conjugates(ctx, px, values);
+  const auto mu = encode_chunks(px.ring(), values, ctx.p.message_bits)[0];
+  const auto powers = expand(encrypt_powers(ctx.enc, mu.coeffs(), px.gamma()));
+  const auto conj = px.conjugates(powers);
+  const PartialExtraction::PowerBlocks power_blocks = px.power_blocks(powers);
   const std::uint32_t T = px.blocks(), L = px.lanes();
   std::vector<std::vector<u64>> rows(L, std::vector<u64>(px.row_words()));
-  std::vector<u64*> pointers;
-  for (auto& row : rows)
-    pointers.push_back(row.data());
-  pointers[L - 1] = nullptr;  // a lane not wanted is left alone
+  std::vector<std::vector<u64>> fused(L, std::vector<u64>(px.row_words()));
+  std::vector<u64*> pointers, fused_pointers;
+  for (std::uint32_t j = 0; j < L; ++j) {
+    pointers.push_back(rows[j].data());
+    fused_pointers.push_back(fused[j].data());
+  }
+  pointers[L - 1] = fused_pointers[L - 1] = nullptr;  // a lane not wanted is left alone
   std::fill(rows[L - 1].begin(), rows[L - 1].end(), u64{7});
-  std::vector<u64> scratch, one(px.row_words());
+  std::fill(fused[L - 1].begin(), fused[L - 1].end(), u64{7});
+  std::vector<u64> scratch, fused_scratch, one(px.row_words());
   for (std::uint32_t i = 0; i < T; ++i) {
     const std::span<const ModuleLwe> block(conj.data() + std::size_t{i} * L, L);
     px.clean_samples(block, pointers, scratch);
+    px.clean_samples(power_blocks, i, fused_pointers, fused_scratch);
     for (std::uint32_t j = 0; j < L; ++j) {
       px.clean_sample(block, j, one);
       if (j == L - 1) {
         ASSERT_TRUE(std::all_of(rows[j].begin(), rows[j].end(), [](u64 w) { return w == 7; }));
+        ASSERT_TRUE(std::all_of(fused[j].begin(), fused[j].end(), [](u64 w) { return w == 7; }));
       } else {
         ASSERT_EQ(rows[j], one) << "block " << i << ", lane " << j;
+        ASSERT_EQ(fused[j], one) << "block " << i << ", lane " << j << " (from power blocks)";
       }
       const auto phase = module_phase(px, ctx.key, px.from_row(one));
       ASSERT_EQ(decode_message(phase[0], ctx.p.message_bits), values[i + T * j])
@@ -259,6 +270,50 @@ TEST_P(PartialOnSmallRings, DenseLayerOnThePowersIsExact) {
     SCOPED_TRACE(mode == TreeMode::fast ? "fast" : "paper");
     check_layer(ctx, gamma, r.power(r.a() - gamma), mode);
   }
+}
+
+// embed_lane_sum, the server's packing input, against its definition: embed(from_row(sum_z Z^z
+// x_z)) through monomial_accumulate, on random rows (one lane left out), with 64-bit rows and with
+// 32-bit rows whose words stand for w 2^32.
+TEST_P(PartialOnSmallRings, EmbedLaneSumIsTheEmbeddedMonomialSum) {
+  const auto [r, gamma] = GetParam();
+  PartialExtraction px(r, gamma);
+  std::mt19937_64 rng(129);
+  const std::uint32_t L = px.lanes();
+  std::vector<std::vector<u64>> wide(L, std::vector<u64>(px.row_words()));
+  std::vector<std::vector<std::uint32_t>> narrow(L, std::vector<std::uint32_t>(px.row_words()));
+  for (std::uint32_t z = 0; z < L; ++z)
+    for (std::size_t k = 0; k < px.row_words(); ++k) {
+      wide[z][k] = rng();
+      narrow[z][k] = static_cast<std::uint32_t>(rng());
+    }
+  const std::uint32_t skipped = L / 2;
+  std::vector<u64> acc_wide(px.row_words(), 0), acc_narrow(px.row_words(), 0);
+  std::vector<const u64*> wide_rows(L, nullptr);
+  std::vector<const std::uint32_t*> narrow_rows(L, nullptr);
+  for (std::uint32_t z = 0; z < L; ++z) {
+    if (z == skipped) continue;
+    wide_rows[z] = wide[z].data();
+    narrow_rows[z] = narrow[z].data();
+    px.monomial_accumulate(acc_wide, wide[z], z, 1);
+    std::vector<u64> lifted(px.row_words());
+    for (std::size_t k = 0; k < lifted.size(); ++k)
+      lifted[k] = u64{narrow[z][k]} << 32;
+    px.monomial_accumulate(acc_narrow, lifted, z, 1);
+  }
+  Ciphertext out(r);
+  std::fill(out.b.coeffs().begin(), out.b.coeffs().end(), u64{5});  // overwritten
+  px.embed_lane_sum(wide_rows, out);
+  const Ciphertext expected = px.embed(px.from_row(acc_wide));
+  const auto words = [](const Ciphertext& ct) {
+    std::vector<u64> all(ct.a.coeffs().begin(), ct.a.coeffs().end());
+    all.insert(all.end(), ct.b.coeffs().begin(), ct.b.coeffs().end());
+    return all;
+  };
+  EXPECT_EQ(words(out), words(expected));
+  px.embed_lane_sum(narrow_rows, out);
+  const Ciphertext expected_narrow = px.embed(px.from_row(acc_narrow));
+  EXPECT_EQ(words(out), words(expected_narrow));
 }
 
 INSTANTIATE_TEST_SUITE_P(SmallRings, PartialOnSmallRings,

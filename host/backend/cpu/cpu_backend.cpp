@@ -171,7 +171,7 @@ class CpuBackend final : public Backend {
       for (std::size_t k = 0; k < per_chunk; ++k)
         powers.push_back(cts[c * per_chunk + k].expand());
       const rlwe::PartialExtraction& px = *partial_;
-      const std::vector<rlwe::ModuleLwe> conj = px.conjugates(powers);
+      const rlwe::PartialExtraction::PowerBlocks power_blocks = px.power_blocks(powers);
       const std::uint32_t T = px.blocks(), L = px.lanes();
       core::parallel_for(T, threads_, [&](std::size_t i, unsigned worker) {
         std::vector<u64*>& lane_rows = lane_rows_[worker];
@@ -181,7 +181,7 @@ class CpuBackend final : public Backend {
           if (p < values)
             lane_rows[j] = narrow() ? wide_row(worker, j) : rows + destination[c * N + p] * S;
         }
-        px.clean_samples(std::span<const rlwe::ModuleLwe>(conj.data() + i * L, L), lane_rows,
+        px.clean_samples(power_blocks, static_cast<std::uint32_t>(i), lane_rows,
                          clean_scratch_[worker]);
         if (narrow())
           for (std::uint32_t j = 0; j < L; ++j)
@@ -212,7 +212,7 @@ class CpuBackend final : public Backend {
 
   std::vector<rlwe::SwitchedCiphertext> pack(const Rows& rows, std::uint32_t bits) override {
     const HostRows& in = host_rows(rows);
-    const std::size_t n = in.count(), N = params_.ring.N(), W = width_;
+    const std::size_t n = in.count(), N = params_.ring.N();
     const std::size_t packs = (n + N - 1) / N;
     std::vector<rlwe::SwitchedCiphertext> out(packs);
     if (!partial_) {
@@ -234,16 +234,20 @@ class CpuBackend final : public Backend {
     const rlwe::PartialExtraction& px = *partial_;
     const std::uint32_t T = px.blocks(), L = px.lanes();
     core::parallel_for(packs, threads_, [&](std::size_t g, unsigned w) {
-      std::vector<rlwe::Ciphertext> blocks;
-      std::vector<u64> acc(W);
+      std::vector<rlwe::Ciphertext> blocks(T, rlwe::Ciphertext(params_.ring));
+      std::vector<const u64*> wide_rows(L);
+      std::vector<const u32*> narrow_rows(L);
       for (std::uint32_t beta = 0; beta < T; ++beta) {
-        std::fill(acc.begin(), acc.end(), u64{0});
         for (std::uint32_t z = 0; z < L; ++z) {
           const std::size_t s = g * N + beta + std::size_t{T} * z;
-          if (s >= n) continue;
-          px.monomial_accumulate(acc, std::span<const u64>(wide(in, s, w), W), z, 1);
+          wide_rows[z] = s < n && !narrow() ? in.words + s * stride_ : nullptr;
+          narrow_rows[z] = s < n && narrow() ? in.narrow + s * stride_ : nullptr;
         }
-        blocks.push_back(px.embed(px.from_row(acc)));
+        if (narrow()) {
+          px.embed_lane_sum(narrow_rows, blocks[beta]);
+        } else {
+          px.embed_lane_sum(wide_rows, blocks[beta]);
+        }
       }
       out[g] =
           rlwe::modulus_switch(trees_[w]->pack_blocks(blocks, config_.gamma, config_.mode), bits);

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "safhire/ring/ring_params.hpp"
@@ -86,6 +87,16 @@ class PartialExtraction {
   // over the conjugates' lanes; `scratch` is reused between calls (no allocation once grown).
   void clean_samples(std::span<const ModuleLwe> conjugates, std::span<u64* const> rows,
                      std::vector<u64>& scratch) const;
+  // One chunk's powers (expanded, power_elements order) cut into blocks once: for power kk,
+  // a_p, Z a_p and b_p, lanes() words each, at [(kk T + p) lanes(), ...).
+  struct PowerBlocks {
+    std::vector<u64> a, za, b;
+  };
+  PowerBlocks power_blocks(std::span<const Ciphertext> powers) const;
+  // clean_samples of block i straight from the chunk's blocks: the lanes of conjugates(powers)
+  // [i lanes(), (i + 1) lanes()) are formed in `scratch`, with no sample in between.
+  void clean_samples(const PowerBlocks& powers, std::uint32_t i, std::span<u64* const> rows,
+                     std::vector<u64>& scratch) const;
 
   // The linear map of clean_samples as a dense table: lane r of the clean sample of lane j is
   // sum over k-index kk and lane l of map[((kk lanes() + j) lanes() + r) lanes() + l] times lane
@@ -97,12 +108,25 @@ class PartialExtraction {
   // An RLWE ciphertext whose block 0 has x's phase (other blocks: unrelated values, which the
   // merge of TraceTrees::pack_blocks removes): a_0 = x.a_0, a_(T-v) = Z^-1 x.a_v.
   Ciphertext embed(const ModuleLwe& x) const;
+  // embed(sum_z Z^z x_z) for the rows x_z of lanes z < lanes() (row_words() words each; null: a
+  // zero row), into ct (of ring()): one output block as the server packs it. The 32-bit form
+  // reads rows whose words w stand for w 2^32 (backend::Config::row_bits = 32).
+  void embed_lane_sum(std::span<const u64* const> rows, Ciphertext& ct) const;
+  void embed_lane_sum(std::span<const std::uint32_t* const> rows, Ciphertext& ct) const;
 
  private:
   struct Blocks;
   Blocks blocks_of(const Ciphertext& ct) const;
+  void blocks_into(const Ciphertext& ct, u64* a, u64* za, u64* b) const;
+  // conjugate k of block i: its block u = k i mod T and its twist Z^twist (conjugates' comment).
+  std::pair<std::uint32_t, std::uint32_t> conjugate_block(std::uint64_t k, std::uint32_t i) const;
+  // The dot products of clean_samples over lane-major conjugates in scratch (K lanes() lanes of
+  // T + 1 words, then room for one output lane).
+  void clean_from_lanes(std::span<u64* const> rows, std::vector<u64>& scratch) const;
   ModuleLwe sample(const Blocks& blocks, std::uint32_t u, std::uint32_t twist) const;
   void monomial_times(const u64* x, std::uint32_t e, u64* out) const;
+  template <class Word>
+  void embed_sum(std::span<const Word* const> rows, Ciphertext& ct) const;
   void require_sample(const ModuleLwe& x, const char* what) const;
 
   ring::RingParams ring_, sub_;
@@ -117,6 +141,12 @@ class PartialExtraction {
   };
   std::vector<DualTerm> dual_terms_;
   std::vector<std::uint32_t> dual_start_;
+  // Z^e x in R_gamma, lane by lane: lane r is x[plus] - x[minus] (-1: no such term), at
+  // [e lanes() + r], for every e < t^gamma.
+  struct LaneTerms {
+    std::int32_t plus = -1, minus = -1;
+  };
+  std::vector<LaneTerms> twist_terms_;
   ring::SimdIsa simd_;
 };
 
