@@ -73,10 +73,10 @@ void linear(benchmark::State& state, std::uint32_t bits, std::uint32_t round, st
     auto out = s.backend->linear(layer, sources);
     benchmark::DoNotOptimize(out.get());
   }
-  const double macs = static_cast<double>(layer.taps.size()) *
+  const double macs = static_cast<double>(layer.weights->taps.size()) *
                       static_cast<double>(backend::row_words(s.params, gamma));
   state.counters["outputs"] = static_cast<double>(layer.outputs());
-  state.counters["taps"] = static_cast<double>(layer.taps.size());
+  state.counters["taps"] = static_cast<double>(layer.weights->taps.size());
   state.counters["word_macs"] = macs;
   state.counters["word_macs_per_s"] =
       benchmark::Counter(macs, benchmark::Counter::kIsIterationInvariantRate);

@@ -141,11 +141,12 @@ class DeviceBackend final : public backend::Backend {
       addresses[s] = reinterpret_cast<std::uintptr_t>(r.words.data());
     }
     layer.validate(counts);
+    const backend::LayerWeights& weights = *layer.weights;
     const auto d_sources = ops_.template upload<u64>(addresses);
-    const auto d_start = ops_.template upload<u32>(layer.tap_start);
-    const auto d_taps = ops_.template upload<backend::Tap>(layer.taps);
+    const auto d_start = ops_.template upload<u32>(weights.tap_start);
+    const auto d_taps = ops_.template upload<backend::Tap>(weights.taps);
     const auto d_slot = ops_.template upload<u32>(layer.slot);
-    const auto d_bias = ops_.template upload<u64>(layer.bias);
+    const auto d_bias = ops_.template upload<u64>(weights.bias);
     const std::size_t n = layer.outputs();
     auto out = make_rows(n);
     block::LinearArgs args{};

@@ -1,5 +1,6 @@
 #include "safhire/backend/backend.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "safhire/core/error.hpp"
@@ -13,11 +14,11 @@ std::size_t row_words(const rlwe::ParameterSet& params, std::uint32_t gamma) {
   return std::size_t{r.N()} + lanes;
 }
 
-void LinearLayer::validate(std::span<const std::size_t> source_rows) const {
+void LayerWeights::validate() const {
   const std::size_t n = outputs();
   require(!group_start.empty() && group_start.front() == 0 && group_start.back() == n &&
-              tap_start.size() == n + 1 && tap_start.front() == 0 &&
-              tap_start.back() == taps.size() && bias.size() == n,
+              !tap_start.empty() && tap_start.front() == 0 && tap_start.back() == taps.size() &&
+              bias.size() == n,
           ErrorCode::invalid_argument, "linear layer: inconsistent array sizes");
   for (std::size_t g = 0; g + 1 < group_start.size(); ++g)
     require(group_start[g] <= group_start[g + 1], ErrorCode::invalid_argument,
@@ -25,11 +26,37 @@ void LinearLayer::validate(std::span<const std::size_t> source_rows) const {
   for (std::size_t o = 0; o < n; ++o)
     require(tap_start[o] <= tap_start[o + 1], ErrorCode::invalid_argument,
             "linear layer: taps out of order");
+}
+
+std::vector<std::size_t> LayerWeights::rows_read() const {
+  std::vector<std::size_t> rows;
   for (const Tap& t : taps) {
-    if (t.source >= source_rows.size() || t.index >= source_rows[t.source])
-      throw Error(ErrorCode::invalid_argument,
-                  "linear layer: tap reads row " + std::to_string(t.index) + " of source " +
-                      std::to_string(t.source) + ", which does not exist");
+    if (t.source >= rows.size()) rows.resize(std::size_t{t.source} + 1, 0);
+    rows[t.source] = std::max(rows[t.source], std::size_t{t.index} + 1);
+  }
+  return rows;
+}
+
+void LinearLayer::validate(std::span<const std::size_t> source_rows) const {
+  require(weights != nullptr, ErrorCode::invalid_argument, "linear layer: no weights");
+  weights->validate();
+  validate(source_rows, weights->rows_read());
+}
+
+void LinearLayer::validate(std::span<const std::size_t> source_rows,
+                           std::span<const std::size_t> rows_read) const {
+  require(weights != nullptr, ErrorCode::invalid_argument, "linear layer: no weights");
+  const std::size_t n = outputs();
+  require(weights->outputs() == n, ErrorCode::invalid_argument,
+          "linear layer: " + std::to_string(n) + " slots for " +
+              std::to_string(weights->outputs()) + " outputs");
+  for (std::size_t s = 0; s < rows_read.size(); ++s) {
+    const std::size_t have = s < source_rows.size() ? source_rows[s] : 0;
+    if (rows_read[s] > have)
+      throw Error(ErrorCode::invalid_argument, "linear layer: a tap reads row " +
+                                                   std::to_string(rows_read[s] - 1) +
+                                                   " of source " + std::to_string(s) +
+                                                   ", which has " + std::to_string(have) + " rows");
   }
   std::vector<bool> seen(n, false);
   for (std::uint32_t s : slot) {

@@ -206,23 +206,25 @@ backend::LinearLayer linear_layer(const Model& model, std::size_t r,
   std::vector<std::uint32_t> slot_of(n, 0);
   for (std::size_t s = 0; s < n; ++s)
     slot_of.at(permutation[s]) = static_cast<std::uint32_t>(s);
+  auto weights = std::make_shared<backend::LayerWeights>();
   backend::LinearLayer layer;
   layer.slot.reserve(n);
-  layer.bias.reserve(n);
-  layer.tap_start.reserve(n + 1);
+  weights->bias.reserve(n);
+  weights->tap_start.reserve(n + 1);
   std::vector<Tap> taps_of;
   // One group per output position: its channels read the same input window.
   for (std::size_t p = 0; p < hw; ++p) {
     for (std::uint32_t c = 0; c < round.output.c; ++c) {
       const std::size_t o = c * hw + p;
       taps(model, r, o, taps_of);
-      layer.taps.insert(layer.taps.end(), taps_of.begin(), taps_of.end());
-      layer.tap_start.push_back(static_cast<std::uint32_t>(layer.taps.size()));
+      weights->taps.insert(weights->taps.end(), taps_of.begin(), taps_of.end());
+      weights->tap_start.push_back(static_cast<std::uint32_t>(weights->taps.size()));
       layer.slot.push_back(slot_of[o]);
-      layer.bias.push_back(scaled(round.bias[c], round.bits));
+      weights->bias.push_back(scaled(round.bias[c], round.bits));
     }
-    layer.group_start.push_back(static_cast<std::uint32_t>(layer.slot.size()));
+    weights->group_start.push_back(static_cast<std::uint32_t>(layer.slot.size()));
   }
+  layer.weights = std::move(weights);
   return layer;
 }
 
@@ -243,7 +245,7 @@ backend::LinearLayer linear_layer(const backend::LinearLayer& base,
   std::vector<std::uint32_t> slot_of(n, 0);
   for (std::size_t s = 0; s < n; ++s)
     slot_of.at(permutation[s]) = static_cast<std::uint32_t>(s);
-  backend::LinearLayer layer = base;
+  backend::LinearLayer layer{base.weights, base.slot};  // the weights shared, not copied
   for (std::uint32_t& slot : layer.slot)
     slot = slot_of.at(slot);
   return layer;

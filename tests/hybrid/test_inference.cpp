@@ -138,25 +138,40 @@ TEST(LinearLayer, IsTheRoundsMatrixInSlotOrder) {
         counts.push_back(a.size());
       layer.validate(counts);
       ASSERT_EQ(layer.outputs(), n);
+      const safhire::backend::LayerWeights& w = *layer.weights;
       const std::uint32_t bits = m.rounds()[r].bits;
       for (std::size_t o = 0; o < n; ++o) {
-        std::int64_t sum = static_cast<std::int64_t>(layer.bias[o]) >> (64 - bits);
-        for (std::uint32_t k = layer.tap_start[o]; k < layer.tap_start[o + 1]; ++k)
-          sum += layer.taps[k].weight * acts[layer.taps[k].source][layer.taps[k].index];
+        std::int64_t sum = static_cast<std::int64_t>(w.bias[o]) >> (64 - bits);
+        for (std::uint32_t k = w.tap_start[o]; k < w.tap_start[o + 1]; ++k)
+          sum += w.taps[k].weight * acts[w.taps[k].source][w.taps[k].index];
         ASSERT_EQ(sum, accs[r][perm[layer.slot[o]]]) << "round " << r << ", entry " << o;
       }
     }
+    // A session's layer shares the model's weights; only its slots are its own.
+    EXPECT_EQ(linear_layer((*bases)[r], perm).weights, (*bases)[r].weights);
   }
-  safhire::backend::LinearLayer bad =
-      linear_layer(m, 0, perm_identity(m.rounds()[0].output.size()));
+  const std::size_t outputs = m.rounds()[0].output.size();
   const std::vector<std::size_t> input_rows = {m.activation(0).size()};
+  safhire::backend::LinearLayer bad = linear_layer(m, 0, perm_identity(outputs));
   bad.slot[0] = bad.slot[1];
   EXPECT_THROW(bad.validate(input_rows), safhire::Error);
-  bad = linear_layer(m, 0, perm_identity(m.rounds()[0].output.size()));
-  bad.taps[0].index = static_cast<std::uint32_t>(input_rows[0]);
-  EXPECT_THROW(bad.validate(input_rows), safhire::Error);
-  bad = linear_layer(m, 0, perm_identity(m.rounds()[0].output.size()));
-  bad.tap_start.pop_back();
+  // Weights that read a row the source lacks, or with inconsistent arrays, or none at all.
+  const auto broken = [&](auto&& change) {
+    safhire::backend::LinearLayer layer = linear_layer(m, 0, perm_identity(outputs));
+    auto weights = std::make_shared<safhire::backend::LayerWeights>(*layer.weights);
+    change(*weights);
+    layer.weights = weights;
+    return layer;
+  };
+  EXPECT_THROW(broken([&](auto& w) {
+                 w.taps[0].index = static_cast<std::uint32_t>(input_rows[0]);
+               }).validate(input_rows),
+               safhire::Error);
+  EXPECT_THROW(broken([](auto& w) { w.tap_start.pop_back(); }).validate(input_rows),
+               safhire::Error);
+  EXPECT_THROW(broken([](auto& w) { w.bias.pop_back(); }).validate(input_rows), safhire::Error);
+  bad = linear_layer(m, 0, perm_identity(outputs));
+  bad.weights = nullptr;
   EXPECT_THROW(bad.validate(input_rows), safhire::Error);
 }
 

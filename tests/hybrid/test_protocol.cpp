@@ -53,6 +53,7 @@ TEST(Protocol, InferenceThroughTheInProcessTransport) {
   InProcessTransport transport(service);
   SeededRandom random = SeededRandom::from_counter(300);
   RemoteClient client(transport, b8(), {}, random);
+  // Two sessions: the second finds the layers the CPU backend prepared for the first.
   for (int i = 0; i < 2; ++i) {
     const InferenceReport report = client.infer(refs[i].pixels);
     EXPECT_EQ(report.logits, evaluate(model, refs[i].pixels));

@@ -38,15 +38,17 @@ double packed_noise(const rlwe::ParameterSet& p, std::uint32_t gamma, std::uint3
   for (std::uint32_t i = 0; i < N; ++i)
     identity[i] = i;
   backend::LinearLayer layer;
+  auto weights = std::make_shared<backend::LayerWeights>();
   for (std::uint32_t o = 0; o < N; ++o) {
     for (int k = 0; k < kTaps; ++k)
-      layer.taps.push_back(
+      weights->taps.push_back(
           {0, (o + 97U * static_cast<std::uint32_t>(k)) % N, k % 2 == 0 ? kWeight : -kWeight});
-    layer.tap_start.push_back(static_cast<std::uint32_t>(layer.taps.size()));
-    layer.group_start.push_back(o + 1);
+    weights->tap_start.push_back(static_cast<std::uint32_t>(weights->taps.size()));
+    weights->group_start.push_back(o + 1);
+    weights->bias.push_back(0);
     layer.slot.push_back(o);
-    layer.bias.push_back(0);
   }
+  layer.weights = std::move(weights);
   auto b = backend::make_cpu_backend(p, {gamma, rlwe::TreeMode::fast, row_bits}, keys, 1);
   const auto rows = b->extract(upload, identity);
   const backend::Rows* sources[] = {rows.get()};
@@ -117,6 +119,62 @@ TEST(RowBits, NarrowestRowsFollowTheEstimate) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::invalid_argument);
   }
+}
+
+// The CPU backend keeps each LayerWeights' prepared groups while the weights live: a layer whose
+// weights replace freed ones (perhaps at the same address) and a fresh copy of the first are both
+// computed from their own taps. Decrypted packs against the integer sums of the encrypted values.
+TEST(CpuBackend, PreparedLayersFollowTheirWeights) {
+  const rlwe::ParameterSet& p = rlwe::parameter_set("default-b8");
+  auto random = core::SeededRandom::from_counter(420);
+  const rlwe::SecretKey key(p, random);
+  rlwe::Encryptor enc(key, random);
+  const rlwe::GaloisKeys keys = rlwe::make_galois_keys(key, p.gadget(0), random);
+  const std::uint32_t N = p.ring.N(), bits = p.message_bits;
+  std::vector<std::int64_t> x(N);
+  std::vector<rlwe::u64> mu(N);
+  for (std::uint32_t i = 0; i < N; ++i) {
+    x[i] = static_cast<std::int64_t>(i % 7) - 3;
+    mu[i] = rlwe::encode_message(x[i], bits);
+  }
+  const std::vector<rlwe::SeededCiphertext> upload = {enc.encrypt_seeded(mu)};
+  std::vector<std::uint32_t> identity(N);
+  for (std::uint32_t i = 0; i < N; ++i)
+    identity[i] = i;
+  auto b = backend::make_cpu_backend(p, {0, rlwe::TreeMode::fast, 64}, keys, 1);
+  const auto rows = b->extract(upload, identity);
+  const backend::Rows* sources[] = {rows.get()};
+  // Output o = sum over k < taps of weight(k) x[(o + k stride) mod N], in groups of 8 outputs.
+  const auto layer = [&](int taps, std::uint32_t stride, int scale) {
+    auto w = std::make_shared<backend::LayerWeights>();
+    for (std::uint32_t o = 0; o < N; ++o) {
+      for (int k = 0; k < taps; ++k)
+        w->taps.push_back({0, (o + stride * static_cast<std::uint32_t>(k)) % N, scale * (k + 1)});
+      w->tap_start.push_back(static_cast<std::uint32_t>(w->taps.size()));
+      if ((o + 1) % 8 == 0 || o + 1 == N) w->group_start.push_back(o + 1);
+      w->bias.push_back(0);
+    }
+    return backend::LinearLayer{std::move(w), identity};
+  };
+  const auto check = [&](const backend::LinearLayer& l, int taps, std::uint32_t stride, int scale) {
+    const auto packed = b->pack(*b->linear(l, sources), 64);
+    ASSERT_EQ(packed.size(), 1U);
+    const auto phase = enc.phase(rlwe::expand(p.ring, packed[0]));
+    for (std::uint32_t o = 0; o < N; ++o) {
+      std::int64_t sum = 0;
+      for (int k = 0; k < taps; ++k)
+        sum += scale * (k + 1) * x[(o + stride * static_cast<std::uint32_t>(k)) % N];
+      ASSERT_EQ(rlwe::decode_message(phase[o], bits), sum) << "output " << o;
+    }
+  };
+  {
+    const backend::LinearLayer first = layer(3, 1, 1);
+    check(first, 3, 1, 1);
+  }
+  const backend::LinearLayer second = layer(3, 5, -2);  // same sizes, other taps
+  check(second, 3, 5, -2);
+  check(layer(3, 1, 1), 3, 1, 1);
+  check(second, 3, 5, -2);  // and the kept form of `second` again
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 // or (Config::row_bits = 32) 32-bit words; extraction at gamma >= 1 through
 // PartialExtraction::clean_samples.
 #include <algorithm>
+#include <map>
 #include <mutex>
 #include <numeric>
 #include <optional>
@@ -107,6 +108,148 @@ constexpr std::size_t kCacheBytes = 384 * 1024;
 // of four). Smaller groups take one ring::torus_dot per output.
 constexpr double kDenseShare = 0.75;
 
+// A group of a LayerWeights in the form the kernels take: its distinct input rows (columns, as
+// (source, row), in that order), and its taps either as a dense matrix over them (refilled each
+// call from tap_column: a matrix would cost outputs x columns words to keep), a sparse one, or
+// one ring::torus_dot per output.
+struct PreparedGroup {
+  enum class Form : std::uint8_t { per_output, dense, sparse };
+  Form form = Form::per_output;
+  std::size_t widest = 1;  // rows read at once: its columns, or its widest output's taps
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> columns;
+  std::vector<std::uint32_t> tap_column;  // dense: each tap's column, from the group's first tap
+  // sparse: ring::TorusSparseMatrix over the columns
+  std::vector<std::uint32_t> start, positives, column;
+  std::vector<u64> magnitude;
+};
+
+struct PreparedLayer {
+  std::vector<std::size_t> rows_read;  // LayerWeights::rows_read
+  std::vector<PreparedGroup> groups;
+};
+
+// The taps of outputs [first, last) as a ring::TorusSparseMatrix over the group's K columns
+// (tap_column: each tap's column, from the first tap of `first`), into group.start, positives,
+// column, magnitude: taps on one row merged (summed in `sum`, zero outside this call, `mark`
+// stamping the columns an output touched), zeros dropped, positive weights first, each sign's
+// +-1s leading (the kernel adds them without multiplying). False when a merged magnitude reaches
+// 2^32.
+bool sparse_matrix(const LayerWeights& weights, std::uint32_t first, std::uint32_t last,
+                   std::span<const std::uint32_t> tap_column, PreparedGroup& group) {
+  const std::size_t K = group.columns.size();
+  std::vector<std::int64_t> sum(K, 0);
+  std::vector<std::uint32_t> mark(K, 0), touched;
+  group.start.assign(1, 0);
+  group.positives.clear();
+  group.column.clear();
+  group.magnitude.clear();
+  std::size_t at = 0;
+  for (std::uint32_t o = first; o < last; ++o) {
+    const std::uint32_t stamp = o - first + 1;
+    touched.clear();
+    for (std::uint32_t k = weights.tap_start[o]; k < weights.tap_start[o + 1]; ++k, ++at) {
+      const std::uint32_t c = tap_column[at];
+      if (mark[c] != stamp) {
+        mark[c] = stamp;
+        touched.push_back(c);
+      }
+      sum[c] += weights.taps[k].weight;
+    }
+    std::uint32_t positives = 0;
+    // Positive units, other positives, negative units, other negatives.
+    for (int bucket = 0; bucket < 4; ++bucket) {
+      const bool negative = bucket >= 2, unit = bucket % 2 == 0;
+      for (const std::uint32_t c : touched) {
+        const std::int64_t w = sum[c];
+        if (w == 0 || (w < 0) != negative) continue;
+        const u64 magnitude = static_cast<u64>(w < 0 ? -w : w);
+        if ((magnitude == 1) != unit) continue;
+        if (magnitude >> 32 != 0) return false;
+        group.column.push_back(c);
+        group.magnitude.push_back(magnitude);
+        positives += negative ? 0 : 1;
+      }
+    }
+    for (const std::uint32_t c : touched)
+      sum[c] = 0;
+    group.positives.push_back(positives);
+    group.start.push_back(static_cast<std::uint32_t>(group.column.size()));
+  }
+  return true;
+}
+
+PreparedGroup prepare_group(const LayerWeights& weights, std::uint32_t g) {
+  PreparedGroup group;
+  const std::uint32_t first = weights.group_start[g], last = weights.group_start[g + 1];
+  const std::size_t outputs = last - first;
+  const std::uint32_t first_tap = weights.tap_start[first],
+                      taps = weights.tap_start[last] - first_tap;
+  for (std::uint32_t o = first; o < last; ++o)
+    group.widest =
+        std::max<std::size_t>(group.widest, weights.tap_start[o + 1] - weights.tap_start[o]);
+  // The distinct input rows, sorted, and each tap's column among them.
+  for (std::uint32_t k = first_tap; k < first_tap + taps; ++k)
+    group.columns.emplace_back(weights.taps[k].source, weights.taps[k].index);
+  std::sort(group.columns.begin(), group.columns.end());
+  group.columns.erase(std::unique(group.columns.begin(), group.columns.end()), group.columns.end());
+  const std::size_t K = group.columns.size();
+  std::vector<std::uint32_t> tap_column(taps);
+  for (std::uint32_t k = 0; k < taps; ++k) {
+    const Tap& t = weights.taps[first_tap + k];
+    tap_column[k] = static_cast<std::uint32_t>(
+        std::lower_bound(group.columns.begin(), group.columns.end(),
+                         std::pair<std::uint32_t, std::uint32_t>{t.source, t.index}) -
+        group.columns.begin());
+  }
+  // (A merged weight too wide for the sparse form makes the group dense.)
+  const bool many = outputs >= 4 && K > 0;
+  const bool mostly_taps =
+      static_cast<double>(taps) >= kDenseShare * static_cast<double>(outputs * K);
+  if (many && !mostly_taps && sparse_matrix(weights, first, last, tap_column, group)) {
+    group.form = PreparedGroup::Form::sparse;
+  } else if (many) {
+    group.form = PreparedGroup::Form::dense;
+    group.tap_column = std::move(tap_column);
+  }
+  if (group.form == PreparedGroup::Form::per_output) {
+    group.columns.clear();
+  } else {
+    group.widest = std::max<std::size_t>(K, 1);
+  }
+  if (group.form != PreparedGroup::Form::sparse) {
+    group.start.clear();
+    group.positives.clear();
+    group.column.clear();
+    group.magnitude.clear();
+  }
+  return group;
+}
+
+// The prepared form of `weights`, made on first use and kept, process-wide, for as long as the
+// weights live: every session's backend of a served model shares it. Validates the weights.
+std::shared_ptr<const PreparedLayer> prepared_layer(
+    const std::shared_ptr<const LayerWeights>& weights, unsigned threads) {
+  struct Entry {
+    std::weak_ptr<const LayerWeights> weights;
+    std::shared_ptr<const PreparedLayer> prepared;
+  };
+  static std::mutex mutex;
+  static std::map<const LayerWeights*, Entry> cache;
+  const std::lock_guard<std::mutex> lock(mutex);
+  std::erase_if(cache, [](const auto& item) { return item.second.weights.expired(); });
+  const auto it = cache.find(weights.get());
+  if (it != cache.end()) return it->second.prepared;
+  weights->validate();
+  auto prepared = std::make_shared<PreparedLayer>();
+  prepared->rows_read = weights->rows_read();
+  prepared->groups.resize(weights->groups());
+  core::parallel_for(weights->groups(), threads, [&](std::size_t g, unsigned) {
+    prepared->groups[g] = prepare_group(*weights, static_cast<std::uint32_t>(g));
+  });
+  cache[weights.get()] = {weights, prepared};
+  return prepared;
+}
+
 class CpuBackend final : public Backend {
  public:
   CpuBackend(const rlwe::ParameterSet& params, const Config& config, const rlwe::GaloisKeys& keys,
@@ -200,12 +343,15 @@ class CpuBackend final : public Backend {
       src[s] = &host_rows(*sources[s]);
       counts[s] = src[s]->count();
     }
-    layer.validate(counts);
+    require(layer.weights != nullptr, ErrorCode::invalid_argument, "linear layer: no weights");
+    const std::shared_ptr<const PreparedLayer> prepared =
+        prepared_layer(layer.weights, threads_);  // validates the weights once
+    layer.validate(counts, prepared->rows_read);
     auto out = std::make_unique<HostRows>(layer.outputs(), stride_, config_.row_bits, pool_);
     if (narrow()) {
-      linear_rows<u32>(layer, src, counts, *out);
+      linear_rows<u32>(layer, *prepared, src, *out);
     } else {
-      linear_rows<u64>(layer, src, counts, *out);
+      linear_rows<u64>(layer, *prepared, src, *out);
     }
     return out;
   }
@@ -273,118 +419,75 @@ class CpuBackend final : public Backend {
     return rows.data() + j * width_;
   }
 
-  // The linear layer on rows of Word (u64: mod 2^64; u32: mod 2^32).
+  // The linear layer on rows of Word (u64: mod 2^64; u32: mod 2^32), group by group in the
+  // prepared forms.
   template <class Word>
-  void linear_rows(const LinearLayer& layer, const std::vector<const HostRows*>& src,
-                   const std::vector<std::size_t>& counts, HostRows& out_rows) {
+  void linear_rows(const LinearLayer& layer, const PreparedLayer& prepared,
+                   const std::vector<const HostRows*>& src, HostRows& out_rows) {
     // Rows are W = stride_ words apart: all of them go through the kernels (the padding of 32-bit
     // rows, zero, makes every length a multiple of 32 words: no narrow tails).
     const std::size_t W = stride_, N = params_.ring.N();
+    const LayerWeights& weights = *layer.weights;
     Word* const out = out_rows.base<Word>();
-    constexpr std::uint32_t kNoColumn = ~std::uint32_t{0};
     struct Scratch {
-      std::vector<const Word*> rows, columns, shifted, sorted;
+      std::vector<const Word*> rows, columns, shifted;
       std::vector<u64> weights, matrix;
       std::vector<Word*> outs;
-      std::vector<std::uint32_t> start, positives, column;
-      std::vector<u64> magnitude;
-      std::vector<std::int64_t> sum;  // sparse_matrix's merged weights, per column
-      std::vector<std::uint64_t> mark;
-      std::vector<std::uint32_t> touched;
-      std::uint64_t stamp = 0;
-      // column_of_row[s][i]: the column of source s's row i in the current group, or kNoColumn;
-      // tap_column: each tap's column; first_tap: a tap of each column; order, rank: address
-      // order of the columns.
-      std::vector<std::vector<std::uint32_t>> column_of_row;
-      std::vector<std::uint32_t> tap_column, first_tap, order, rank;
     };
     std::vector<Scratch> scratch(threads_);
     core::parallel_for(layer.groups(), threads_, [&](std::size_t g, unsigned worker) {
       Scratch& sc = scratch[worker];
-      if (sc.column_of_row.empty()) {
-        for (std::size_t c : counts)
-          sc.column_of_row.emplace_back(c, kNoColumn);
-      }
-      const std::uint32_t first = layer.group_start[g], last = layer.group_start[g + 1];
-      const std::size_t outputs = last - first;
-      sc.rows.clear();
-      sc.weights.clear();
-      std::size_t widest = 1;
-      for (std::uint32_t o = first; o < last; ++o) {
-        widest = std::max<std::size_t>(widest, layer.tap_start[o + 1] - layer.tap_start[o]);
-        for (std::uint32_t k = layer.tap_start[o]; k < layer.tap_start[o + 1]; ++k) {
-          const Tap& t = layer.taps[k];
-          sc.rows.push_back(src[t.source]->template base<Word>() + std::size_t{t.index} * W);
+      const PreparedGroup& group = prepared.groups[g];
+      const std::uint32_t first = weights.group_start[g], last = weights.group_start[g + 1];
+      const std::size_t outputs = last - first, K = group.columns.size();
+      const std::uint32_t first_tap = weights.tap_start[first];
+      const auto row = [&](std::uint32_t source, std::uint32_t index) {
+        return src[source]->template base<Word>() + std::size_t{index} * W;
+      };
+      if (group.form == PreparedGroup::Form::per_output) {
+        sc.rows.clear();
+        sc.weights.clear();
+        for (std::uint32_t k = first_tap; k < weights.tap_start[last]; ++k) {
+          const Tap& t = weights.taps[k];
+          sc.rows.push_back(row(t.source, t.index));
           sc.weights.push_back(static_cast<u64>(static_cast<std::int64_t>(t.weight)));
         }
+      } else {
+        sc.columns.resize(K);
+        for (std::size_t c = 0; c < K; ++c)
+          sc.columns[c] = row(group.columns[c].first, group.columns[c].second);
       }
-      // The group's distinct input rows, in address order (the kernels read them front to
-      // back), and each tap's column among them; its taps as a dense or a sparse matrix over them.
-      sc.columns.clear();
-      sc.tap_column.clear();
-      sc.first_tap.clear();
-      for (std::uint32_t k = layer.tap_start[first]; k < layer.tap_start[last]; ++k) {
-        const Tap& t = layer.taps[k];
-        std::uint32_t& column = sc.column_of_row[t.source][t.index];
-        if (column == kNoColumn) {
-          column = static_cast<std::uint32_t>(sc.columns.size());
-          sc.columns.push_back(sc.rows[k - layer.tap_start[first]]);
-          sc.first_tap.push_back(k);
-        }
-        sc.tap_column.push_back(column);
-      }
-      const std::size_t K = sc.columns.size();
-      sc.order.resize(K);
-      std::iota(sc.order.begin(), sc.order.end(), std::uint32_t{0});
-      std::sort(sc.order.begin(), sc.order.end(),
-                [&](std::uint32_t x, std::uint32_t y) { return sc.columns[x] < sc.columns[y]; });
-      sc.rank.resize(K);
-      sc.sorted.resize(K);
-      for (std::size_t i = 0; i < K; ++i) {
-        sc.rank[sc.order[i]] = static_cast<std::uint32_t>(i);
-        sc.sorted[i] = sc.columns[sc.order[i]];
-        const Tap& t = layer.taps[sc.first_tap[i]];
-        sc.column_of_row[t.source][t.index] = kNoColumn;  // clean for the next group
-      }
-      std::swap(sc.columns, sc.sorted);
-      const auto column_of = [&](std::size_t at) { return sc.rank[sc.tap_column[at]]; };
-      // (A merged weight too wide for the sparse form makes the group dense.)
-      const bool many = outputs >= 4 && K > 0;
-      const bool mostly_taps =
-          static_cast<double>(sc.rows.size()) >= kDenseShare * static_cast<double>(outputs * K);
-      const bool sparse =
-          many && !mostly_taps && sparse_matrix(layer, first, last, K, column_of, sc);
-      const bool dense = many && !sparse;
-      if (dense) {
+      if (group.form == PreparedGroup::Form::dense) {
         sc.matrix.assign(outputs * K, 0);
-        for (std::size_t o = 0, at = 0; o < outputs; ++o)
-          for (std::uint32_t k = layer.tap_start[first + o]; k < layer.tap_start[first + o + 1];
-               ++k, ++at)
-            sc.matrix[o * K + column_of(at)] += sc.weights[at];
+        for (std::size_t o = 0; o < outputs; ++o)
+          for (std::uint32_t k = weights.tap_start[first + o]; k < weights.tap_start[first + o + 1];
+               ++k)
+            sc.matrix[o * K + group.tap_column[k - first_tap]] +=
+                static_cast<u64>(static_cast<std::int64_t>(weights.taps[k].weight));
       }
-      if (dense || sparse) widest = std::max<std::size_t>(K, 1);
       const std::size_t chunk =
-          std::max<std::size_t>(32, kCacheBytes / sizeof(Word) / widest / 32 * 32);
+          std::max<std::size_t>(32, kCacheBytes / sizeof(Word) / group.widest / 32 * 32);
       for (std::size_t w0 = 0; w0 < W; w0 += chunk) {
         const std::size_t len = std::min(chunk, W - w0);
-        if (dense || sparse) {
+        if (group.form != PreparedGroup::Form::per_output) {
           sc.shifted.resize(K);
           for (std::size_t k = 0; k < K; ++k)
             sc.shifted[k] = sc.columns[k] + w0;
           sc.outs.resize(outputs);
           for (std::size_t o = 0; o < outputs; ++o)
             sc.outs[o] = out + layer.slot[first + o] * W + w0;
-          if (dense) {
+          if (group.form == PreparedGroup::Form::dense) {
             ring::torus_matmul(sc.shifted, sc.matrix, sc.outs, len, simd_);
           } else {
-            ring::torus_spmm(sc.shifted, {sc.start, sc.positives, sc.column, sc.magnitude}, sc.outs,
+            ring::torus_spmm(sc.shifted,
+                             {group.start, group.positives, group.column, group.magnitude}, sc.outs,
                              len, simd_);
           }
           continue;
         }
         std::size_t at = 0;
         for (std::uint32_t o = first; o < last; ++o) {
-          const std::size_t taps = layer.tap_start[o + 1] - layer.tap_start[o];
+          const std::size_t taps = weights.tap_start[o + 1] - weights.tap_start[o];
           sc.shifted.resize(taps);
           for (std::size_t k = 0; k < taps; ++k)
             sc.shifted[k] = sc.rows[at + k] + w0;
@@ -395,65 +498,12 @@ class CpuBackend final : public Backend {
       }
       for (std::uint32_t o = first; o < last; ++o) {
         if constexpr (sizeof(Word) == 4) {
-          out[layer.slot[o] * W + N] += narrow_word(layer.bias[o]);
+          out[layer.slot[o] * W + N] += narrow_word(weights.bias[o]);
         } else {
-          out[layer.slot[o] * W + N] += layer.bias[o];
+          out[layer.slot[o] * W + N] += weights.bias[o];
         }
       }
     });
-  }
-
-  // The taps of outputs [first, last) as a ring::TorusSparseMatrix over the group's K distinct
-  // rows (column_of: the column of the group's tap at) in sc.start, positives, column, magnitude:
-  // taps on one row merged (summed in sc.sum, zero outside this call, with sc.mark stamping the
-  // columns an output touched), zeros dropped, positive weights first, each sign's +-1s leading
-  // (the kernel adds them without multiplying). False when a merged magnitude reaches 2^32.
-  template <class ColumnOf, class Scratch>
-  static bool sparse_matrix(const LinearLayer& layer, std::uint32_t first, std::uint32_t last,
-                            std::size_t K, const ColumnOf& column_of, Scratch& sc) {
-    if (sc.sum.size() < K) {
-      sc.sum.resize(K, 0);
-      sc.mark.resize(K, 0);
-    }
-    sc.start.assign(1, 0);
-    sc.positives.clear();
-    sc.column.clear();
-    sc.magnitude.clear();
-    std::size_t at = 0;
-    bool narrow_enough = true;
-    for (std::uint32_t o = first; o < last; ++o) {
-      const std::uint64_t stamp = ++sc.stamp;
-      sc.touched.clear();
-      for (std::uint32_t k = layer.tap_start[o]; k < layer.tap_start[o + 1]; ++k, ++at) {
-        const std::uint32_t c = column_of(at);
-        if (sc.mark[c] != stamp) {
-          sc.mark[c] = stamp;
-          sc.touched.push_back(c);
-        }
-        sc.sum[c] += layer.taps[k].weight;
-      }
-      std::uint32_t positives = 0;
-      // Positive units, other positives, negative units, other negatives.
-      for (int bucket = 0; bucket < 4; ++bucket) {
-        const bool negative = bucket >= 2, unit = bucket % 2 == 0;
-        for (const std::uint32_t c : sc.touched) {
-          const std::int64_t w = sc.sum[c];
-          if (w == 0 || (w < 0) != negative) continue;
-          const u64 magnitude = static_cast<u64>(w < 0 ? -w : w);
-          if ((magnitude == 1) != unit) continue;
-          narrow_enough = narrow_enough && magnitude >> 32 == 0;
-          sc.column.push_back(c);
-          sc.magnitude.push_back(magnitude);
-          positives += negative ? 0 : 1;
-        }
-      }
-      for (const std::uint32_t c : sc.touched)
-        sc.sum[c] = 0;
-      if (!narrow_enough) return false;
-      sc.positives.push_back(positives);
-      sc.start.push_back(static_cast<std::uint32_t>(sc.column.size()));
-    }
-    return true;
   }
 
   // Row s of `rows` as 64-bit words: in place, or lifted into worker w's row.

@@ -62,22 +62,40 @@ struct Tap {
   std::int32_t weight;
 };
 
-// A linear layer as a sparse integer matrix, in compressed rows: output o (in model order) is
-// bias[o] + sum of the taps [tap_start[o], tap_start[o + 1]), written to row slot[o] of the
-// result (the bias word is added to word N, the message position). Outputs are grouped:
-// [group_start[g], group_start[g + 1]) read mostly the same inputs (one output position of a
-// convolution), which a backend keeps in cache or shared memory while it computes the group.
-struct LinearLayer {
+// A linear layer's weights as a sparse integer matrix, in compressed rows: output o (in model
+// order) is bias[o] + sum of the taps [tap_start[o], tap_start[o + 1]) (the bias word is added to
+// word N, the message position). Outputs are grouped: [group_start[g], group_start[g + 1]) read
+// mostly the same inputs (one output position of a convolution), which a backend keeps in cache
+// or shared memory while it computes the group. Built once per served model and shared,
+// immutable, by every session's LinearLayer (hybrid::model_layers), so that a backend may keep
+// what it derives from them (the CPU backend's dense and sparse blocks) for as long as they live.
+struct LayerWeights {
   std::vector<std::uint32_t> group_start{0};
   std::vector<std::uint32_t> tap_start{0};
   std::vector<Tap> taps;
-  std::vector<std::uint32_t> slot;
   std::vector<std::uint64_t> bias;
-  std::size_t outputs() const { return slot.size(); }
+  std::size_t outputs() const { return tap_start.size() - 1; }
   std::size_t groups() const { return group_start.size() - 1; }
-  // Throws Error(invalid_argument) unless the arrays are consistent with each other and with
-  // `sources` row counts, and slot is a permutation of [0, outputs()).
+  // Throws Error(invalid_argument) unless the arrays are consistent with each other.
+  void validate() const;
+  // For each source read by a tap, one more than the largest row index read (the row count a
+  // source needs); sized to the largest source read plus one.
+  std::vector<std::size_t> rows_read() const;
+};
+
+// One session's round: the shared weights, and where each output goes: output o is written to
+// row slot[o] of the result (slot: the session's permutation of the outputs).
+struct LinearLayer {
+  std::shared_ptr<const LayerWeights> weights;
+  std::vector<std::uint32_t> slot;
+  std::size_t outputs() const { return slot.size(); }
+  std::size_t groups() const { return weights->groups(); }
+  // Throws Error(invalid_argument) unless the weights are set and valid, every tap reads a row
+  // that `source_rows` (row counts by source) has, and slot is a permutation of [0, outputs()).
   void validate(std::span<const std::size_t> source_rows) const;
+  // The same for weights already validated, with their rows_read(): O(outputs), not O(taps).
+  void validate(std::span<const std::size_t> source_rows,
+                std::span<const std::size_t> rows_read) const;
 };
 
 class Backend {

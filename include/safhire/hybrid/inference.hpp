@@ -128,7 +128,7 @@ struct ServerTimes {
 backend::LinearLayer linear_layer(const Model& model, std::size_t r,
                                   std::span<const std::uint32_t> permutation);
 // The same from the layer with the identity permutation (`base`, built once per model): only the
-// slots change.
+// slots change; the weights are shared with `base`.
 backend::LinearLayer linear_layer(const backend::LinearLayer& base,
                                   std::span<const std::uint32_t> permutation);
 // Every round's layer with the identity permutation: what a server needs of the model's weights,
