@@ -178,29 +178,45 @@ bool sparse_matrix(const LayerWeights& weights, std::uint32_t first, std::uint32
   return true;
 }
 
-PreparedGroup prepare_group(const LayerWeights& weights, std::uint32_t g) {
+// column_of_row[s][i]: kNoColumn outside the call (scratch of one worker, sized by rows_read).
+constexpr std::uint32_t kNoColumn = ~std::uint32_t{0};
+
+PreparedGroup prepare_group(const LayerWeights& weights, std::uint32_t g,
+                            std::vector<std::vector<std::uint32_t>>& column_of_row) {
   PreparedGroup group;
   const std::uint32_t first = weights.group_start[g], last = weights.group_start[g + 1];
   const std::size_t outputs = last - first;
-  const std::uint32_t first_tap = weights.tap_start[first],
-                      taps = weights.tap_start[last] - first_tap;
+  const std::uint32_t first_tap = weights.tap_start[first];
+  const std::uint32_t taps = weights.tap_start[last] - first_tap;
   for (std::uint32_t o = first; o < last; ++o)
     group.widest =
         std::max<std::size_t>(group.widest, weights.tap_start[o + 1] - weights.tap_start[o]);
-  // The distinct input rows, sorted, and each tap's column among them.
-  for (std::uint32_t k = first_tap; k < first_tap + taps; ++k)
-    group.columns.emplace_back(weights.taps[k].source, weights.taps[k].index);
-  std::sort(group.columns.begin(), group.columns.end());
-  group.columns.erase(std::unique(group.columns.begin(), group.columns.end()), group.columns.end());
-  const std::size_t K = group.columns.size();
+  // The distinct input rows in the order the taps first read them, then sorted, and each tap's
+  // column among them.
   std::vector<std::uint32_t> tap_column(taps);
   for (std::uint32_t k = 0; k < taps; ++k) {
     const Tap& t = weights.taps[first_tap + k];
-    tap_column[k] = static_cast<std::uint32_t>(
-        std::lower_bound(group.columns.begin(), group.columns.end(),
-                         std::pair<std::uint32_t, std::uint32_t>{t.source, t.index}) -
-        group.columns.begin());
+    std::uint32_t& column = column_of_row[t.source][t.index];
+    if (column == kNoColumn) {
+      column = static_cast<std::uint32_t>(group.columns.size());
+      group.columns.emplace_back(t.source, t.index);
+    }
+    tap_column[k] = column;
   }
+  const std::size_t K = group.columns.size();
+  std::vector<std::uint32_t> order(K), rank(K);
+  std::iota(order.begin(), order.end(), std::uint32_t{0});
+  std::sort(order.begin(), order.end(),
+            [&](std::uint32_t x, std::uint32_t y) { return group.columns[x] < group.columns[y]; });
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> sorted(K);
+  for (std::size_t i = 0; i < K; ++i) {
+    rank[order[i]] = static_cast<std::uint32_t>(i);
+    sorted[i] = group.columns[order[i]];
+    column_of_row[sorted[i].first][sorted[i].second] = kNoColumn;  // clean for the next group
+  }
+  group.columns = std::move(sorted);
+  for (std::uint32_t& column : tap_column)
+    column = rank[column];
   // (A merged weight too wide for the sparse form makes the group dense.)
   const bool many = outputs >= 4 && K > 0;
   const bool mostly_taps =
@@ -243,8 +259,13 @@ std::shared_ptr<const PreparedLayer> prepared_layer(
   auto prepared = std::make_shared<PreparedLayer>();
   prepared->rows_read = weights->rows_read();
   prepared->groups.resize(weights->groups());
-  core::parallel_for(weights->groups(), threads, [&](std::size_t g, unsigned) {
-    prepared->groups[g] = prepare_group(*weights, static_cast<std::uint32_t>(g));
+  std::vector<std::vector<std::vector<std::uint32_t>>> column_of_row(threads);
+  for (auto& worker : column_of_row)
+    for (std::size_t rows : prepared->rows_read)
+      worker.emplace_back(rows, kNoColumn);
+  core::parallel_for(weights->groups(), threads, [&](std::size_t g, unsigned worker) {
+    prepared->groups[g] =
+        prepare_group(*weights, static_cast<std::uint32_t>(g), column_of_row[worker]);
   });
   cache[weights.get()] = {weights, prepared};
   return prepared;
