@@ -35,6 +35,16 @@ TEST_P(BackendEmulation, DownloadsEqualTheCpuBackendWordForWord) {
       });
 }
 
+// The CPU backend on one thread against its two-thread self, which cuts the packings of rounds
+// with few packs into parts on both workers (rlwe::TraceTrees::pack_*_part): the same words.
+TEST_P(BackendEmulation, OneThreadDownloadsTheSameAsTwo) {
+  hybrid::testing::expect_same_downloads(
+      GetParam(), [](const rlwe::ParameterSet& params, const backend::Config& config,
+                     const rlwe::GaloisKeys& keys) {
+        return backend::make_cpu_backend(params, config, keys, 1);
+      });
+}
+
 INSTANTIATE_TEST_SUITE_P(Trained, BackendEmulation,
                          ::testing::Values(BackendCase{"small-b8", "default-b8", 0},
                                            BackendCase{"small-b12", "default-b12", 1},

@@ -150,6 +150,74 @@ TEST_P(TreesOnSmallRings, SplitThenPackBlocksIsTheIdentity) {
   }
 }
 
+// The packings cut into t^depth parts, each on its own TraceTrees (as workers run them), then
+// merged on another: the whole packing's words and key switches, at every depth and gamma.
+TEST_P(TreesOnSmallRings, PackingsInPartsEqualTheWhole) {
+  Context ctx(small_set(GetParam()));
+  const RingParams& r = ctx.p.ring;
+  const std::uint64_t t = r.t(), a = r.a();
+  std::mt19937_64 rng(86);
+  const auto words = [](const Ciphertext& c) {
+    std::vector<u64> w(c.a.coeffs().begin(), c.a.coeffs().end());
+    w.insert(w.end(), c.b.coeffs().begin(), c.b.coeffs().end());
+    return w;
+  };
+  const auto stride = [](const auto& all, std::uint64_t q, std::uint64_t parts) {
+    std::vector<typename std::decay_t<decltype(all)>::value_type> part;
+    for (std::size_t i = q; i < all.size(); i += parts)
+      part.push_back(all[i]);
+    return part;
+  };
+  for (TreeMode mode : {TreeMode::fast, TreeMode::paper}) {
+    SCOPED_TRACE(mode == TreeMode::fast ? "fast" : "paper");
+    // LWE samples, k = a - 1: every coefficient.
+    const std::uint32_t k = r.a() - 1;
+    std::vector<LweCiphertext> lwes;
+    const Ciphertext ct = ctx.encrypt(ctx.random_values(rng));
+    for (std::uint32_t j = 0; j < (t - 1) * power(t, k); ++j)
+      lwes.push_back(sample_extract(r, ct, j));
+    TraceTrees whole_trees(ctx.p, ctx.p.gadget(0), ctx.keys);
+    const auto whole = words(whole_trees.pack_lwes(lwes, k, mode));
+    for (std::uint32_t depth = 0; depth <= k; ++depth) {
+      const std::uint64_t parts = power(t, depth);
+      std::vector<Ciphertext> packed;
+      std::uint64_t switches = 0;
+      for (std::uint64_t q = 0; q < parts; ++q) {
+        TraceTrees worker(ctx.p, ctx.p.gadget(0), ctx.keys);
+        packed.push_back(worker.pack_lwes_part(stride(lwes, q, parts), k, depth, mode));
+        switches += worker.key_switches();
+      }
+      TraceTrees top(ctx.p, ctx.p.gadget(0), ctx.keys);
+      EXPECT_EQ(words(top.pack_lwes_top(packed, k, depth, mode)), whole) << "depth " << depth;
+      EXPECT_EQ(switches + top.key_switches(), whole_trees.key_switches()) << "depth " << depth;
+    }
+    EXPECT_THROW(whole_trees.pack_lwes_part(stride(lwes, 0, t), k, k + 1, mode), safhire::Error);
+    EXPECT_THROW(whole_trees.pack_lwes_part(lwes, k, 1, mode), safhire::Error);  // not a part
+    // Blocks at every gamma.
+    for (std::uint32_t gamma = 1; gamma < a; ++gamma) {
+      TraceTrees split(ctx.p, ctx.p.gadget(gamma), ctx.keys);
+      const auto blocks = split.split(ctx.encrypt(ctx.random_values(rng)), gamma, mode);
+      TraceTrees whole_blocks(ctx.p, ctx.p.gadget(gamma), ctx.keys);
+      const auto want = words(whole_blocks.pack_blocks(blocks, gamma, mode));
+      for (std::uint32_t depth = 0; depth + gamma < a; ++depth) {
+        const std::uint64_t parts = power(t, depth);
+        std::vector<Ciphertext> packed;
+        std::uint64_t switches = 0;
+        for (std::uint64_t q = 0; q < parts; ++q) {
+          TraceTrees worker(ctx.p, ctx.p.gadget(gamma), ctx.keys);
+          packed.push_back(worker.pack_blocks_part(stride(blocks, q, parts), gamma, depth, mode));
+          switches += worker.key_switches();
+        }
+        TraceTrees top(ctx.p, ctx.p.gadget(gamma), ctx.keys);
+        EXPECT_EQ(words(top.pack_blocks_top(packed, gamma, depth, mode)), want)
+            << "gamma " << gamma << ", depth " << depth;
+        EXPECT_EQ(switches + top.key_switches(), whole_blocks.key_switches())
+            << "gamma " << gamma << ", depth " << depth;
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(SmallRings, TreesOnSmallRings,
                          ::testing::Values(RingParams(3, 2), RingParams(3, 3), RingParams(5, 2),
                                            RingParams(7, 2), RingParams(3, 4), RingParams(5, 3)),

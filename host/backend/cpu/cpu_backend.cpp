@@ -377,47 +377,70 @@ class CpuBackend final : public Backend {
     return out;
   }
 
+  // Each pack's merge tree is cut into t^depth parts (rlwe::TraceTrees::pack_*_part) when the
+  // packs alone would leave workers idle: depth 0 on one thread, else the least depth that gives
+  // every worker at least two parts, as far as the tree goes.
   std::vector<rlwe::SwitchedCiphertext> pack(const Rows& rows, std::uint32_t bits) override {
     const HostRows& in = host_rows(rows);
     const std::size_t n = in.count(), N = params_.ring.N();
     const std::size_t packs = (n + N - 1) / N;
-    std::vector<rlwe::SwitchedCiphertext> out(packs);
-    if (!partial_) {
-      core::parallel_for(packs, threads_, [&](std::size_t g, unsigned w) {
-        std::vector<rlwe::LweCiphertext> lwes(N);
-        for (std::size_t j = 0; j < N; ++j) {
-          lwes[j].a.assign(N, 0);
-          if (g * N + j >= n) continue;
-          const u64* row = wide(in, g * N + j, w);
-          std::copy(row, row + N, lwes[j].a.begin());
-          lwes[j].b = row[N];
-        }
-        out[g] = rlwe::modulus_switch(
-            trees_[w]->pack_lwes(lwes, params_.ring.a() - 1, config_.mode), bits);
-      });
-      return out;
+    const std::uint32_t t = params_.ring.t(), top = params_.ring.a() - 1;
+    const std::uint32_t max_depth = partial_ ? top - config_.gamma : top;
+    std::uint32_t depth = 0;
+    std::size_t parts = 1;
+    while (threads_ > 1 && depth < max_depth && packs * parts < 2 * std::size_t{threads_}) {
+      ++depth;
+      parts *= t;
     }
-    // Output block beta of pack g holds slots g N + beta + T z in lane z: sum_z Z^z row(slot).
-    const rlwe::PartialExtraction& px = *partial_;
-    const std::uint32_t T = px.blocks(), L = px.lanes();
+    std::vector<rlwe::Ciphertext> packed(packs * parts, rlwe::Ciphertext(params_.ring));
+    if (!partial_) {
+      // Part q of pack g: the LWE samples of its rows g N + q, g N + q + parts, ...
+      core::parallel_for(packs * parts, threads_, [&](std::size_t item, unsigned w) {
+        const std::size_t g = item / parts, q = item % parts;
+        std::vector<rlwe::LweCiphertext> lwes(N / parts);
+        for (std::size_t i = 0; i < lwes.size(); ++i) {
+          const std::size_t s = g * N + q + i * parts;
+          lwes[i].a.assign(N, 0);
+          if (s >= n) continue;
+          const u64* row = wide(in, s, w);
+          std::copy(row, row + N, lwes[i].a.begin());
+          lwes[i].b = row[N];
+        }
+        packed[item] = trees_[w]->pack_lwes_part(lwes, top, depth, config_.mode);
+      });
+    } else {
+      // Output block beta of pack g holds slots g N + beta + T z in lane z: sum_z Z^z row(slot);
+      // part q of pack g, its blocks q, q + parts, ...
+      const rlwe::PartialExtraction& px = *partial_;
+      const std::uint32_t T = px.blocks(), L = px.lanes();
+      core::parallel_for(packs * parts, threads_, [&](std::size_t item, unsigned w) {
+        const std::size_t g = item / parts, q = item % parts;
+        std::vector<rlwe::Ciphertext> blocks(T / parts, rlwe::Ciphertext(params_.ring));
+        std::vector<const u64*> wide_rows(L);
+        std::vector<const u32*> narrow_rows(L);
+        for (std::size_t i = 0; i < blocks.size(); ++i) {
+          const std::size_t beta = q + i * parts;
+          for (std::uint32_t z = 0; z < L; ++z) {
+            const std::size_t s = g * N + beta + std::size_t{T} * z;
+            wide_rows[z] = s < n && !narrow() ? in.words + s * stride_ : nullptr;
+            narrow_rows[z] = s < n && narrow() ? in.narrow + s * stride_ : nullptr;
+          }
+          if (narrow()) {
+            px.embed_lane_sum(narrow_rows, blocks[i]);
+          } else {
+            px.embed_lane_sum(wide_rows, blocks[i]);
+          }
+        }
+        packed[item] = trees_[w]->pack_blocks_part(blocks, config_.gamma, depth, config_.mode);
+      });
+    }
+    std::vector<rlwe::SwitchedCiphertext> out(packs);
     core::parallel_for(packs, threads_, [&](std::size_t g, unsigned w) {
-      std::vector<rlwe::Ciphertext> blocks(T, rlwe::Ciphertext(params_.ring));
-      std::vector<const u64*> wide_rows(L);
-      std::vector<const u32*> narrow_rows(L);
-      for (std::uint32_t beta = 0; beta < T; ++beta) {
-        for (std::uint32_t z = 0; z < L; ++z) {
-          const std::size_t s = g * N + beta + std::size_t{T} * z;
-          wide_rows[z] = s < n && !narrow() ? in.words + s * stride_ : nullptr;
-          narrow_rows[z] = s < n && narrow() ? in.narrow + s * stride_ : nullptr;
-        }
-        if (narrow()) {
-          px.embed_lane_sum(narrow_rows, blocks[beta]);
-        } else {
-          px.embed_lane_sum(wide_rows, blocks[beta]);
-        }
-      }
-      out[g] =
-          rlwe::modulus_switch(trees_[w]->pack_blocks(blocks, config_.gamma, config_.mode), bits);
+      const std::span<const rlwe::Ciphertext> pack_parts(packed.data() + g * parts, parts);
+      out[g] = rlwe::modulus_switch(
+          partial_ ? trees_[w]->pack_blocks_top(pack_parts, config_.gamma, depth, config_.mode)
+                   : trees_[w]->pack_lwes_top(pack_parts, top, depth, config_.mode),
+          bits);
     });
     return out;
   }
