@@ -2,7 +2,9 @@
 // benchmark:
 //   backend/cpu/linear/resnet20-b<b>/round<r>/gamma<g>/threads<T>   the linear layer
 //   backend/cpu/extract/resnet20-b8/round1/gamma<g>                  extraction of one upload
-// and both with /rows32 on rows of 32-bit words (backend::Config::row_bits = 32).
+//   backend/cpu/pack/resnet20-b8/rows<n>/gamma2/threads<T>           packing n rows (16384: 12
+//                                                                    packs; 4096: 3 packs)
+// and all with /rows32 on rows of 32-bit words (backend::Config::row_bits = 32; packing: only).
 // Counters: outputs, taps (nonzero weights), word_macs (taps x row words) and word_macs_per_s.
 #include <benchmark/benchmark.h>
 
@@ -92,6 +94,21 @@ void extract(benchmark::State& state, std::uint32_t gamma, std::uint32_t row_bit
   state.counters["outputs"] = static_cast<double>(n);
 }
 
+// Packs the rows extracted from the upload of the first activation of n values (the rows'
+// contents do not change the work) into ciphertexts of 2^64.
+void pack(benchmark::State& state, std::size_t n, std::uint32_t gamma, unsigned threads) {
+  Setup s(8, gamma, threads, 32);
+  std::size_t a = 0;
+  while (s.model.activation(a).size() != n)
+    ++a;
+  const auto rows = s.backend->extract(s.uploads[a], s.identity(n));
+  for (auto _ : state) {
+    auto packed = s.backend->pack(*rows, 64);
+    benchmark::DoNotOptimize(packed.data());
+  }
+  state.counters["packs"] = static_cast<double>((n + s.params.ring.N() - 1) / s.params.ring.N());
+}
+
 std::string rows_suffix(std::uint32_t row_bits) {
   return row_bits == 32 ? "/rows32" : "";
 }
@@ -116,6 +133,14 @@ void register_all() {
                                     std::to_string(gamma) + rows_suffix(row_bits))
                                        .c_str(),
                                    [=](benchmark::State& st) { extract(st, gamma, row_bits); })
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+  for (std::size_t n : {std::size_t{16384}, std::size_t{4096}})
+    for (unsigned threads : {1U, 2U})
+      benchmark::RegisterBenchmark(("backend/cpu/pack/resnet20-b8/rows" + std::to_string(n) +
+                                    "/gamma2/threads" + std::to_string(threads) + "/rows32")
+                                       .c_str(),
+                                   [=](benchmark::State& st) { pack(st, n, 2, threads); })
           ->Unit(benchmark::kMillisecond)
           ->UseRealTime();
 }
