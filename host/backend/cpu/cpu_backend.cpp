@@ -1,8 +1,9 @@
 // The CPU backend: rows in host memory (storage reused across rounds), every step shared by
 // `threads` workers; the linear layer cache-blocked per group of outputs, dense groups on
 // ring::torus_matmul, sparse ones on ring::torus_spmm and small ones on ring::torus_dot, on 64-bit
-// or (Config::row_bits = 32) 32-bit words; extraction at gamma >= 1 through
-// PartialExtraction::clean_samples.
+// or (Config::row_bits = 32) 32-bit words, each group's form prepared once per LayerWeights;
+// extraction at gamma >= 1 through PartialExtraction::clean_samples from the chunk's power
+// blocks; packing pack by pack, each pack's merge tree cut into parts when workers would idle.
 #include <algorithm>
 #include <map>
 #include <mutex>
