@@ -386,8 +386,7 @@ void PartialExtraction::clean_samples(const PowerBlocks& powers, std::uint32_t i
       };
       lanes(a, 0, std::size_t{u} + 1);
       lanes(za, std::size_t{u} + 1, T);
-      dst[T] =
-          (terms.plus < 0 ? u64{0} : b[terms.plus]) - (terms.minus < 0 ? u64{0} : b[terms.minus]);
+      dst[T] = terms.of(b);
     }
   }
   clean_from_lanes(rows, scratch);
@@ -476,28 +475,20 @@ void PartialExtraction::embed_sum(std::span<const Word* const> rows, Ciphertext&
           "embed_lane_sum: one row per lane expected, got " + std::to_string(rows.size()));
   require_ring(ct, ring_, "embed_lane_sum output");
   constexpr unsigned kLift = 64 - 8 * sizeof(Word);
-  const auto word = [](Word w) { return static_cast<u64>(w) << kLift; };
   std::fill(ct.a.coeffs().begin(), ct.a.coeffs().end(), u64{0});
   std::fill(ct.b.coeffs().begin(), ct.b.coeffs().end(), u64{0});
-  const auto lane = [&](const Word* x, std::uint32_t e, std::uint32_t r) {
-    const LaneTerms terms = twist_terms_[std::size_t{e} * L + r];
-    return (terms.plus < 0 ? u64{0} : word(x[terms.plus])) -
-           (terms.minus < 0 ? u64{0} : word(x[terms.minus]));
-  };
   for (std::uint32_t z = 0; z < L; ++z) {
     const Word* x = rows[z];
     if (x == nullptr) continue;
     const std::uint32_t down = (z + order - 1) % order;  // Z^(z-1)
     for (std::uint32_t r = 0; r < L; ++r) {
+      const LaneTerms first = twist_terms_[std::size_t{z} * L + r];
+      const LaneTerms rest = twist_terms_[std::size_t{down} * L + r];
       u64* a = ct.a.data() + std::size_t{T} * r;  // a_u at lane r: a[u]
-      a[0] += lane(x, z, r);
-      ct.b[std::size_t{T} * r] += lane(x + std::size_t{T} * L, z, r);
-      const LaneTerms terms = twist_terms_[std::size_t{down} * L + r];
-      for (std::uint32_t v = 1; v < T; ++v) {
-        const Word* block = x + std::size_t{v} * L;
-        a[T - v] += (terms.plus < 0 ? u64{0} : word(block[terms.plus])) -
-                    (terms.minus < 0 ? u64{0} : word(block[terms.minus]));
-      }
+      a[0] += first.of(x, kLift);
+      ct.b[std::size_t{T} * r] += first.of(x + std::size_t{T} * L, kLift);
+      for (std::uint32_t v = 1; v < T; ++v)
+        a[T - v] += rest.of(x + std::size_t{v} * L, kLift);
     }
   }
 }

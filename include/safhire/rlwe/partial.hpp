@@ -145,6 +145,12 @@ class PartialExtraction {
   // [e lanes() + r], for every e < t^gamma.
   struct LaneTerms {
     std::int32_t plus = -1, minus = -1;
+    // The lane of x it stands for, x's words w read as w 2^lift.
+    template <class Word>
+    u64 of(const Word* x, unsigned lift = 0) const {
+      return (plus < 0 ? u64{0} : static_cast<u64>(x[plus]) << lift) -
+             (minus < 0 ? u64{0} : static_cast<u64>(x[minus]) << lift);
+    }
   };
   std::vector<LaneTerms> twist_terms_;
   ring::SimdIsa simd_;
