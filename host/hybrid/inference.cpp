@@ -54,57 +54,160 @@ ModelInfo ModelInfo::of(const Model& model) {
   return info;
 }
 
-std::vector<RoundNoise> estimate_round_noise(const Model& model, const rlwe::ParameterSet& params,
-                                             std::uint32_t gamma, std::uint32_t row_bits) {
-  require(row_bits == 32 || row_bits == 64, ErrorCode::invalid_argument,
-          "row_bits must be 32 or 64");
-  // Fresh noise, and the rounding of uploaded b to upload_bits (at most 1/16 more).
-  const double fresh = std::exp2(2 * params.log2_sigma) * (1 + 1.0 / 16);
-  const double phi =
-      gamma == 0 ? 1.0
-                 : static_cast<double>(params.ring.power(gamma) - params.ring.power(gamma - 1));
-  const double gain = gamma == 0 ? 1.0 : 4 * phi * phi;
-  const double key_second_moment = params.key == rlwe::KeyDistribution::binary ? 0.5 : 2.0 / 3.0;
-  // The rounding of rows to 2^row_bits, per row and through packing: gamma = 0 exactly; at
-  // gamma >= 1 each lane meets a key coefficient in at most two terms, and a packed coefficient
-  // collects the lanes of phi rows, each at most twice.
-  const double rounded =
-      row_bits == 64 ? 0.0
-                     : std::exp2(-2.0 * row_bits) / 12 *
-                           (1 + (gamma == 0 ? 1 : 2) * params.ring.N() * key_second_moment) *
-                           (gamma == 0 ? 1 : 2 * phi);
-  const double pack = std::exp2((gamma == 0 ? rlwe::estimate_packing_noise(params)
-                                            : rlwe::estimate_block_packing_noise(params, gamma))
-                                    .log2_variance);
-  std::vector<RoundNoise> out;
-  for (const Round& round : model.rounds()) {
-    double worst = 0;  // largest sum of squared weights over the output channels
+namespace {
+
+// Per round: the largest sum, over an output channel, of the squared weights that read each
+// source (pool windows expanded); indexed [round][source].
+std::vector<std::vector<double>> squared_weights(const Model& model) {
+  std::vector<std::vector<double>> out;
+  for (std::size_t r = 0; r < model.rounds().size(); ++r) {
+    const Round& round = model.rounds()[r];
+    std::vector<double> worst(r + 1, 0.0);
+    std::vector<double> sum(r + 1);
     for (std::uint32_t o = 0; o < round.output.c; ++o) {
-      double sum = 0;
+      std::fill(sum.begin(), sum.end(), 0.0);
       for (const Term& t : round.terms) {
         const double area = t.pool == 0 ? 1.0 : static_cast<double>(t.pool) * t.pool;
         for (std::uint32_t i = 0; i < t.input.c; ++i)
           for (std::uint32_t ky = 0; ky < t.kernel; ++ky)
             for (std::uint32_t kx = 0; kx < t.kernel; ++kx) {
               const double w = t.weight(o, i, ky, kx);
-              sum += w * w * area;
+              sum.at(t.source) += w * w * area;
             }
       }
-      worst = std::max(worst, sum);
+      for (std::size_t s = 0; s <= r; ++s)
+        worst[s] = std::max(worst[s], sum[s]);
     }
-    const double variance = (fresh * gain + rounded) * worst + pack;
-    const double half_step = std::exp2(-static_cast<double>(round.bits) - 1);
-    auto failure = [&](double v) { return std::erfc(half_step / std::sqrt(2 * v)); };
-    RoundNoise rn{std::log2(variance) / 2, failure(variance), 64};
-    for (std::uint32_t k = round.bits + 1; k < 64; ++k) {
-      if (failure(variance + rlwe::switched_variance(params, k)) <= kMaxFailureProbability) {
-        rn.download_bits = k;
+    out.push_back(std::move(worst));
+  }
+  return out;
+}
+
+// The noise model of estimate_round_noise, for given upload precisions.
+struct NoiseModel {
+  std::vector<std::vector<double>> squares;  // squared_weights
+  double fresh = 0, gain = 0, rounded = 0, pack = 0;
+
+  NoiseModel(const Model& model, const rlwe::ParameterSet& params, std::uint32_t gamma,
+             std::uint32_t row_bits)
+      : squares(squared_weights(model)) {
+    require(row_bits == 32 || row_bits == 64, ErrorCode::invalid_argument,
+            "row_bits must be 32 or 64");
+    fresh = std::exp2(2 * params.log2_sigma);
+    const double phi =
+        gamma == 0 ? 1.0
+                   : static_cast<double>(params.ring.power(gamma) - params.ring.power(gamma - 1));
+    gain = gamma == 0 ? 1.0 : 4 * phi * phi;
+    const double key_second_moment = params.key == rlwe::KeyDistribution::binary ? 0.5 : 2.0 / 3.0;
+    // The rounding of rows to 2^row_bits, per row and through packing: gamma = 0 exactly; at
+    // gamma >= 1 each lane meets a key coefficient in at most two terms, and a packed
+    // coefficient collects the lanes of phi rows, each at most twice.
+    rounded = row_bits == 64
+                  ? 0.0
+                  : std::exp2(-2.0 * row_bits) / 12 *
+                        (1 + (gamma == 0 ? 1 : 2) * params.ring.N() * key_second_moment) *
+                        (gamma == 0 ? 1 : 2 * phi);
+    pack = std::exp2((gamma == 0 ? rlwe::estimate_packing_noise(params)
+                                 : rlwe::estimate_block_packing_noise(params, gamma))
+                         .log2_variance);
+  }
+
+  // The variance that rounding b to `bits` bits adds to an uploaded sample, before the weights.
+  double upload(std::uint32_t bits) const {
+    return bits >= 64 ? 0.0 : std::exp2(-2.0 * bits) / 12 * gain;
+  }
+
+  // Round r's variance with upload precisions `bits` (one per uploaded activation).
+  double variance(std::size_t r, std::span<const std::uint32_t> bits) const {
+    double v = 0;
+    for (std::size_t s = 0; s < squares[r].size(); ++s)
+      v += (fresh * gain + upload(bits[s]) + rounded) * squares[r][s];
+    return v + pack;
+  }
+};
+
+RoundNoise round_noise(const rlwe::ParameterSet& params, const Round& round, double variance) {
+  const double half_step = std::exp2(-static_cast<double>(round.bits) - 1);
+  auto failure = [&](double v) { return std::erfc(half_step / std::sqrt(2 * v)); };
+  RoundNoise rn{std::log2(variance) / 2, failure(variance), 64, 64};
+  for (std::uint32_t k = round.bits + 1; k < 64; ++k) {
+    if (failure(variance + rlwe::switched_variance(params, k)) <= kMaxFailureProbability) {
+      rn.download_bits = k;
+      break;
+    }
+  }
+  return rn;
+}
+
+std::vector<RoundNoise> round_noises(const NoiseModel& noise, const Model& model,
+                                     const rlwe::ParameterSet& params,
+                                     std::span<const std::uint32_t> upload_bits) {
+  std::vector<RoundNoise> out;
+  for (std::size_t r = 0; r < model.rounds().size(); ++r) {
+    out.push_back(round_noise(params, model.rounds()[r], noise.variance(r, upload_bits)));
+    out.back().upload_bits = upload_bits[r];
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<RoundNoise> estimate_round_noise(const Model& model, const rlwe::ParameterSet& params,
+                                             std::uint32_t gamma, std::uint32_t row_bits,
+                                             std::span<const std::uint32_t> upload_bits) {
+  require(upload_bits.size() == model.rounds().size(), ErrorCode::invalid_argument,
+          "one upload precision per round expected");
+  for (std::uint32_t b : upload_bits)
+    require(b >= 1 && b <= 64, ErrorCode::invalid_argument, "upload precision out of 1..64");
+  return round_noises(NoiseModel(model, params, gamma, row_bits), model, params, upload_bits);
+}
+
+std::vector<RoundNoise> estimate_round_noise(const Model& model, const rlwe::ParameterSet& params,
+                                             std::uint32_t gamma, std::uint32_t row_bits) {
+  const std::size_t rounds = model.rounds().size();
+  const NoiseModel noise(model, params, gamma, row_bits);
+  // Round r's variance at decryption with exact uploads: the packed result's, plus the rounding
+  // of the download to the precision that variance calls for.
+  const std::vector<std::uint32_t> exact(rounds, 64);
+  std::vector<double> budget(rounds);
+  std::vector<std::size_t> sources(rounds, 0);
+  for (std::size_t r = 0; r < rounds; ++r) {
+    const double v = noise.variance(r, exact);
+    const RoundNoise rn = round_noise(params, model.rounds()[r], v);
+    for (double sq : noise.squares[r])
+      sources[r] += sq > 0 ? 1 : 0;
+    budget[r] = (v + rlwe::switched_variance(params, rn.download_bits)) / 16 /
+                static_cast<double>(std::max<std::size_t>(sources[r], 1));
+  }
+  // Activation s (uploaded in round s) at the fewest bits whose rounding adds at most
+  // budget[r] to every round r that reads it; never more than a fresh ciphertext's own precision.
+  const std::uint32_t widest = rlwe::upload_bits(params);
+  std::vector<std::uint32_t> bits(rounds, widest);
+  for (std::size_t s = 0; s < rounds; ++s) {
+    for (std::uint32_t k = model.encoding_bits(s) + 1; k < widest; ++k) {
+      bool fits = true;
+      for (std::size_t r = s; r < rounds && fits; ++r)
+        fits = noise.upload(k) * noise.squares[r][s] <= budget[r];
+      if (fits) {
+        bits[s] = k;
         break;
       }
     }
-    out.push_back(rn);
   }
-  return out;
+  std::vector<RoundNoise> out = round_noises(noise, model, params, bits);
+  // A round over the failure bound keeps its sources at a fresh ciphertext's precision (if it is
+  // over even so, the server refuses the model).
+  bool widened = false;
+  for (std::size_t r = 0; r < rounds; ++r) {
+    if (out[r].failure_probability <= kMaxFailureProbability) continue;
+    for (std::size_t s = 0; s <= r; ++s) {
+      if (noise.squares[r][s] > 0 && bits[s] != widest) {
+        bits[s] = widest;
+        widened = true;
+      }
+    }
+  }
+  return widened ? round_noises(noise, model, params, bits) : out;
 }
 
 std::uint32_t narrowest_row_bits(const Model& model, const rlwe::ParameterSet& params,
@@ -133,14 +236,12 @@ Upload Client::encrypt(std::uint32_t round, std::span<const std::int64_t> values
   Upload up;
   up.round = round;
   up.values = static_cast<std::uint32_t>(values.size());
-  const std::uint32_t bits = model_.encoding_bits.at(round);
+  const std::uint32_t bits = model_.encoding_bits.at(round), kept = model_.upload_bits.at(round);
   for (const ring::TorusPoly& chunk : rlwe::encode_chunks(params_.ring, values, bits)) {
     if (options_.gamma == 0) {
-      up.ciphertexts.push_back(
-          encryptor_.encrypt_seeded(chunk.coeffs(), rlwe::upload_bits(params_)));
+      up.ciphertexts.push_back(encryptor_.encrypt_seeded(chunk.coeffs(), kept));
     } else {
-      for (auto& c : rlwe::encrypt_powers(encryptor_, chunk.coeffs(), options_.gamma,
-                                          rlwe::upload_bits(params_)))
+      for (auto& c : rlwe::encrypt_powers(encryptor_, chunk.coeffs(), options_.gamma, kept))
         up.ciphertexts.push_back(std::move(c));
     }
   }
@@ -153,8 +254,14 @@ Upload Client::start(const ModelInfo& model, std::span<const std::int64_t> input
   }
   require(!model.outputs.empty() && model.round_bits.size() == model.outputs.size() &&
               model.requant.size() == model.outputs.size() &&
-              model.encoding_bits.size() == model.outputs.size(),
-          ErrorCode::invalid_argument, "inconsistent model description");
+              model.encoding_bits.size() == model.outputs.size() &&
+              model.upload_bits.size() == model.outputs.size(),
+          ErrorCode::invalid_argument,
+          "inconsistent model description (upload precisions come from the server's session)");
+  for (std::size_t r = 0; r < model.outputs.size(); ++r) {
+    require(model.upload_bits[r] > model.encoding_bits[r] && model.upload_bits[r] <= 64,
+            ErrorCode::invalid_argument, "upload precision out of range");
+  }
   model_ = model;
   require(input.size() == model_.input_size, ErrorCode::invalid_argument,
           "client input: " + std::to_string(model_.input_size) + " values expected");
@@ -275,8 +382,11 @@ Server::Server(const Model& model, const rlwe::ParameterSet& params, InferenceOp
           "server: the backend was built for other options");
   const std::vector<RoundNoise> noise =
       estimate_round_noise(model, params_, options.gamma, config.row_bits);
-  for (const RoundNoise& rn : noise)
+  info_ = ModelInfo::of(model);
+  for (const RoundNoise& rn : noise) {
     download_bits_.push_back(rn.download_bits);
+    info_.upload_bits.push_back(rn.upload_bits);
+  }
   for (std::size_t r = 0; r < noise.size(); ++r) {
     require(noise[r].failure_probability <= kMaxFailureProbability, ErrorCode::invalid_parameters,
             "round " + std::to_string(r) + " of " + model.name() + " at " +

@@ -22,7 +22,6 @@ Plan plan_inference(const Model& model, const rlwe::ParameterSet& params,
   require(options.gamma < params.ring.a(), ErrorCode::invalid_argument, "gamma must be below a");
   const std::uint64_t N = params.ring.N();
   const std::size_t powers = rlwe::power_elements(params.ring, options.gamma).size();
-  const std::uint32_t upload_bits = rlwe::upload_bits(params);
   const std::uint32_t row_bits = narrowest_row_bits(model, params, options.gamma);
   const std::vector<RoundNoise> noise =
       estimate_round_noise(model, params, options.gamma, row_bits);
@@ -40,15 +39,15 @@ Plan plan_inference(const Model& model, const rlwe::ParameterSet& params,
     p.packs = (p.outputs + N - 1) / N;
     p.encoding_bits = model.encoding_bits(r);
     p.round_bits = model.rounds()[r].bits;
-    p.upload_bits = upload_bits;
+    p.upload_bits = noise[r].upload_bits;
     p.download_bits = noise[r].download_bits;
     p.noise = noise[r];
     if (options.mode == rlwe::TreeMode::fast) {
       p.key_switches = p.packs * per_pack;
       *plan.key_switches += *p.key_switches;
     }
-    p.bytes_up =
-        kRoundMessage + p.uploaded_ciphertexts * (kObject + 32 + 1 + packed_bytes(N, upload_bits));
+    p.bytes_up = kRoundMessage +
+                 p.uploaded_ciphertexts * (kObject + 32 + 1 + packed_bytes(N, p.upload_bits));
     p.bytes_down = kRoundMessage + p.packs * (kObject + 1 + 2 * packed_bytes(N, p.download_bits));
     plan.bytes_up += p.bytes_up;
     plan.bytes_down += p.bytes_down;

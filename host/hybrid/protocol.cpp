@@ -134,6 +134,7 @@ Bytes encode_welcome(const Welcome& welcome) {
     w.u64(m.outputs[r]);
     w.u32(m.round_bits[r]);
     w.u32(m.encoding_bits[r]);
+    w.u8(static_cast<std::uint8_t>(m.upload_bits.at(r)));
     w.u8(m.requant[r] ? 1 : 0);
     w.u32(m.requant[r] ? m.requant[r]->mult : 0);
     w.u32(m.requant[r] ? m.requant[r]->shift : 0);
@@ -160,6 +161,9 @@ Welcome decode_welcome(std::span<const std::uint8_t> bytes) {
     m.outputs.push_back(outputs);
     m.round_bits.push_back(bounded(r, 2, 32, "round bits"));
     m.encoding_bits.push_back(bounded(r, 2, 32, "encoding bits"));
+    const std::uint8_t kept = r.u8();
+    if (kept <= m.encoding_bits.back() || kept > 64) r.fail("bad upload precision");
+    m.upload_bits.push_back(kept);
     const std::uint8_t has = r.u8();
     const std::uint32_t mult = r.u32(), shift = r.u32();
     if (has > 1 || (has == 1) != (i + 1 < rounds) || (has && (shift < 1 || shift > 32)))
@@ -351,7 +355,7 @@ Bytes InferenceService::open(std::span<const std::uint8_t> request) {
     } while (id == 0 || sessions_.count(id) != 0);
     sessions_[id] = session;
   }
-  return encode_welcome(Welcome{id, model_->name(), ModelInfo::of(*model_)});
+  return encode_welcome(Welcome{id, model_->name(), session->server->model_info()});
 }
 
 Bytes InferenceService::handle(std::span<const std::uint8_t> request) {

@@ -53,7 +53,7 @@ inline void expect_same_downloads(const BackendCase& c, const MakeBackend& make,
   Server cpu(model, params, options,
              backend::make_cpu_backend(params, config, client.evaluation_keys(), 2), seed);
   Server other(model, params, options, make(params, config, client.evaluation_keys()), seed);
-  std::optional<Upload> up = client.start(ModelInfo::of(model), refs[0].pixels);
+  std::optional<Upload> up = client.start(cpu.model_info(), refs[0].pixels);
   while (up) {
     const Download want = cpu.process(*up);
     const Download got = other.process(*up);

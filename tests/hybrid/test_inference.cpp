@@ -47,7 +47,7 @@ Transcript infer(const Model& model, const ParameterSet& params, InferenceOption
   SeededRandom random = SeededRandom::from_counter(200 + session);
   Client client(params, options, random);
   Server server(model, params, options, client.evaluation_keys(), seed_of(session), threads);
-  std::optional<Upload> up = client.start(ModelInfo::of(model), image);
+  std::optional<Upload> up = client.start(server.model_info(), image);
   while (up)
     up = client.receive(server.process(*up));
   Transcript run{client.logits(), client.seen(), {}, server.key_switches()};
@@ -261,7 +261,7 @@ TEST(EncryptedInference, TapsOnOneRowAreMerged) {
                   safhire::backend::make_cpu_backend(params, {2, options.mode, row_bits},
                                                      client.evaluation_keys(), 1),
                   seed_of(5));
-    std::optional<Upload> up = client.start(ModelInfo::of(model), image);
+    std::optional<Upload> up = client.start(server.model_info(), image);
     while (up)
       up = client.receive(server.process(*up));
     EXPECT_EQ(client.logits(), evaluate(model, image)) << row_bits << "-bit rows";
@@ -341,7 +341,7 @@ TEST(Messages, MalformedUploadsAreRejectedAndTheSessionContinues) {
   SeededRandom random = SeededRandom::from_counter(220);
   Client client(params, {}, random);
   Server server(model, params, {}, client.evaluation_keys(), seed_of(3));
-  std::optional<Upload> up = client.start(ModelInfo::of(model), refs[0].pixels);
+  std::optional<Upload> up = client.start(server.model_info(), refs[0].pixels);
   auto code_of = [&](const Upload& bad) {
     try {
       server.process(bad);

@@ -25,13 +25,16 @@ const safhire::rlwe::ParameterSet& b8() {
 
 TEST(Protocol, WelcomeRoundTrips) {
   const Model model = Model::load(model_path("small-b8.sfhm"));
-  const Welcome w{42, model.name(), ModelInfo::of(model)};
+  Welcome w{42, model.name(), ModelInfo::of(model)};
+  for (std::size_t r = 0; r < model.rounds().size(); ++r)
+    w.model.upload_bits.push_back(model.encoding_bits(r) + 1 + static_cast<std::uint32_t>(r));
   const Welcome back = decode_welcome(encode_welcome(w));
   EXPECT_EQ(back.session, 42U);
   EXPECT_EQ(back.model_name, model.name());
   EXPECT_EQ(back.model.outputs, w.model.outputs);
   EXPECT_EQ(back.model.round_bits, w.model.round_bits);
   EXPECT_EQ(back.model.encoding_bits, w.model.encoding_bits);
+  EXPECT_EQ(back.model.upload_bits, w.model.upload_bits);
   EXPECT_EQ(back.model.input_max, w.model.input_max);
   ASSERT_EQ(back.model.requant.size(), w.model.requant.size());
   for (std::size_t r = 0; r < w.model.requant.size(); ++r) {
@@ -44,6 +47,17 @@ TEST(Protocol, WelcomeRoundTrips) {
   const Bytes bytes = encode_welcome(w);
   for (std::size_t cut = 0; cut < bytes.size(); ++cut)
     EXPECT_THROW(decode_welcome(std::span<const std::uint8_t>(bytes.data(), cut)), safhire::Error);
+  // An upload precision that would not carry the encoded values, or beyond a word, is refused.
+  for (std::uint32_t bad : {w.model.encoding_bits[0], 65U}) {
+    Welcome odd = w;
+    odd.model.upload_bits[0] = bad;
+    try {
+      decode_welcome(encode_welcome(odd));
+      ADD_FAILURE() << "upload precision " << bad << " accepted";
+    } catch (const safhire::Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::malformed_input) << bad;
+    }
+  }
 }
 
 TEST(Protocol, InferenceThroughTheInProcessTransport) {
@@ -81,8 +95,10 @@ TEST(Protocol, PlanPredictsBytesAndKeySwitches) {
     EXPECT_EQ(report.logits, evaluate(model, refs[2].pixels));
     EXPECT_EQ(service.key_switches(), *plan.key_switches) << "gamma " << gamma;
     EXPECT_EQ(report.bytes_up, plan.bytes_up) << "gamma " << gamma;
-    const std::uint64_t welcome =
-        encode_welcome(Welcome{1, model.name(), ModelInfo::of(model)}).size();
+    ModelInfo info = ModelInfo::of(model);
+    for (const RoundPlan& r : plan.rounds)
+      info.upload_bits.push_back(r.upload_bits);
+    const std::uint64_t welcome = encode_welcome(Welcome{1, model.name(), info}).size();
     EXPECT_EQ(report.bytes_down, plan.bytes_down + welcome) << "gamma " << gamma;
   }
 }

@@ -1,6 +1,7 @@
-// Rows switched to 2^32 between extraction and packing (backend::Config::row_bits = 32): the
-// noise the rounding adds, measured on packed results, against the estimate of
-// hybrid::estimate_round_noise; and which row precision the server picks.
+// Rows switched to 2^32 between extraction and packing (backend::Config::row_bits = 32) and
+// uploads with b rounded to few bits: the noise the rounding adds, measured on packed results,
+// against the estimate of hybrid::estimate_round_noise; and which row and upload precisions the
+// server picks.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -21,7 +22,9 @@ using namespace safhire;
 constexpr int kTaps = 16;
 constexpr std::int32_t kWeight = 1 << 15;
 
-double packed_noise(const rlwe::ParameterSet& p, std::uint32_t gamma, std::uint32_t row_bits) {
+double packed_noise(const rlwe::ParameterSet& p, std::uint32_t gamma, std::uint32_t row_bits,
+                    std::uint32_t upload_bits = 0) {
+  if (upload_bits == 0) upload_bits = rlwe::upload_bits(p);
   auto random = core::SeededRandom::from_counter(400 + gamma);
   const rlwe::SecretKey key(p, random);
   rlwe::Encryptor enc(key, random);
@@ -30,9 +33,9 @@ double packed_noise(const rlwe::ParameterSet& p, std::uint32_t gamma, std::uint3
   const std::vector<rlwe::u64> zero(N, 0);
   std::vector<rlwe::SeededCiphertext> upload;
   if (gamma == 0) {
-    upload.push_back(enc.encrypt_seeded(zero, rlwe::upload_bits(p)));
+    upload.push_back(enc.encrypt_seeded(zero, upload_bits));
   } else {
-    upload = rlwe::encrypt_powers(enc, zero, gamma, rlwe::upload_bits(p));
+    upload = rlwe::encrypt_powers(enc, zero, gamma, upload_bits);
   }
   std::vector<std::uint32_t> identity(N);
   for (std::uint32_t i = 0; i < N; ++i)
@@ -88,6 +91,119 @@ TEST(RowBits, RoundingNoiseIsWithinTheEstimate) {
       EXPECT_GE(narrow, estimate - 2.5) << name << ", gamma " << gamma;
       EXPECT_LE(wide, narrow - 3) << name << ", gamma " << gamma;
     }
+  }
+}
+
+// Uploads with b rounded to k bits, through the same layer: the measured variance against
+// estimate_round_noise's terms written out, (sigma^2 + 2^-2k / 12) 4 phi^2 kTaps kWeight^2 plus
+// packing (4 phi^2 is the upper end of partial extraction's gain; 1 at gamma = 0), with k such
+// that the rounding term is about 2^-20, far above the fresh noise and packing.
+TEST(UploadBits, RoundingNoiseIsWithinTheEstimate) {
+  for (const char* name : {"default-b8", "default-b12"}) {
+    const rlwe::ParameterSet& p = rlwe::parameter_set(name);
+    for (std::uint32_t gamma : {0U, 1U, 2U}) {
+      const double phi =
+          gamma == 0 ? 1.0 : static_cast<double>(p.ring.power(gamma) - p.ring.power(gamma - 1));
+      const double gain = gamma == 0 ? 1.0 : 4 * phi * phi;
+      const double pack = std::exp2((gamma == 0 ? rlwe::estimate_packing_noise(p)
+                                                : rlwe::estimate_block_packing_noise(p, gamma))
+                                        .log2_variance);
+      const double weights = kTaps * static_cast<double>(kWeight) * kWeight;
+      const auto kBits =
+          static_cast<std::uint32_t>(std::lround((20 + std::log2(gain * weights / 12)) / 2));
+      const double estimate = std::log2(
+          (std::exp2(2 * p.log2_sigma) + std::exp2(-2.0 * kBits) / 12) * gain * weights + pack);
+      const double narrow = packed_noise(p, gamma, 64, kBits);
+      const double wide = packed_noise(p, gamma, 64);
+      EXPECT_LE(narrow, estimate + 0.1) << name << ", gamma " << gamma;
+      EXPECT_GE(narrow, estimate - 2) << name << ", gamma " << gamma;
+      EXPECT_LE(wide, narrow - 5) << name << ", gamma " << gamma;
+      std::printf("%s gamma %u, %u bits: measured %.2f, estimate %.2f, full uploads %.2f\n", name,
+                  gamma, kBits, narrow, estimate, wide);
+    }
+  }
+}
+
+// The uploads' precisions, against their definition: every upload's rounding adds at most 1/16
+// of each reading round's variance at decryption (packed result plus download rounding, with
+// exact uploads), shared among the round's sources; one bit fewer for any upload would exceed
+// that share somewhere; never more bits than a fresh ciphertext's; the downloads' bits unchanged.
+TEST(UploadBits, UploadsAreTheNarrowestWithinTheirShareOfTheNoise) {
+  using hybrid::Model;
+  struct Case {
+    const char* model;
+    const char* set;
+    std::uint32_t gamma;
+  };
+  for (const Case& c :
+       {Case{"resnet20-b8.sfhm", "default-b8", 2}, Case{"resnet20-b12.sfhm", "default-b8", 2},
+        Case{"small-b8.sfhm", "default-b8", 0}, Case{"small-b12.sfhm", "default-b12", 1},
+        Case{"small-b16.sfhm", "default-b16", 2}}) {
+    const Model model = Model::load(hybrid::testing::model_path(c.model));
+    const rlwe::ParameterSet& p = rlwe::parameter_set(c.set);
+    const std::size_t R = model.rounds().size();
+    const std::uint32_t rows = hybrid::narrowest_row_bits(model, p, c.gamma);
+    const auto chosen = hybrid::estimate_round_noise(model, p, c.gamma, rows);
+    const std::vector<std::uint32_t> exact_bits(R, 64);
+    const auto exact = hybrid::estimate_round_noise(model, p, c.gamma, rows, exact_bits);
+    ASSERT_EQ(chosen.size(), R);
+    std::vector<double> share(R);
+    std::vector<std::vector<bool>> reads(R, std::vector<bool>(R, false));
+    for (std::size_t r = 0; r < R; ++r) {
+      std::size_t sources = 0;
+      for (const hybrid::Term& t : model.rounds()[r].terms) {
+        sources += reads[r][t.source] ? 0 : 1;
+        reads[r][t.source] = true;
+      }
+      share[r] =
+          (std::exp2(2 * exact[r].log2_std) + rlwe::switched_variance(p, exact[r].download_bits)) /
+          16 / static_cast<double>(sources);
+    }
+    const auto increase = [&](const std::vector<hybrid::RoundNoise>& n, std::size_t r) {
+      return std::exp2(2 * n[r].log2_std) - std::exp2(2 * exact[r].log2_std);
+    };
+    for (std::size_t r = 0; r < R; ++r) {
+      const std::string where = std::string(c.model) + ", round " + std::to_string(r);
+      EXPECT_LE(chosen[r].upload_bits, rlwe::upload_bits(p)) << where;
+      EXPECT_GT(chosen[r].upload_bits, model.encoding_bits(r)) << where;
+      EXPECT_EQ(chosen[r].download_bits, exact[r].download_bits) << where;
+      std::size_t sources = 0;
+      for (std::size_t s = 0; s <= r; ++s)
+        sources += reads[r][s] ? 1 : 0;
+      EXPECT_LE(increase(chosen, r), share[r] * static_cast<double>(sources) * (1 + 1e-9)) << where;
+      // One bit fewer for this round's upload alone.
+      if (chosen[r].upload_bits == model.encoding_bits(r) + 1) continue;
+      std::vector<std::uint32_t> fewer = exact_bits;
+      fewer[r] = chosen[r].upload_bits - 1;
+      const auto narrower = hybrid::estimate_round_noise(model, p, c.gamma, rows, fewer);
+      bool over = false;
+      for (std::size_t q = r; q < R; ++q)
+        over = over || (reads[q][r] && increase(narrower, q) > share[q]);
+      EXPECT_TRUE(over) << where << ": " << chosen[r].upload_bits - 1 << " bits would do";
+    }
+  }
+  // Where the estimate exceeds the failure bound (small-b16 on default-b16 at gamma 2 with 32-bit
+  // rows, which the server refuses), that round's sources keep a fresh ciphertext's precision.
+  {
+    const Model model = Model::load(hybrid::testing::model_path("small-b16.sfhm"));
+    const rlwe::ParameterSet& p = rlwe::parameter_set("default-b16");
+    const auto n = hybrid::estimate_round_noise(model, p, 2, 32);
+    std::size_t over = 0;
+    for (std::size_t r = 0; r < n.size(); ++r) {
+      if (n[r].failure_probability <= hybrid::kMaxFailureProbability) continue;
+      ++over;
+      for (const hybrid::Term& t : model.rounds()[r].terms)
+        EXPECT_EQ(n[t.source].upload_bits, rlwe::upload_bits(p)) << r;
+    }
+    EXPECT_GT(over, 0U);
+  }
+  // The trained b = 8 model's hidden rounds travel at 19 to 21 bits instead of 35.
+  const Model b8 = Model::load(hybrid::testing::model_path("resnet20-b8.sfhm"));
+  const auto n = hybrid::estimate_round_noise(b8, rlwe::parameter_set("default-b8"), 2, 32);
+  EXPECT_EQ(rlwe::upload_bits(rlwe::parameter_set("default-b8")), 35U);
+  for (std::size_t r = 1; r + 1 < n.size(); ++r) {
+    EXPECT_GE(n[r].upload_bits, 19U) << r;
+    EXPECT_LE(n[r].upload_bits, 21U) << r;
   }
 }
 

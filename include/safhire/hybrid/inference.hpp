@@ -32,6 +32,9 @@ struct ModelInfo {
   std::vector<std::uint32_t> round_bits;        // per round: precision of its results
   std::vector<std::uint32_t> encoding_bits;     // per activation: precision of its upload
   std::vector<std::optional<Requant>> requant;  // per round; absent for the last
+  // Per round: the bits of b that its upload keeps (RoundNoise::upload_bits), set by the server
+  // for a session (Server::model_info); ModelInfo::of leaves it empty.
+  std::vector<std::uint32_t> upload_bits;
   static ModelInfo of(const Model& model);
 };
 
@@ -46,6 +49,10 @@ struct RoundNoise {
   // The fewest bits of modulus for the download that keep the failure probability within
   // kMaxFailureProbability once the switch's rounding (rlwe::switched_variance) is added.
   std::uint32_t download_bits = 64;
+  // The bits of b kept in this round's upload (the activation it uploads, whichever rounds read
+  // it): rounding b to 2^-k adds 2^-2k / 12 per sample, through the same weights and gain as
+  // fresh noise.
+  std::uint32_t upload_bits = 64;
 };
 // With row_bits = 32 (backend::Config) the rounding of the rows to 2^32 adds, through the same
 // weights, 2^-64/12 (1 + N E[s^2]) per row at gamma = 0 (a row is an LWE sample over the key's N
@@ -53,8 +60,19 @@ struct RoundNoise {
 // sample's lane meets each key coefficient in at most two terms, and a packed coefficient collects
 // the lanes of phi rows, each at most twice). Measured 0.4 to 2.3 bits below on default-b8 and
 // default-b12 at gamma 0, 1, 2 (tests/hybrid/test_row_bits.cpp).
+//
+// The uploads are as narrow as that noise allows: activation s travels with the fewest bits of b
+// (at most rlwe::upload_bits, a fresh ciphertext's own precision) whose rounding adds, in every
+// round r that reads it, at most 1/16 of r's variance at decryption (the packed result's with
+// exact uploads plus the download's rounding), shared among r's sources. The downloads' bits
+// follow from the total. A round that would then exceed kMaxFailureProbability keeps its sources
+// at rlwe::upload_bits.
 std::vector<RoundNoise> estimate_round_noise(const Model& model, const rlwe::ParameterSet& params,
                                              std::uint32_t gamma, std::uint32_t row_bits = 64);
+// The same with given upload precisions, one per round (64: b exact).
+std::vector<RoundNoise> estimate_round_noise(const Model& model, const rlwe::ParameterSet& params,
+                                             std::uint32_t gamma, std::uint32_t row_bits,
+                                             std::span<const std::uint32_t> upload_bits);
 // The row precision for a server's backend: 32 when every round's failure estimate with 32-bit
 // rows stays within kMaxFailureProbability, else 64.
 std::uint32_t narrowest_row_bits(const Model& model, const rlwe::ParameterSet& params,
@@ -160,6 +178,9 @@ class Server {
 
   const ServerTimes& times() const { return times_; }
   std::uint32_t download_bits(std::uint32_t round) const { return download_bits_.at(round); }
+  // What the client needs of the model for this session: ModelInfo::of(model) with the upload
+  // precisions of estimate_round_noise for the session's gamma and rows.
+  const ModelInfo& model_info() const { return info_; }
   std::uint64_t key_switches() const;
   std::string backend_name() const;
 
@@ -171,6 +192,7 @@ class Server {
   std::unique_ptr<backend::Backend> backend_;
   std::shared_ptr<const ModelLayers> layers_;
   std::vector<std::uint32_t> download_bits_;  // per round
+  ModelInfo info_;
   // Received activations (row i is activation value i); dropped after their last reader.
   std::vector<std::unique_ptr<backend::Rows>> activations_;
   std::vector<std::uint32_t> previous_permutation_;
