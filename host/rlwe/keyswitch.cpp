@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <string>
 
 #include "safhire/core/error.hpp"
@@ -104,6 +105,12 @@ void KeySwitchKey::build_ntt_form() {
   }
 }
 
+std::uint32_t key_bits(const ParameterSet& params) {
+  // 2^-2k / 12 <= sigma^2 / 256  <=>  k >= -log2 sigma + log2(16 / sqrt(12)).
+  const double k = std::ceil(-params.log2_sigma + std::log2(16.0 / std::sqrt(12.0)));
+  return static_cast<std::uint32_t>(std::clamp(k, 1.0, 64.0));
+}
+
 KeySwitchKey make_key_switch_key(const SecretKey& key, std::span<const u64> from_key,
                                  std::uint64_t galois_element, const Gadget& gadget,
                                  core::RandomSource& noise) {
@@ -111,6 +118,7 @@ KeySwitchKey make_key_switch_key(const SecretKey& key, std::span<const u64> from
   const std::size_t n = params.ring.N();
   ring::require_degree(params.ring, from_key.size(), "make_key_switch_key source key");
   const GadgetDecomposer decomposer(gadget);
+  const std::uint32_t bits = key_bits(params);
   KeySwitchKey ksk(params, galois_element, gadget);
   const ring::ExactProduct& product = ring::ExactProduct::shared(params.ring);
   ksk.b_.assign(std::size_t{gadget.levels} * n, 0);
@@ -124,7 +132,7 @@ KeySwitchKey make_key_switch_key(const SecretKey& key, std::span<const u64> from
     product.multiply(a, key.coeffs(), b);
     const u64 g = decomposer.value(i);
     for (std::size_t j = 0; j < n; ++j)
-      b[j] += e[j] + from_key[j] * g;
+      b[j] = round_to_bits(b[j] + e[j] + from_key[j] * g, bits);
   }
   ksk.build_ntt_form();
   return ksk;

@@ -34,8 +34,8 @@ double rounding_variance(const Gadget& gadget) {
 }
 
 double key_noise_term(const ParameterSet& params, const Gadget& gadget) {
-  const double key_variance =
-      std::exp2(2 * params.log2_sigma) + key_rounding_variance(params, key_split(params, gadget));
+  const double key_variance = std::exp2(2 * params.log2_sigma) + key_transport_variance(params) +
+                              key_rounding_variance(params, key_split(params, gadget));
   return mean_product_count(params.ring) * gadget.levels * digit_second_moment(gadget.base) *
          key_variance;
 }
@@ -100,6 +100,11 @@ double switched_variance(const ParameterSet& params, std::uint32_t bits) {
   const double key_second_moment = params.key == KeyDistribution::binary ? 0.5 : 2.0 / 3.0;
   const double unit = std::exp2(-2.0 * bits) / 12;
   return unit * (1 + mean_product_count(params.ring) * key_second_moment);
+}
+
+double key_transport_variance(const ParameterSet& params) {
+  const std::uint32_t bits = key_bits(params);
+  return bits == 64 ? 0.0 : std::exp2(-2.0 * bits) / 12;
 }
 
 double key_rounding_variance(const ParameterSet& params, ring::LimbSplit split) {

@@ -117,11 +117,8 @@ SeededCiphertext Encryptor::encrypt_seeded(std::span<const u64> mu, std::uint32_
   core::expand_seed(ct.seed, a.coeffs());
   core::sample_gaussian(*noise_, params().sigma(), e.coeffs());
   multiply_by_secret(a.coeffs(), ct.b.coeffs());
-  const std::uint32_t drop = 64 - bits;
-  for (std::size_t i = 0; i < ring.N(); ++i) {
-    ct.b[i] += mu[i] + e[i];
-    if (drop > 0) ct.b[i] = ((ct.b[i] + (u64{1} << (drop - 1))) >> drop) << drop;
-  }
+  for (std::size_t i = 0; i < ring.N(); ++i)
+    ct.b[i] = round_to_bits(ct.b[i] + mu[i] + e[i], bits);
   return ct;
 }
 

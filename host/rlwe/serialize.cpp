@@ -103,8 +103,15 @@ std::vector<std::uint8_t> serialize(const ParameterSet& params, const KeySwitchK
   w.u32(key.gadget().levels);
   for (const core::Seed& seed : key.seeds())
     w.bytes(seed);
-  for (std::uint32_t i = 0; i < key.gadget().levels; ++i)
-    w.words(key.torus_b(i));
+  // b in key_bits(params) bits: a key made by make_key_switch_key has nothing below them.
+  const std::uint32_t bits = key_bits(params);
+  w.u8(static_cast<std::uint8_t>(bits));
+  std::vector<std::uint64_t> top;
+  for (std::uint32_t i = 0; i < key.gadget().levels; ++i) {
+    for (std::uint64_t x : key.torus_b(i))
+      top.push_back(bits == 64 ? x : round_to_bits(x, bits) >> (64 - bits));
+  }
+  w.packed_words(top, bits);
   return w.take();
 }
 
@@ -174,12 +181,16 @@ KeySwitchKey parse_key_switch_key(std::span<const std::uint8_t> bytes, const Par
     r.fail("invalid gadget " + std::to_string(gadget.base) + "^" + std::to_string(gadget.levels));
   }
   const std::size_t n = params.ring.N();
-  r.expect_remaining(std::size_t{gadget.levels} * (32 + 8 * n));
   std::vector<core::Seed> seeds(gadget.levels);
   for (core::Seed& seed : seeds)
     r.bytes(seed);
+  const std::uint32_t bits = r.u8();
+  if (bits < 1 || bits > 64) r.fail("width " + std::to_string(bits) + " bits");
   std::vector<std::uint64_t> b(std::size_t{gadget.levels} * n);
-  r.words(b);
+  r.expect_remaining((b.size() * bits + 7) / 8);
+  r.packed_words(b, bits);
+  for (auto& x : b)
+    x = bits == 64 ? x : x << (64 - bits);
   return key_switch_key_from_parts(params, galois, gadget, std::move(seeds), std::move(b));
 }
 

@@ -2,6 +2,7 @@
 // magic, version, kind, gadget; another parameter set or ring) answered with a typed error.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 #include "safhire/core/error.hpp"
@@ -67,6 +68,27 @@ TEST(Serialize, RoundTrips) {
     ASSERT_TRUE(std::equal(ksk.limb_a(i).begin(), ksk.limb_a(i).end(), ksk2.limb_a(i).begin()));
     ASSERT_TRUE(std::equal(ksk.limb_b(i).begin(), ksk.limb_b(i).end(), ksk2.limb_b(i).begin()));
   }
+  // Its b words keep key_bits(p) bits, which is all that travels after the seeds.
+  const std::uint32_t kb = key_bits(f.p);
+  const std::uint32_t levels = f.p.gadget(0).levels;
+  for (std::uint32_t i = 0; i < levels; ++i) {
+    for (std::uint64_t x : ksk.torus_b(i))
+      ASSERT_EQ(x & ((std::uint64_t{1} << (64 - kb)) - 1), 0U);
+  }
+  EXPECT_EQ(serialize(f.p, ksk).size(),
+            17 + 16 + levels * 32 + 1 + (std::size_t{levels} * f.p.ring.N() * kb + 7) / 8);
+  // A key whose b has bits below them travels rounded to nearest.
+  std::vector<std::uint64_t> b;
+  for (std::uint32_t i = 0; i < levels; ++i)
+    for (std::uint64_t x : ksk.torus_b(i))
+      b.push_back(x + (std::uint64_t{1} << (63 - kb)) + 1);
+  const KeySwitchKey odd =
+      key_switch_key_from_parts(f.p, 2, f.p.gadget(0), {ksk.seeds().begin(), ksk.seeds().end()}, b);
+  const KeySwitchKey back = parse_key_switch_key(serialize(f.p, odd), f.p);
+  for (std::uint32_t i = 0; i < levels; ++i) {
+    for (std::uint32_t j = 0; j < f.p.ring.N(); ++j)
+      ASSERT_EQ(back.torus_b(i)[j], ksk.torus_b(i)[j] + (std::uint64_t{1} << (64 - kb)));
+  }
   KeySwitcher switcher(f.p, f.p.gadget(0));
   Ciphertext out1(f.p.ring), out2(f.p.ring);
   switcher.automorphism(ksk, ct, out1);
@@ -127,7 +149,8 @@ TEST(Serialize, WrongHeadersAreTypedErrors) {
     return b;
   };
   EXPECT_EQ(code_of([&] { parse_ciphertext(patched(0, 'X'), f.p); }), ErrorCode::malformed_input);
-  EXPECT_EQ(code_of([&] { parse_ciphertext(patched(4, 2), f.p); }), ErrorCode::malformed_input);
+  // Version 1 (keys with 64-bit b) is no longer read.
+  EXPECT_EQ(code_of([&] { parse_ciphertext(patched(4, 1), f.p); }), ErrorCode::malformed_input);
   EXPECT_EQ(code_of([&] { parse_ciphertext(patched(6, 3), f.p); }), ErrorCode::malformed_input);
   EXPECT_EQ(code_of([&] { parse_seeded_ciphertext(ct_bytes, f.p); }), ErrorCode::malformed_input);
   // Another parameter set (same ring, then another ring).
@@ -151,6 +174,25 @@ TEST(Serialize, WrongHeadersAreTypedErrors) {
   bad_galois[17] = 3;  // k = 3 is not a unit mod 3^7
   EXPECT_EQ(code_of([&] { parse_key_switch_key(bad_galois, f.p); }), ErrorCode::invalid_argument);
   EXPECT_EQ(code_of([&] { parse_key_switch_key(Bytes{}, f.p); }), ErrorCode::malformed_input);
+  // The width of b follows the l seeds (33 + 5 x 32 = 193): 0 and 65 are no width.
+  for (const std::uint8_t width : {std::uint8_t{0}, std::uint8_t{65}}) {
+    Bytes bad_width = key_bytes;
+    bad_width[193] = width;
+    EXPECT_EQ(code_of([&] { parse_key_switch_key(bad_width, f.p); }), ErrorCode::malformed_input)
+        << int{width};
+  }
+}
+
+// key_bits against its definition: the fewest k with 2^-2k / 12 <= sigma^2 / 256.
+TEST(Serialize, KeyBitsAreTheFewestWithinAQuarterPercentOfTheKeyNoise) {
+  for (const char* name : {"default-b8", "default-b12", "default-b16", "paper-b16"}) {
+    const ParameterSet& p = parameter_set(name);
+    const std::uint32_t k = key_bits(p);
+    const double budget = std::exp2(2 * p.log2_sigma) / 256;
+    EXPECT_LE(std::exp2(-2.0 * k) / 12, budget) << name;
+    EXPECT_GT(std::exp2(-2.0 * (k - 1)) / 12, budget) << name;
+  }
+  EXPECT_EQ(key_bits(parameter_set("default-b8")), 37U);
 }
 
 }  // namespace

@@ -92,7 +92,14 @@ class KeySwitchKey {
 // with s), two on every other built-in set.
 ring::LimbSplit key_split(const ParameterSet& params, const Gadget& gadget);
 
-// A key from s' (any small torus polynomial, given as its coefficients) to s. Client side.
+// The bits of each b word a key-switching key keeps, from its making on (it travels as seeds and
+// b in these bits): the fewest whose rounding adds at most 1/256 of sigma^2 to the key's noise
+// variance (2^-2k / 12 <= sigma^2 / 256; key_transport_variance): 37 for default-b8, 53 for
+// default-b12.
+std::uint32_t key_bits(const ParameterSet& params);
+
+// A key from s' (any small torus polynomial, given as its coefficients) to s, with b rounded to
+// key_bits(params). Client side.
 KeySwitchKey make_key_switch_key(const SecretKey& key, std::span<const u64> from_key,
                                  std::uint64_t galois_element, const Gadget& gadget,
                                  core::RandomSource& noise);

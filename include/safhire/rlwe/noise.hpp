@@ -23,7 +23,8 @@ double digit_second_moment(std::uint32_t base);
 // coefficients, with E[s^2] = 1/2 (binary) or 2/3 (ternary). It treats the key's coefficients as
 // independent and centred; a binary key has mean 1/2, which makes the rounding term smaller than
 // this (by up to 0.8 bits for 7^4): an upper bound for binary keys. sigma_k^2 is the key's noise
-// variance sigma^2 plus what the server's rounding of its words adds (key_rounding_variance).
+// variance sigma^2 plus the rounding of its b to key_bits (key_transport_variance) and what the
+// server's rounding of its words adds (key_rounding_variance).
 double keyswitch_variance(const ParameterSet& params, const Gadget& gadget);
 
 // The same, with the rounding term evaluated exactly for the source key s' (its coefficients as
@@ -54,6 +55,10 @@ NoiseEstimate estimate_block_packing_noise(const ParameterSet& params, std::uint
 // the key (E[s^2] = 1/2 binary, 2/3 ternary). Treating the key as centred makes this an upper
 // bound for binary keys (measured 0.5-0.9 bits below, tests/rlwe/test_noise.cpp).
 double switched_variance(const ParameterSet& params, std::uint32_t bits);
+
+// What the rounding of a key's b to key_bits(params) adds to each coefficient of its noise:
+// 2^-2 key_bits / 12, at most sigma^2 / 256.
+double key_transport_variance(const ParameterSet& params);
 
 // What a one-limb key split (rlwe::key_split) adds to each coefficient of a key's noise: both key
 // words rounded to multiples of 2^(shift - 64), the noise e + r_b - r_a s, i.e.

@@ -31,6 +31,12 @@ std::vector<ring::TorusPoly> encode_chunks(const ring::RingParams& ring,
                                            std::span<const std::int64_t> values,
                                            std::uint32_t bits);
 
+// x rounded to the nearest multiple of 2^(64 - bits), wrapping mod 2^64 (bits in 1..64).
+inline u64 round_to_bits(u64 x, std::uint32_t bits) {
+  const std::uint32_t drop = 64 - bits;
+  return drop == 0 ? x : ((x + (u64{1} << (drop - 1))) >> drop) << drop;
+}
+
 // The fewest bits of a fresh ciphertext's b whose rounding adds at most 1/16 of the fresh noise
 // variance (2^-2bits / 12 <= sigma^2 / 16): 35 for default-b8, 51 for default-b12.
 std::uint32_t upload_bits(const ParameterSet& params);

@@ -1,12 +1,14 @@
 // Versioned binary formats of what crosses a process boundary in the RLWE layer: ciphertexts,
 // seeded ciphertexts and key-switching keys (the secret key has none: it never leaves the
 // client). Layout, little-endian:
-//   "SFHR" | u16 format version (1) | u8 kind | u16 parameter-set id | u32 t | u32 a | payload
+//   "SFHR" | u16 format version (2) | u8 kind | u16 parameter-set id | u32 t | u32 a | payload
 //   kind 1, ciphertext:          N words a, N words b
 //   kind 2, seeded ciphertext:   32-byte seed, u8 bits, the top `bits` bits of each of the N
 //                                words b, bit-packed
 //   kind 3, key-switching key:   u64 Galois element, u32 base D, u32 levels l,
-//                                l 32-byte seeds of the a_i, l x N words b_i
+//                                l 32-byte seeds of the a_i, u8 bits, the top `bits` bits
+//                                of each of the l x N words b_i, bit-packed (bits =
+//                                key_bits(params), rounding as needed; version 1 had 64)
 //   kind 4, switched ciphertext: u8 bits, then the 2N values a, b packed at `bits` bits each
 // Parsing checks everything against the parameter set the caller expects: bad magic, version,
 // kind or length (truncated or oversized) -> ErrorCode::malformed_input; another parameter set
@@ -23,7 +25,7 @@
 
 namespace safhire::rlwe {
 
-inline constexpr std::uint16_t kFormatVersion = 1;
+inline constexpr std::uint16_t kFormatVersion = 2;
 
 std::vector<std::uint8_t> serialize(const ParameterSet& params, const Ciphertext& ct);
 std::vector<std::uint8_t> serialize(const ParameterSet& params, const SeededCiphertext& ct);
