@@ -108,8 +108,9 @@ std::unique_ptr<backend::Backend> make_cuda_backend(const rlwe::ParameterSet& pa
   require(device_available(), ErrorCode::device_error,
           "the CUDA backend needs a CUDA device: " + describe_devices());
   auto resources = std::make_shared<Resources>(params, params.gadget(config.gamma), keys);
-  return std::make_unique<DeviceBackend<BackendOps>>(params, config,
-                                                     BackendOps(std::move(resources)), "cuda");
+  return std::make_unique<DeviceBackend<BackendOps>>(
+      params, config, BackendOps(std::move(resources)), "cuda",
+      backend::has_power_keys(keys, params.ring, config.gamma));
 }
 
 }  // namespace safhire::cuda

@@ -13,7 +13,8 @@
 // Device residency: rows stay on the device from extraction to packing; what crosses to the
 // device per round is the upload's ciphertexts (expanded from their seeds on the host), the
 // un-shuffling destinations and the round's linear layer (taps, slots, biases); what comes back
-// is the packed ciphertexts. The powers' Galois elements and the clean-sample map go up once.
+// is the packed ciphertexts. Powers the server derives are made on the device from the first.
+// The powers' Galois elements and the clean-sample map go up once.
 #pragma once
 
 #include <cstdint>
@@ -38,13 +39,16 @@ class DeviceBackend final : public backend::Backend {
   using u64 = std::uint64_t;
   using u32 = std::uint32_t;
 
+  // `derives`: whether the keys behind `ops` cover every power element (backend::has_power_keys),
+  // so that extract may take the first powers only.
   DeviceBackend(const rlwe::ParameterSet& params, const backend::Config& config, Ops ops,
-                std::string name)
+                std::string name, bool derives = false)
       : params_(params),
         config_(config),
         ops_(std::move(ops)),
         name_(std::move(name)),
-        width_(backend::row_words(params, config.gamma)) {
+        width_(backend::row_words(params, config.gamma)),
+        derives_(derives && config.gamma >= 1) {
     require(config.mode == rlwe::TreeMode::fast, ErrorCode::unsupported,
             "the CUDA backend packs in fast mode only (paper mode runs on the CPU backend)");
     require(config.row_bits == 32 || config.row_bits == 64, ErrorCode::invalid_argument,
@@ -64,14 +68,19 @@ class DeviceBackend final : public backend::Backend {
   void synchronize() override { ops_.synchronize(); }
   std::uint64_t key_switches() const override { return ops_.key_switches(); }
 
+  bool derives_powers() const override { return derives_; }
+
   std::unique_ptr<backend::Rows> extract(std::span<const rlwe::SeededCiphertext> cts,
                                          std::span<const u32> destination) override {
     const std::size_t n = destination.size(), N = params_.ring.N();
     auto out = make_rows(n);
     const std::size_t chunks = (n + N - 1) / N, K = elements_.size();
-    require(cts.size() == chunks * K, ErrorCode::invalid_argument,
+    // At gamma >= 1 either every power of each chunk, or the first only (the others derived).
+    const bool derive = K > 1 && derives_ && cts.size() == chunks;
+    require(cts.size() == chunks * (derive ? 1 : K), ErrorCode::invalid_argument,
             "extract: " + std::to_string(chunks * K) + " ciphertexts expected for " +
-                std::to_string(n) + " values");
+                std::to_string(n) + " values" +
+                (derives_ ? " (or " + std::to_string(chunks) + ", the first powers)" : ""));
     backend::require_permutation(destination, "extract: destinations");
     // The ciphertexts, expanded from their seeds on the host: [chunks][K][N].
     std::vector<u64> a(cts.size() * N), b(cts.size() * N);
@@ -86,16 +95,39 @@ class DeviceBackend final : public backend::Backend {
     const auto dest = ops_.template upload<u32>(destination);
     if (config_.gamma >= 1) {
       const ring::RingParams& r = params_.ring;
+      // The powers [chunks][K][N]: uploaded, or derived on the device from the first of each
+      // chunk (sigma_k with a key switch, a batch of chunks per element).
+      const std::size_t words = chunks * K * N;
+      typename Ops::Buffer all_a, all_b;
+      if (derive) {
+        all_a = ops_.alloc(words);
+        all_b = ops_.alloc(words);
+        auto sigma_a = ops_.alloc(chunks * N), sigma_b = ops_.alloc(chunks * N);
+        for (std::size_t i = 0; i < K; ++i) {
+          const u64* from_a = da.data();
+          const u64* from_b = db.data();
+          if (i > 0) {
+            ops_.automorphism(elements_[i], da.data(), db.data(), sigma_a.data(), sigma_b.data(),
+                              chunks);
+            from_a = sigma_a.data();
+            from_b = sigma_b.data();
+          }
+          for (std::size_t c = 0; c < chunks; ++c) {
+            ops_.copy(all_a.data() + (c * K + i) * N, from_a + c * N, N);
+            ops_.copy(all_b.data() + (c * K + i) * N, from_b + c * N, N);
+          }
+        }
+      }
       block::BlocksArgs blocks{};
-      auto blocks_a = ops_.alloc(a.size()), blocks_b = ops_.alloc(b.size());
-      blocks.a = da.data();
-      blocks.b = db.data();
+      auto blocks_a = ops_.alloc(words), blocks_b = ops_.alloc(words);
+      blocks.a = derive ? all_a.data() : da.data();
+      blocks.b = derive ? all_b.data() : db.data();
       blocks.blocks_a = blocks_a.data();
       blocks.blocks_b = blocks_b.data();
       blocks.N = static_cast<u32>(N);
       blocks.T = static_cast<u32>(levels::power(r.t(), r.a() - config_.gamma));
       blocks.L = static_cast<u32>(N / blocks.T);
-      ops_.run_blocks(blocks, a.size());
+      ops_.run_blocks(blocks, words);
       block::CleanArgs args{};
       args.blocks_a = blocks_a.data();
       args.blocks_b = blocks_b.data();
@@ -251,6 +283,7 @@ class DeviceBackend final : public backend::Backend {
   Ops ops_;
   std::string name_;
   std::size_t width_;
+  bool derives_;
   std::vector<u64> elements_;  // of the powers: {1} at gamma = 0
   typename Ops::template Array<u64> device_elements_, map_;
 };

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "safhire/core/error.hpp"
+#include "safhire/rlwe/partial.hpp"
 
 namespace safhire::backend {
 
@@ -64,6 +65,14 @@ void LinearLayer::validate(std::span<const std::size_t> source_rows,
             "linear layer: slots are not a permutation");
     seen[s] = true;
   }
+}
+
+bool has_power_keys(const rlwe::GaloisKeys& keys, const ring::RingParams& ring,
+                    std::uint32_t gamma) {
+  if (gamma == 0) return false;
+  const std::vector<std::uint64_t> elements = rlwe::power_elements(ring, gamma);
+  return std::all_of(elements.begin(), elements.end(),
+                     [&](std::uint64_t k) { return k == 1 || keys.contains(k); });
 }
 
 void require_permutation(std::span<const std::uint32_t> p, const char* what) {

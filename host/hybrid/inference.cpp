@@ -9,6 +9,7 @@
 #include "safhire/core/parallel.hpp"
 #include "safhire/rlwe/noise.hpp"
 #include "safhire/rlwe/rlwe.hpp"
+#include "safhire/rlwe/trees.hpp"
 
 namespace safhire::hybrid {
 
@@ -87,6 +88,7 @@ std::vector<std::vector<double>> squared_weights(const Model& model) {
 struct NoiseModel {
   std::vector<std::vector<double>> squares;  // squared_weights
   double fresh = 0, gain = 0, rounded = 0, pack = 0;
+  double derived = 0;  // what deriving a power adds (one key switch), through the gain
 
   NoiseModel(const Model& model, const rlwe::ParameterSet& params, std::uint32_t gamma,
              std::uint32_t row_bits)
@@ -110,6 +112,7 @@ struct NoiseModel {
     pack = std::exp2((gamma == 0 ? rlwe::estimate_packing_noise(params)
                                  : rlwe::estimate_block_packing_noise(params, gamma))
                          .log2_variance);
+    derived = gamma == 0 ? 0.0 : rlwe::keyswitch_variance(params, params.gadget(gamma)) * gain;
   }
 
   // The variance that rounding b to `bits` bits adds to an uploaded sample, before the weights.
@@ -117,11 +120,15 @@ struct NoiseModel {
     return bits >= 64 ? 0.0 : std::exp2(-2.0 * bits) / 12 * gain;
   }
 
-  // Round r's variance with upload precisions `bits` (one per uploaded activation).
-  double variance(std::size_t r, std::span<const std::uint32_t> bits) const {
+  // Round r's variance with upload precisions `bits` and derived powers `derive` (one per
+  // uploaded activation; `derive` empty: none derived).
+  double variance(std::size_t r, std::span<const std::uint32_t> bits,
+                  std::span<const std::uint8_t> derive) const {
     double v = 0;
-    for (std::size_t s = 0; s < squares[r].size(); ++s)
-      v += (fresh * gain + upload(bits[s]) + rounded) * squares[r][s];
+    for (std::size_t s = 0; s < squares[r].size(); ++s) {
+      const double own = !derive.empty() && derive[s] ? derived : 0.0;
+      v += (fresh * gain + upload(bits[s]) + own + rounded) * squares[r][s];
+    }
     return v + pack;
   }
 };
@@ -141,11 +148,13 @@ RoundNoise round_noise(const rlwe::ParameterSet& params, const Round& round, dou
 
 std::vector<RoundNoise> round_noises(const NoiseModel& noise, const Model& model,
                                      const rlwe::ParameterSet& params,
-                                     std::span<const std::uint32_t> upload_bits) {
+                                     std::span<const std::uint32_t> upload_bits,
+                                     std::span<const std::uint8_t> derive) {
   std::vector<RoundNoise> out;
   for (std::size_t r = 0; r < model.rounds().size(); ++r) {
-    out.push_back(round_noise(params, model.rounds()[r], noise.variance(r, upload_bits)));
+    out.push_back(round_noise(params, model.rounds()[r], noise.variance(r, upload_bits, derive)));
     out.back().upload_bits = upload_bits[r];
+    out.back().derived_powers = !derive.empty() && derive[r];
   }
   return out;
 }
@@ -154,16 +163,23 @@ std::vector<RoundNoise> round_noises(const NoiseModel& noise, const Model& model
 
 std::vector<RoundNoise> estimate_round_noise(const Model& model, const rlwe::ParameterSet& params,
                                              std::uint32_t gamma, std::uint32_t row_bits,
-                                             std::span<const std::uint32_t> upload_bits) {
-  require(upload_bits.size() == model.rounds().size(), ErrorCode::invalid_argument,
-          "one upload precision per round expected");
+                                             std::span<const std::uint32_t> upload_bits,
+                                             std::span<const std::uint8_t> derived_powers) {
+  require(upload_bits.size() == model.rounds().size() &&
+              (derived_powers.empty() || derived_powers.size() == model.rounds().size()),
+          ErrorCode::invalid_argument, "one upload precision (and form) per round expected");
   for (std::uint32_t b : upload_bits)
     require(b >= 1 && b <= 64, ErrorCode::invalid_argument, "upload precision out of 1..64");
-  return round_noises(NoiseModel(model, params, gamma, row_bits), model, params, upload_bits);
+  const bool any = std::any_of(derived_powers.begin(), derived_powers.end(),
+                               [](std::uint8_t d) { return d != 0; });
+  require(!any || gamma >= 1, ErrorCode::invalid_argument, "powers are derived at gamma >= 1 only");
+  return round_noises(NoiseModel(model, params, gamma, row_bits), model, params, upload_bits,
+                      derived_powers);
 }
 
 std::vector<RoundNoise> estimate_round_noise(const Model& model, const rlwe::ParameterSet& params,
-                                             std::uint32_t gamma, std::uint32_t row_bits) {
+                                             std::uint32_t gamma, std::uint32_t row_bits,
+                                             bool derive_powers) {
   const std::size_t rounds = model.rounds().size();
   const NoiseModel noise(model, params, gamma, row_bits);
   // Round r's variance at decryption with exact uploads: the packed result's, plus the rounding
@@ -172,7 +188,7 @@ std::vector<RoundNoise> estimate_round_noise(const Model& model, const rlwe::Par
   std::vector<double> budget(rounds);
   std::vector<std::size_t> sources(rounds, 0);
   for (std::size_t r = 0; r < rounds; ++r) {
-    const double v = noise.variance(r, exact);
+    const double v = noise.variance(r, exact, {});
     const RoundNoise rn = round_noise(params, model.rounds()[r], v);
     for (double sq : noise.squares[r])
       sources[r] += sq > 0 ? 1 : 0;
@@ -181,33 +197,39 @@ std::vector<RoundNoise> estimate_round_noise(const Model& model, const rlwe::Par
   }
   // Activation s (uploaded in round s) at the fewest bits whose rounding adds at most
   // budget[r] to every round r that reads it; never more than a fresh ciphertext's own precision.
+  // Its powers derived by the server where that adds at most another budget[r] to every reader.
+  const auto fits = [&](std::size_t s, double added) {
+    for (std::size_t r = s; r < rounds; ++r)
+      if (added * noise.squares[r][s] > budget[r]) return false;
+    return true;
+  };
   const std::uint32_t widest = rlwe::upload_bits(params);
   std::vector<std::uint32_t> bits(rounds, widest);
+  std::vector<std::uint8_t> derive(rounds, 0);
   for (std::size_t s = 0; s < rounds; ++s) {
     for (std::uint32_t k = model.encoding_bits(s) + 1; k < widest; ++k) {
-      bool fits = true;
-      for (std::size_t r = s; r < rounds && fits; ++r)
-        fits = noise.upload(k) * noise.squares[r][s] <= budget[r];
-      if (fits) {
+      if (fits(s, noise.upload(k))) {
         bits[s] = k;
         break;
       }
     }
+    derive[s] = derive_powers && gamma >= 1 && fits(s, noise.derived) ? 1 : 0;
   }
-  std::vector<RoundNoise> out = round_noises(noise, model, params, bits);
-  // A round over the failure bound keeps its sources at a fresh ciphertext's precision (if it is
-  // over even so, the server refuses the model).
+  std::vector<RoundNoise> out = round_noises(noise, model, params, bits, derive);
+  // A round over the failure bound keeps its sources at a fresh ciphertext's precision, powers
+  // uploaded (if it is over even so, the server refuses the model).
   bool widened = false;
   for (std::size_t r = 0; r < rounds; ++r) {
     if (out[r].failure_probability <= kMaxFailureProbability) continue;
     for (std::size_t s = 0; s <= r; ++s) {
-      if (noise.squares[r][s] > 0 && bits[s] != widest) {
+      if (noise.squares[r][s] > 0 && (bits[s] != widest || derive[s])) {
         bits[s] = widest;
+        derive[s] = 0;
         widened = true;
       }
     }
   }
-  return widened ? round_noises(noise, model, params, bits) : out;
+  return widened ? round_noises(noise, model, params, bits, derive) : out;
 }
 
 std::uint32_t narrowest_row_bits(const Model& model, const rlwe::ParameterSet& params,
@@ -221,6 +243,19 @@ std::uint32_t narrowest_row_bits(const Model& model, const rlwe::ParameterSet& p
 
 // ---- Client -----------------------------------------------------------------------------------
 
+namespace {
+
+// The evaluation keys: the trees' and, at gamma >= 1, the powers' (for derived powers).
+rlwe::GaloisKeys client_keys(const rlwe::SecretKey& key, std::uint32_t gamma,
+                             core::RandomSource& random) {
+  const rlwe::ParameterSet& params = key.params();
+  require(gamma < params.ring.a(), ErrorCode::invalid_argument, "gamma must be below a");
+  return rlwe::make_galois_keys(key, params.gadget(gamma), random,
+                                rlwe::galois_elements(params.ring, gamma));
+}
+
+}  // namespace
+
 Client::Client(const rlwe::ParameterSet& params, InferenceOptions options,
                core::RandomSource& random)
     : params_(params),
@@ -228,9 +263,7 @@ Client::Client(const rlwe::ParameterSet& params, InferenceOptions options,
       random_(&random),
       key_(params_, random),
       encryptor_(key_, random),
-      keys_(rlwe::make_galois_keys(key_, params_.gadget(options.gamma), random)) {
-  require(options.gamma < params_.ring.a(), ErrorCode::invalid_argument, "gamma must be below a");
-}
+      keys_(client_keys(key_, options.gamma, random)) {}
 
 Upload Client::encrypt(std::uint32_t round, std::span<const std::int64_t> values) {
   Upload up;
@@ -241,6 +274,11 @@ Upload Client::encrypt(std::uint32_t round, std::span<const std::int64_t> values
     if (options_.gamma == 0) {
       up.ciphertexts.push_back(encryptor_.encrypt_seeded(chunk.coeffs(), kept));
     } else {
+      if (model_.derived_powers.at(round)) {
+        up.ciphertexts.push_back(
+            rlwe::encrypt_first_power(encryptor_, chunk.coeffs(), options_.gamma, kept));
+        continue;
+      }
       for (auto& c : rlwe::encrypt_powers(encryptor_, chunk.coeffs(), options_.gamma, kept))
         up.ciphertexts.push_back(std::move(c));
     }
@@ -255,12 +293,15 @@ Upload Client::start(const ModelInfo& model, std::span<const std::int64_t> input
   require(!model.outputs.empty() && model.round_bits.size() == model.outputs.size() &&
               model.requant.size() == model.outputs.size() &&
               model.encoding_bits.size() == model.outputs.size() &&
-              model.upload_bits.size() == model.outputs.size(),
+              model.upload_bits.size() == model.outputs.size() &&
+              model.derived_powers.size() == model.outputs.size(),
           ErrorCode::invalid_argument,
           "inconsistent model description (upload precisions come from the server's session)");
   for (std::size_t r = 0; r < model.outputs.size(); ++r) {
     require(model.upload_bits[r] > model.encoding_bits[r] && model.upload_bits[r] <= 64,
             ErrorCode::invalid_argument, "upload precision out of range");
+    require(model.derived_powers[r] <= 1 && (model.derived_powers[r] == 0 || options_.gamma >= 1),
+            ErrorCode::invalid_argument, "derived powers at gamma = 0");
   }
   model_ = model;
   require(input.size() == model_.input_size, ErrorCode::invalid_argument,
@@ -380,12 +421,13 @@ Server::Server(const Model& model, const rlwe::ParameterSet& params, InferenceOp
   const backend::Config config = backend_->config();
   require(config.gamma == options.gamma && config.mode == options.mode, ErrorCode::invalid_argument,
           "server: the backend was built for other options");
-  const std::vector<RoundNoise> noise =
-      estimate_round_noise(model, params_, options.gamma, config.row_bits);
+  const std::vector<RoundNoise> noise = estimate_round_noise(
+      model, params_, options.gamma, config.row_bits, backend_->derives_powers());
   info_ = ModelInfo::of(model);
   for (const RoundNoise& rn : noise) {
     download_bits_.push_back(rn.download_bits);
     info_.upload_bits.push_back(rn.upload_bits);
+    info_.derived_powers.push_back(rn.derived_powers ? 1 : 0);
   }
   for (std::size_t r = 0; r < noise.size(); ++r) {
     require(noise[r].failure_probability <= kMaxFailureProbability, ErrorCode::invalid_parameters,
@@ -421,8 +463,9 @@ Download Server::process(const Upload& up) {
               std::to_string(next_round_));
   const std::uint32_t r = up.round;
   const std::size_t n = model_->activation(r).size(), N = params_.ring.N();
-  const std::size_t per_chunk =
-      options_.gamma == 0 ? 1 : rlwe::power_elements(params_.ring, options_.gamma).size();
+  const std::size_t per_chunk = options_.gamma == 0 || info_.derived_powers[r]
+                                    ? 1
+                                    : rlwe::power_elements(params_.ring, options_.gamma).size();
   const std::size_t expected = chunks_for(n, N) * per_chunk;
   require(up.values == n && up.ciphertexts.size() == expected, ErrorCode::malformed_input,
           "upload of round " + std::to_string(r) + ": " + std::to_string(n) + " values in " +

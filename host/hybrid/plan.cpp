@@ -23,8 +23,9 @@ Plan plan_inference(const Model& model, const rlwe::ParameterSet& params,
   const std::uint64_t N = params.ring.N();
   const std::size_t powers = rlwe::power_elements(params.ring, options.gamma).size();
   const std::uint32_t row_bits = narrowest_row_bits(model, params, options.gamma);
+  // The service's CPU backend derives powers (the client sends the keys for them).
   const std::vector<RoundNoise> noise =
-      estimate_round_noise(model, params, options.gamma, row_bits);
+      estimate_round_noise(model, params, options.gamma, row_bits, options.gamma >= 1);
   const std::uint64_t per_pack =
       options.gamma == 0 ? N - 1 : params.ring.power(params.ring.a() - options.gamma) - 1;
   Plan plan;
@@ -34,7 +35,8 @@ Plan plan_inference(const Model& model, const rlwe::ParameterSet& params,
     RoundPlan p;
     p.inputs = model.activation(r).size();
     p.chunks = (p.inputs + N - 1) / N;
-    p.uploaded_ciphertexts = p.chunks * powers;
+    p.derived_powers = noise[r].derived_powers;
+    p.uploaded_ciphertexts = p.chunks * (p.derived_powers ? 1 : powers);
     p.outputs = model.rounds()[r].output.size();
     p.packs = (p.outputs + N - 1) / N;
     p.encoding_bits = model.encoding_bits(r);
@@ -43,7 +45,7 @@ Plan plan_inference(const Model& model, const rlwe::ParameterSet& params,
     p.download_bits = noise[r].download_bits;
     p.noise = noise[r];
     if (options.mode == rlwe::TreeMode::fast) {
-      p.key_switches = p.packs * per_pack;
+      p.key_switches = p.packs * per_pack + (p.derived_powers ? p.chunks * (powers - 1) : 0);
       *plan.key_switches += *p.key_switches;
     }
     p.bytes_up = kRoundMessage +

@@ -135,6 +135,7 @@ Bytes encode_welcome(const Welcome& welcome) {
     w.u32(m.round_bits[r]);
     w.u32(m.encoding_bits[r]);
     w.u8(static_cast<std::uint8_t>(m.upload_bits.at(r)));
+    w.u8(m.derived_powers.at(r));
     w.u8(m.requant[r] ? 1 : 0);
     w.u32(m.requant[r] ? m.requant[r]->mult : 0);
     w.u32(m.requant[r] ? m.requant[r]->shift : 0);
@@ -164,6 +165,9 @@ Welcome decode_welcome(std::span<const std::uint8_t> bytes) {
     const std::uint8_t kept = r.u8();
     if (kept <= m.encoding_bits.back() || kept > 64) r.fail("bad upload precision");
     m.upload_bits.push_back(kept);
+    const std::uint8_t derived = r.u8();
+    if (derived > 1) r.fail("bad upload form");
+    m.derived_powers.push_back(derived);
     const std::uint8_t has = r.u8();
     const std::uint32_t mult = r.u32(), shift = r.u32();
     if (has > 1 || (has == 1) != (i + 1 < rounds) || (has && (shift < 1 || shift > 32)))

@@ -54,14 +54,24 @@ std::vector<std::uint64_t> power_elements(const RingParams& r, std::uint32_t gam
   return out;
 }
 
-std::vector<SeededCiphertext> encrypt_powers(Encryptor& encryptor, std::span<const u64> mu,
-                                             std::uint32_t gamma, std::uint32_t bits) {
-  const RingParams& r = encryptor.params().ring;
-  ring::require_degree(r, mu.size(), "encrypt_powers message");
+namespace {
+
+// t^-gamma mu, t^-gamma taken mod 2^64.
+std::vector<u64> scaled_down(const RingParams& r, std::span<const u64> mu, std::uint32_t gamma) {
+  ring::require_degree(r, mu.size(), "powers: message");
   const u64 scale = core::inverse_mod_word<u64>(r.power(gamma));
   std::vector<u64> scaled(mu.begin(), mu.end());
   for (u64& c : scaled)
     c *= scale;
+  return scaled;
+}
+
+}  // namespace
+
+std::vector<SeededCiphertext> encrypt_powers(Encryptor& encryptor, std::span<const u64> mu,
+                                             std::uint32_t gamma, std::uint32_t bits) {
+  const RingParams& r = encryptor.params().ring;
+  const std::vector<u64> scaled = scaled_down(r, mu, gamma);
   std::vector<u64> conjugate(r.N());
   std::vector<SeededCiphertext> out;
   for (std::uint64_t k : power_elements(r, gamma)) {
@@ -69,6 +79,11 @@ std::vector<SeededCiphertext> encrypt_powers(Encryptor& encryptor, std::span<con
     out.push_back(encryptor.encrypt_seeded(conjugate, bits));
   }
   return out;
+}
+
+SeededCiphertext encrypt_first_power(Encryptor& encryptor, std::span<const u64> mu,
+                                     std::uint32_t gamma, std::uint32_t bits) {
+  return encryptor.encrypt_seeded(scaled_down(encryptor.params().ring, mu, gamma), bits);
 }
 
 PartialExtraction::PartialExtraction(const RingParams& r, std::uint32_t gamma)

@@ -6,6 +6,7 @@
 #include "safhire/core/error.hpp"
 #include "safhire/core/modarith.hpp"
 #include "safhire/ring/cyclotomic.hpp"
+#include "safhire/rlwe/partial.hpp"
 
 namespace safhire::rlwe {
 
@@ -102,6 +103,15 @@ std::vector<std::uint64_t> tree_galois_elements(const RingParams& r) {
   return out;
 }
 
+std::vector<std::uint64_t> galois_elements(const RingParams& r, std::uint32_t gamma) {
+  std::vector<std::uint64_t> out = tree_galois_elements(r);
+  for (std::uint64_t k : power_elements(r, gamma))
+    if (k != 1) out.push_back(k);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 GaloisKeys make_galois_keys(const SecretKey& key, const Gadget& gadget, core::RandomSource& noise,
                             std::span<const std::uint64_t> elements) {
   const std::vector<std::uint64_t> all = tree_galois_elements(key.params().ring);
@@ -158,6 +168,16 @@ Ciphertext embed_lwe(const RingParams& r, const LweCiphertext& lwe) {
 TraceTrees::TraceTrees(const ParameterSet& params, const Gadget& gadget, const GaloisKeys& keys)
     : params_(params), keys_(&keys), switcher_(params, gadget) {
   require(params.ring.a() >= 2, ErrorCode::unsupported, "trace trees need a >= 2");
+}
+
+std::vector<Ciphertext> TraceTrees::derive_powers(const Ciphertext& first, std::uint32_t gamma) {
+  require(gamma >= 1 && gamma < params_.ring.a(), ErrorCode::invalid_argument,
+          "derive_powers needs 1 <= gamma < a");
+  require_ring(first, params_.ring, "derive_powers");
+  std::vector<Ciphertext> out;
+  for (std::uint64_t k : power_elements(params_.ring, gamma))
+    out.push_back(k == 1 ? first : ks(first, k));
+  return out;
 }
 
 Ciphertext TraceTrees::ks(const Ciphertext& ct, std::uint64_t k) {

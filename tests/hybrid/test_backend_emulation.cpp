@@ -31,7 +31,7 @@ TEST_P(BackendEmulation, DownloadsEqualTheCpuBackendWordForWord) {
                           const rlwe::GaloisKeys& keys) {
         return std::make_unique<cuda::DeviceBackend<CpuOps>>(
             params, config, CpuOps{params, keys, rlwe::KeySwitcher(params, params.gadget(gamma))},
-            "emulated cuda");
+            "emulated cuda", backend::has_power_keys(keys, params.ring, gamma));
       });
 }
 

@@ -39,6 +39,7 @@ struct Transcript {
   std::vector<std::vector<std::int64_t>> seen;
   std::vector<std::vector<std::uint32_t>> perms;
   std::uint64_t key_switches = 0;
+  std::vector<std::uint8_t> derived_powers;  // per round, as the server chose
 };
 
 Transcript infer(const Model& model, const ParameterSet& params, InferenceOptions options,
@@ -50,7 +51,11 @@ Transcript infer(const Model& model, const ParameterSet& params, InferenceOption
   std::optional<Upload> up = client.start(server.model_info(), image);
   while (up)
     up = client.receive(server.process(*up));
-  Transcript run{client.logits(), client.seen(), {}, server.key_switches()};
+  Transcript run{client.logits(),
+                 client.seen(),
+                 {},
+                 server.key_switches(),
+                 server.model_info().derived_powers};
   for (std::uint32_t r = 0; r < model.rounds().size(); ++r)
     run.perms.push_back(server.permutation(r));
   return run;
@@ -87,13 +92,19 @@ TEST_P(EncryptedInference, LogitsEqualThePlaintextEvaluator) {
   const Transcript run = infer(model, params, options, image);
   std::vector<std::vector<std::int64_t>> accs;
   EXPECT_EQ(run.logits, evaluate(model, image, &accs));
-  // Packing cost: per packed ciphertext N - 1 (gamma 0) or t^(a-gamma) - 1 switches.
-  std::uint64_t packs = 0;
-  for (const auto& round : model.rounds())
-    packs += (round.output.size() + params.ring.N() - 1) / params.ring.N();
+  // Packing cost: per packed ciphertext N - 1 (gamma 0) or t^(a-gamma) - 1 switches; and
+  // phi(t^gamma) - 1 per chunk of an upload whose powers the server derived.
+  const std::uint64_t N = params.ring.N();
+  std::uint64_t packs = 0, derived = 0;
+  for (std::size_t r = 0; r < model.rounds().size(); ++r) {
+    packs += (model.rounds()[r].output.size() + N - 1) / N;
+    if (run.derived_powers.at(r))
+      derived += (model.activation(r).size() + N - 1) / N *
+                 (safhire::rlwe::power_elements(params.ring, c.gamma).size() - 1);
+  }
   const std::uint64_t per_pack =
-      c.gamma == 0 ? params.ring.N() - 1 : params.ring.power(params.ring.a() - c.gamma) - 1;
-  EXPECT_EQ(run.key_switches, packs * per_pack);
+      c.gamma == 0 ? N - 1 : params.ring.power(params.ring.a() - c.gamma) - 1;
+  EXPECT_EQ(run.key_switches, packs * per_pack + derived);
   // What the client saw: round r's accumulators in the server's slot order.
   ASSERT_EQ(run.seen.size(), accs.size());
   for (std::size_t r = 0; r < accs.size(); ++r) {

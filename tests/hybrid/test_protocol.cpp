@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <string>
 #include <thread>
 
 #include "model_files.hpp"
@@ -26,8 +27,10 @@ const safhire::rlwe::ParameterSet& b8() {
 TEST(Protocol, WelcomeRoundTrips) {
   const Model model = Model::load(model_path("small-b8.sfhm"));
   Welcome w{42, model.name(), ModelInfo::of(model)};
-  for (std::size_t r = 0; r < model.rounds().size(); ++r)
+  for (std::size_t r = 0; r < model.rounds().size(); ++r) {
     w.model.upload_bits.push_back(model.encoding_bits(r) + 1 + static_cast<std::uint32_t>(r));
+    w.model.derived_powers.push_back(r % 2 == 0 ? 1 : 0);
+  }
   const Welcome back = decode_welcome(encode_welcome(w));
   EXPECT_EQ(back.session, 42U);
   EXPECT_EQ(back.model_name, model.name());
@@ -35,6 +38,7 @@ TEST(Protocol, WelcomeRoundTrips) {
   EXPECT_EQ(back.model.round_bits, w.model.round_bits);
   EXPECT_EQ(back.model.encoding_bits, w.model.encoding_bits);
   EXPECT_EQ(back.model.upload_bits, w.model.upload_bits);
+  EXPECT_EQ(back.model.derived_powers, w.model.derived_powers);
   EXPECT_EQ(back.model.input_max, w.model.input_max);
   ASSERT_EQ(back.model.requant.size(), w.model.requant.size());
   for (std::size_t r = 0; r < w.model.requant.size(); ++r) {
@@ -58,6 +62,9 @@ TEST(Protocol, WelcomeRoundTrips) {
       EXPECT_EQ(e.code(), ErrorCode::malformed_input) << bad;
     }
   }
+  Welcome odd = w;
+  odd.model.derived_powers[0] = 2;  // neither uploaded nor derived
+  EXPECT_THROW(decode_welcome(encode_welcome(odd)), safhire::Error);
 }
 
 TEST(Protocol, InferenceThroughTheInProcessTransport) {
@@ -78,29 +85,44 @@ TEST(Protocol, InferenceThroughTheInProcessTransport) {
   EXPECT_EQ(service.sessions(), 0U);  // finished sessions are dropped
 }
 
-// The planner predicts, to the byte and to the switch, what an inference costs.
+// The planner predicts, to the byte and to the switch, what an inference costs: with every power
+// uploaded (gamma 0, and small-b12's 12-bit rounds at gamma 1) and with the server deriving them
+// (small-b8's 8-bit rounds on default-b8 at gamma 2).
 TEST(Protocol, PlanPredictsBytesAndKeySwitches) {
-  const Model model = Model::load(model_path("small-b12.sfhm"));
-  const auto refs = load_reference("small-b12.ref");
-  const auto& params = safhire::rlwe::parameter_set("default-b12");
-  for (std::uint32_t gamma : {0U, 1U}) {
+  struct Case {
+    const char* model;
+    const char* set;
+    std::uint32_t gamma;
+  };
+  std::size_t derived = 0;
+  for (const Case& c : {Case{"small-b12", "default-b12", 0}, Case{"small-b12", "default-b12", 1},
+                        Case{"small-b8", "default-b8", 2}}) {
+    const Model model = Model::load(model_path(std::string(c.model) + ".sfhm"));
+    const auto refs = load_reference(std::string(c.model) + ".ref");
+    const auto& params = safhire::rlwe::parameter_set(c.set);
     InferenceOptions options;
-    options.gamma = gamma;
+    options.gamma = c.gamma;
     const Plan plan = plan_inference(model, params, options);
     InferenceService service(model, safhire::rlwe::SecurityPolicy::require_128);
     InProcessTransport transport(service);
     SeededRandom random = SeededRandom::from_counter(303);
     RemoteClient client(transport, params, options, random);
     const InferenceReport report = client.infer(refs[2].pixels);
-    EXPECT_EQ(report.logits, evaluate(model, refs[2].pixels));
-    EXPECT_EQ(service.key_switches(), *plan.key_switches) << "gamma " << gamma;
-    EXPECT_EQ(report.bytes_up, plan.bytes_up) << "gamma " << gamma;
+    const std::string where = std::string(c.model) + ", gamma " + std::to_string(c.gamma);
+    EXPECT_EQ(report.logits, evaluate(model, refs[2].pixels)) << where;
+    EXPECT_EQ(service.key_switches(), *plan.key_switches) << where;
+    EXPECT_EQ(report.bytes_up, plan.bytes_up) << where;
     ModelInfo info = ModelInfo::of(model);
-    for (const RoundPlan& r : plan.rounds)
+    for (const RoundPlan& r : plan.rounds) {
       info.upload_bits.push_back(r.upload_bits);
+      info.derived_powers.push_back(r.derived_powers ? 1 : 0);
+      derived += r.derived_powers ? 1 : 0;
+    }
+    EXPECT_EQ(client.model().derived_powers, info.derived_powers) << where;
     const std::uint64_t welcome = encode_welcome(Welcome{1, model.name(), info}).size();
-    EXPECT_EQ(report.bytes_down, plan.bytes_down + welcome) << "gamma " << gamma;
+    EXPECT_EQ(report.bytes_down, plan.bytes_down + welcome) << where;
   }
+  EXPECT_GT(derived, 0U);
 }
 
 TEST(Protocol, InferenceOverTcpLoopback) {

@@ -12,7 +12,9 @@
 
 #include "rlwe_context.hpp"
 #include "safhire/core/error.hpp"
+#include "safhire/core/modarith.hpp"
 #include "safhire/ring/cyclotomic.hpp"
+#include "safhire/rlwe/noise.hpp"
 #include "safhire/rlwe/partial.hpp"
 #include "test_util.hpp"
 
@@ -333,6 +335,50 @@ TEST_P(PartialOnPaperRings, LayerOnThePowersIsExactAtGammaOneAndTwo) {
   for (std::uint32_t gamma : {1U, 2U}) {
     SCOPED_TRACE("gamma " + std::to_string(gamma));
     check_layer(ctx, gamma, 3, TreeMode::fast);
+  }
+}
+
+// Powers derived by the server from the first (TraceTrees::derive_powers, with the keys of
+// galois_elements) carry the client's messages sigma_k(t^-gamma mu), computed here with the
+// plaintext automorphism, with one key switch's noise: the measured variance against
+// sigma^2 + keyswitch_variance (an upper bound for binary keys).
+TEST_P(PartialOnPaperRings, DerivedPowersCarryTheClientsMessages) {
+  Context ctx(parameter_set(GetParam()));
+  const RingParams& r = ctx.p.ring;
+  std::mt19937_64 rng(321);
+  for (std::uint32_t gamma : {1U, 2U}) {
+    SCOPED_TRACE("gamma " + std::to_string(gamma));
+    const Gadget gadget = ctx.p.gadget(gamma);
+    const GaloisKeys keys =
+        make_galois_keys(ctx.key, gadget, ctx.random, galois_elements(r, gamma));
+    const auto chunk = encode_chunks(r, ctx.random_values(rng), ctx.p.message_bits)[0];
+    const std::vector<u64> mu(chunk.coeffs().begin(), chunk.coeffs().end());
+    TraceTrees trees(ctx.p, gadget, keys);
+    const std::vector<Ciphertext> powers =
+        trees.derive_powers(encrypt_first_power(ctx.enc, mu, gamma).expand(), gamma);
+    const std::vector<std::uint64_t> elements = power_elements(r, gamma);
+    ASSERT_EQ(powers.size(), elements.size());
+    EXPECT_EQ(trees.key_switches(), elements.size() - 1);
+    const u64 scale = safhire::core::inverse_mod_word<u64>(power(r.t(), gamma));
+    std::vector<u64> scaled(mu), expected(r.N());
+    for (u64& c : scaled)
+      c *= scale;
+    NoiseProbe probe;
+    for (std::size_t i = 0; i < elements.size(); ++i) {
+      safhire::ring::automorphism(r, std::span<const u64>(scaled), elements[i],
+                                  std::span<u64>(expected), TorusArith{});
+      const auto phase = ctx.enc.phase(powers[i]);
+      for (std::uint32_t j = 0; j < r.N(); ++j) {
+        ASSERT_EQ(decode_message(phase[j], ctx.p.message_bits),
+                  decode_message(expected[j], ctx.p.message_bits))
+            << "power " << elements[i] << ", coefficient " << j;
+        if (i > 0) probe.add(phase[j] - expected[j]);
+      }
+    }
+    const double estimate =
+        std::log2(std::exp2(2 * ctx.p.log2_sigma) + keyswitch_variance(ctx.p, gadget));
+    EXPECT_LE(probe.log2_variance(), estimate + 0.1);
+    EXPECT_GE(probe.log2_variance(), estimate - 3);
   }
 }
 

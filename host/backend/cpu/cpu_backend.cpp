@@ -289,7 +289,10 @@ class CpuBackend final : public Backend {
       trees_.push_back(
           std::make_unique<rlwe::TraceTrees>(params_, params_.gadget(config.gamma), keys));
     if (config.gamma >= 1) partial_.emplace(params_.ring, config.gamma);
+    derives_ = has_power_keys(keys, params_.ring, config.gamma);
   }
+
+  bool derives_powers() const override { return derives_; }
 
   std::string name() const override {
     return "cpu (" + std::string(ring::to_string(simd_)) + ", " + std::to_string(threads_) +
@@ -303,11 +306,15 @@ class CpuBackend final : public Backend {
   std::unique_ptr<Rows> extract(std::span<const rlwe::SeededCiphertext> cts,
                                 std::span<const std::uint32_t> destination) override {
     const std::size_t n = destination.size(), N = params_.ring.N(), W = width_, S = stride_;
-    const std::size_t per_chunk = partial_ ? partial_->elements().size() : 1;
+    const std::size_t K = partial_ ? partial_->elements().size() : 1;
     const std::size_t chunks = (n + N - 1) / N;
+    // At gamma >= 1 either every power of each chunk, or the first only (the others derived).
+    const bool derive = K > 1 && derives_ && cts.size() == chunks;
+    const std::size_t per_chunk = derive ? 1 : K;
     require(cts.size() == chunks * per_chunk, ErrorCode::invalid_argument,
-            "extract: " + std::to_string(chunks * per_chunk) + " ciphertexts expected for " +
-                std::to_string(n) + " values");
+            "extract: " + std::to_string(chunks * K) + " ciphertexts expected for " +
+                std::to_string(n) + " values" +
+                (derives_ ? " (or " + std::to_string(chunks) + ", the first powers)" : ""));
     require_permutation(destination, "extract: destinations");
     auto out = std::make_unique<HostRows>(n, S, config_.row_bits, pool_);
     u64* rows = out->words;
@@ -333,8 +340,12 @@ class CpuBackend final : public Backend {
         continue;
       }
       std::vector<rlwe::Ciphertext> powers;
-      for (std::size_t k = 0; k < per_chunk; ++k)
-        powers.push_back(cts[c * per_chunk + k].expand());
+      if (derive) {
+        powers = derive_powers(cts[c].expand());
+      } else {
+        for (std::size_t k = 0; k < K; ++k)
+          powers.push_back(cts[c * K + k].expand());
+      }
       const rlwe::PartialExtraction& px = *partial_;
       const rlwe::PartialExtraction::PowerBlocks power_blocks = px.power_blocks(powers);
       const std::uint32_t T = px.blocks(), L = px.lanes();
@@ -456,6 +467,17 @@ class CpuBackend final : public Backend {
  private:
   bool narrow() const { return config_.row_bits == 32; }
 
+  // The powers of a chunk from its first, the key switches shared by the workers.
+  std::vector<rlwe::Ciphertext> derive_powers(const rlwe::Ciphertext& first) {
+    const std::vector<std::uint64_t>& elements = partial_->elements();
+    std::vector<rlwe::Ciphertext> powers(elements.size(), rlwe::Ciphertext(params_.ring));
+    powers[0] = first;
+    core::parallel_for(elements.size() - 1, threads_, [&](std::size_t i, unsigned worker) {
+      powers[i + 1] = trees_[worker]->automorphism(first, elements[i + 1]);
+    });
+    return powers;
+  }
+
   // A worker's 64-bit row j (of lanes() at gamma >= 1, one at gamma = 0) for 32-bit rows.
   u64* wide_row(unsigned worker, std::size_t j) {
     std::vector<u64>& rows = wide_rows_[worker];
@@ -568,6 +590,7 @@ class CpuBackend final : public Backend {
   std::size_t stride_;  // between rows: width_, or for 32-bit rows width_ rounded up to 32
   ring::SimdIsa simd_;
   std::vector<std::unique_ptr<rlwe::TraceTrees>> trees_;  // one per worker
+  bool derives_ = false;  // keys for every power element at gamma >= 1
   std::optional<rlwe::PartialExtraction> partial_;
   std::vector<std::vector<u64>> clean_scratch_;  // per worker, for clean_samples
   std::vector<std::vector<u64*>> lane_rows_;     // per worker

@@ -106,9 +106,13 @@ class Backend {
 
   // Extraction of `values` values from one upload: at gamma = 0 one ciphertext per chunk of N
   // values (value c N + j is coefficient j of ciphertext c); at gamma >= 1 the phi(t^gamma)
-  // powers of each chunk in rlwe::power_elements order. Value v becomes row destination[v].
+  // powers of each chunk in rlwe::power_elements order, or, where derives_powers(), the first
+  // power of each chunk only, the others derived (rlwe::TraceTrees::derive_powers: phi(t^gamma) -
+  // 1 key switches per chunk, counted). Value v becomes row destination[v].
   virtual std::unique_ptr<Rows> extract(std::span<const rlwe::SeededCiphertext> ciphertexts,
                                         std::span<const std::uint32_t> destination) = 0;
+  // Whether extract takes the first powers only (gamma >= 1, with keys for every power element).
+  virtual bool derives_powers() const { return false; }
   // The linear layer over `sources` (indexed by Tap::source; null where no tap reads it):
   // layer.outputs() rows.
   virtual std::unique_ptr<Rows> linear(const LinearLayer& layer,
@@ -121,6 +125,11 @@ class Backend {
   // Key switches done so far.
   virtual std::uint64_t key_switches() const = 0;
 };
+
+// Whether `keys` hold every power element's key at gamma >= 1 (rlwe::power_elements, 1 aside):
+// what a backend needs to derive powers from the first of each chunk.
+bool has_power_keys(const rlwe::GaloisKeys& keys, const ring::RingParams& ring,
+                    std::uint32_t gamma);
 
 // Throws Error(invalid_argument) naming `what` unless p is a permutation of [0, p.size()).
 void require_permutation(std::span<const std::uint32_t> p, const char* what);

@@ -35,6 +35,9 @@ struct ModelInfo {
   // Per round: the bits of b that its upload keeps (RoundNoise::upload_bits), set by the server
   // for a session (Server::model_info); ModelInfo::of leaves it empty.
   std::vector<std::uint32_t> upload_bits;
+  // Per round: 1 where the upload carries the first power of each chunk only (gamma >= 1; the
+  // server derives the others, RoundNoise::derived_powers), else 0; set with upload_bits.
+  std::vector<std::uint8_t> derived_powers;
   static ModelInfo of(const Model& model);
 };
 
@@ -53,6 +56,10 @@ struct RoundNoise {
   // it): rounding b to 2^-k adds 2^-2k / 12 per sample, through the same weights and gain as
   // fresh noise.
   std::uint32_t upload_bits = 64;
+  // Whether the server derives this upload's powers from the first of each chunk (gamma >= 1):
+  // each derived power carries one key switch's noise (rlwe::keyswitch_variance), through the
+  // same weights and gain as fresh noise.
+  bool derived_powers = false;
 };
 // With row_bits = 32 (backend::Config) the rounding of the rows to 2^32 adds, through the same
 // weights, 2^-64/12 (1 + N E[s^2]) per row at gamma = 0 (a row is an LWE sample over the key's N
@@ -65,14 +72,20 @@ struct RoundNoise {
 // (at most rlwe::upload_bits, a fresh ciphertext's own precision) whose rounding adds, in every
 // round r that reads it, at most 1/16 of r's variance at decryption (the packed result's with
 // exact uploads plus the download's rounding), shared among r's sources. The downloads' bits
-// follow from the total. A round that would then exceed kMaxFailureProbability keeps its sources
-// at rlwe::upload_bits.
+// follow from the total. With derive_powers (a backend that derives_powers(), gamma >= 1), an
+// upload's powers other than the first are derived by the server where the key switch's noise
+// adds at most another such share to every reader: the upload shrinks by phi(t^gamma). A round
+// that would then exceed kMaxFailureProbability keeps its sources at rlwe::upload_bits, powers
+// uploaded.
 std::vector<RoundNoise> estimate_round_noise(const Model& model, const rlwe::ParameterSet& params,
-                                             std::uint32_t gamma, std::uint32_t row_bits = 64);
-// The same with given upload precisions, one per round (64: b exact).
+                                             std::uint32_t gamma, std::uint32_t row_bits = 64,
+                                             bool derive_powers = false);
+// The same with given upload precisions, one per round (64: b exact), and derived powers (one
+// flag per round; empty: none).
 std::vector<RoundNoise> estimate_round_noise(const Model& model, const rlwe::ParameterSet& params,
                                              std::uint32_t gamma, std::uint32_t row_bits,
-                                             std::span<const std::uint32_t> upload_bits);
+                                             std::span<const std::uint32_t> upload_bits,
+                                             std::span<const std::uint8_t> derived_powers = {});
 // The row precision for a server's backend: 32 when every round's failure estimate with 32-bit
 // rows stays within kMaxFailureProbability, else 64.
 std::uint32_t narrowest_row_bits(const Model& model, const rlwe::ParameterSet& params,

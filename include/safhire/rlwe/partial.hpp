@@ -26,6 +26,10 @@ std::vector<std::uint64_t> power_elements(const ring::RingParams& ring, std::uin
 // 2^(64-b) y is the message t^-gamma y mod 2^b: the server's traces multiply it back by t^gamma.
 std::vector<SeededCiphertext> encrypt_powers(Encryptor& encryptor, std::span<const u64> mu,
                                              std::uint32_t gamma, std::uint32_t bits = 64);
+// The first of them only, Enc(t^-gamma mu) (k = 1), from which a server with keys for the other
+// elements derives the rest (TraceTrees::derive_powers).
+SeededCiphertext encrypt_first_power(Encryptor& encryptor, std::span<const u64> mu,
+                                     std::uint32_t gamma, std::uint32_t bits = 64);
 
 // A module-LWE sample of rank T = t^(a-gamma) over R_gamma = Z[Z]/Phi_(t^gamma)(Z), under the
 // blocks s_v of the secret (s = sum_v X^v s_v(X^T)): b = sum_v a_v s_v + mu + e in R_gamma.

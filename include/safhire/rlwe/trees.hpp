@@ -47,6 +47,11 @@ class GaloisKeys {
 // 1 + j t^c (c = 1..a-1, j = 1..t-1) for the tower, 2..t-1 and M-1 for the bottom level.
 std::vector<std::uint64_t> tree_galois_elements(const ring::RingParams& ring);
 
+// tree_galois_elements and those of the powers at level gamma (rlwe::power_elements, 1 aside),
+// which TraceTrees::derive_powers uses: a client's keys at gamma (for t = 3 at gamma = 2 that adds
+// sigma_5 and sigma_8; at gamma <= 1 nothing).
+std::vector<std::uint64_t> galois_elements(const ring::RingParams& ring, std::uint32_t gamma);
+
 // Client side: keys for `elements` (default: tree_galois_elements) with one gadget.
 GaloisKeys make_galois_keys(const SecretKey& key, const Gadget& gadget, core::RandomSource& noise,
                             std::span<const std::uint64_t> elements = {});
@@ -90,6 +95,13 @@ class TraceTrees {
                               std::uint32_t depth, TreeMode mode);
   Ciphertext pack_blocks_top(std::span<const Ciphertext> parts, std::uint32_t gamma,
                              std::uint32_t depth, TreeMode mode);
+
+  // The powers of one chunk at level gamma >= 1 (encrypt_powers' ciphertexts, in power_elements
+  // order) from the first, Enc(t^-gamma mu): sigma_k of it, switched back to s, for every other
+  // k; phi(t^gamma) - 1 key switches, each adding keyswitch_variance to its power's noise.
+  std::vector<Ciphertext> derive_powers(const Ciphertext& first, std::uint32_t gamma);
+  // sigma_k(ct) switched back to s: one key switch (the key for k).
+  Ciphertext automorphism(const Ciphertext& ct, std::uint64_t k) { return ks(ct, k); }
 
   std::uint64_t key_switches() const { return switcher_.key_switches(); }
 
