@@ -316,11 +316,17 @@ int run_plan(int argc, char** argv) {
               "outputs", "packs", "b", "up", "down", "log2 std", "P[fail]", "switches", "kB up/dn");
   for (std::size_t r = 0; r < plan.rounds.size(); ++r) {
     const RoundPlan& p = plan.rounds[r];
-    std::printf("%5zu %8zu %6zu %7zu %5zu %5u %5u %5u %9.2f %10.1e %9llu %4.0f/%-4.0f\n", r,
-                p.inputs, p.uploaded_ciphertexts, p.outputs, p.packs, p.round_bits, p.upload_bits,
-                p.download_bits, p.noise.log2_std, p.noise.failure_probability,
+    // cts: uploaded ciphertexts, marked * where the server derives the powers of each chunk.
+    std::printf("%5zu %8zu %5zu%c %7zu %5zu %5u %5u %5u %9.2f %10.1e %9llu %4.0f/%-4.0f\n", r,
+                p.inputs, p.uploaded_ciphertexts, p.derived_powers ? '*' : ' ', p.outputs, p.packs,
+                p.round_bits, p.upload_bits, p.download_bits, p.noise.log2_std,
+                p.noise.failure_probability,
                 static_cast<unsigned long long>(p.key_switches.value_or(0)),
                 static_cast<double>(p.bytes_up) / 1e3, static_cast<double>(p.bytes_down) / 1e3);
+  }
+  if (std::any_of(plan.rounds.begin(), plan.rounds.end(),
+                  [](const RoundPlan& p) { return p.derived_powers; })) {
+    std::printf("(* the first power of each chunk uploaded, the others derived by the server)\n");
   }
   std::printf("total: %.2f MB up, %.2f MB down, %llu key switches%s\n",
               static_cast<double>(plan.bytes_up) / 1e6, static_cast<double>(plan.bytes_down) / 1e6,
