@@ -192,7 +192,7 @@ class Server {
   const ServerTimes& times() const { return times_; }
   std::uint32_t download_bits(std::uint32_t round) const { return download_bits_.at(round); }
   // What the client needs of the model for this session: ModelInfo::of(model) with the upload
-  // precisions of estimate_round_noise for the session's gamma and rows.
+  // precisions and forms of estimate_round_noise for the session's gamma, rows and backend.
   const ModelInfo& model_info() const { return info_; }
   std::uint64_t key_switches() const;
   std::string backend_name() const;
