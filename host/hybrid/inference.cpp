@@ -116,9 +116,7 @@ struct NoiseModel {
   }
 
   // The variance that rounding b to `bits` bits adds to an uploaded sample, before the weights.
-  double upload(std::uint32_t bits) const {
-    return bits >= 64 ? 0.0 : std::exp2(-2.0 * bits) / 12 * gain;
-  }
+  double upload(std::uint32_t bits) const { return rlwe::word_rounding_variance(bits) * gain; }
 
   // Round r's variance with upload precisions `bits` and derived powers `derive` (one per
   // uploaded activation; `derive` empty: none derived).

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <cmath>
 #include <string>
 
 #include "safhire/core/error.hpp"
@@ -106,9 +105,7 @@ void KeySwitchKey::build_ntt_form() {
 }
 
 std::uint32_t key_bits(const ParameterSet& params) {
-  // 2^-2k / 12 <= sigma^2 / 256  <=>  k >= -log2 sigma + log2(16 / sqrt(12)).
-  const double k = std::ceil(-params.log2_sigma + std::log2(16.0 / std::sqrt(12.0)));
-  return static_cast<std::uint32_t>(std::clamp(k, 1.0, 64.0));
+  return hiding_bits(params, 1.0 / 256);
 }
 
 KeySwitchKey make_key_switch_key(const SecretKey& key, std::span<const u64> from_key,

@@ -103,8 +103,7 @@ double switched_variance(const ParameterSet& params, std::uint32_t bits) {
 }
 
 double key_transport_variance(const ParameterSet& params) {
-  const std::uint32_t bits = key_bits(params);
-  return bits == 64 ? 0.0 : std::exp2(-2.0 * bits) / 12;
+  return word_rounding_variance(key_bits(params));
 }
 
 double key_rounding_variance(const ParameterSet& params, ring::LimbSplit split) {

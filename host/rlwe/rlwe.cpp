@@ -100,10 +100,16 @@ void Encryptor::multiply_by_secret(std::span<const u64> a, std::span<u64> out) {
   product_->multiply(a, key_->coeffs(), out);
 }
 
+std::uint32_t hiding_bits(const ParameterSet& params, double share) {
+  const double budget = share * std::exp2(2 * params.log2_sigma);
+  std::uint32_t k = 1;
+  while (k < 64 && word_rounding_variance(k) > budget)
+    ++k;
+  return k;
+}
+
 std::uint32_t upload_bits(const ParameterSet& params) {
-  // 2^-2k / 12 <= 2^(2 log2 sigma) / 16  <=>  k >= -log2 sigma + log2(4 / sqrt(12)).
-  const double k = std::ceil(-params.log2_sigma + std::log2(4.0 / std::sqrt(12.0)));
-  return static_cast<std::uint32_t>(std::clamp(k, 1.0, 64.0));
+  return hiding_bits(params, 1.0 / 16);
 }
 
 SeededCiphertext Encryptor::encrypt_seeded(std::span<const u64> mu, std::uint32_t bits) {

@@ -37,6 +37,15 @@ inline u64 round_to_bits(u64 x, std::uint32_t bits) {
   return drop == 0 ? x : ((x + (u64{1} << (drop - 1))) >> drop) << drop;
 }
 
+// The variance round_to_bits adds to a word (a uniform rounding error, torus units):
+// 2^-2bits / 12, and 0 at 64 bits.
+inline double word_rounding_variance(std::uint32_t bits) {
+  return bits >= 64 ? 0.0 : std::exp2(-2.0 * bits) / 12;
+}
+
+// The fewest bits (1..64) whose word_rounding_variance is at most share sigma^2.
+std::uint32_t hiding_bits(const ParameterSet& params, double share);
+
 // The fewest bits of a fresh ciphertext's b whose rounding adds at most 1/16 of the fresh noise
 // variance (2^-2bits / 12 <= sigma^2 / 16): 35 for default-b8, 51 for default-b12.
 std::uint32_t upload_bits(const ParameterSet& params);
