@@ -25,6 +25,9 @@ static __global__ void blocks_kernel(block::BlocksArgs g, size_t len) {
 static __global__ void clean_kernel(block::CleanArgs g, size_t len) {
   grid_stride(len, [&](size_t x) { block::clean_thread(g, x); });
 }
+static __global__ void narrow_kernel(block::NarrowArgs g, size_t len) {
+  grid_stride(len, [&](size_t x) { block::narrow_thread(g, x); });
+}
 static __global__ void linear_kernel(block::LinearArgs g, size_t len) {
   grid_stride(len, [&](size_t x) { block::linear_thread(g, x); });
 }
@@ -80,6 +83,11 @@ struct BackendOps : CudaOps {
     NvtxRange range("extract", NvtxCategory::hybrid, kColorBackend);
     clean_kernel<<<elementwise_blocks(len), kElementwiseThreads, 0, stream>>>(g, len);
     check_launch("clean_kernel");
+  }
+  void run_narrow(const block::NarrowArgs& g, size_t len) {
+    NvtxRange range("extract", NvtxCategory::hybrid, kColorBackend);
+    narrow_kernel<<<elementwise_blocks(len), kElementwiseThreads, 0, stream>>>(g, len);
+    check_launch("narrow_kernel");
   }
   void run_linear(const block::LinearArgs& g, size_t len) {
     NvtxRange range("linear", NvtxCategory::hybrid, kColorBackend);

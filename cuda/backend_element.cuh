@@ -2,7 +2,8 @@
 // tests/hybrid/test_backend_emulation.cpp: each computes one output word from its inputs without
 // state, so one GPU thread owns it. Rows are [count][W] words (backend::row_words): 64-bit, or
 // 32-bit (backend::Config::row_bits = 32) where the Args' rows32 pointers are set instead, in
-// which case extraction rounds its words (backend::narrow_word), the linear layer sums mod 2^32
+// which case extraction makes 64-bit rows that narrow_thread rounds (backend::narrow_word, the
+// key's mean compensated in the bodies: backend::narrow_body), the linear layer sums mod 2^32
 // and the gathers of packing lift them back (backend::widen_word).
 #pragma once
 
@@ -23,18 +24,8 @@ struct ExtractArgs {
   const u64* b;
   const u32* dest;
   u64* rows;
-  u32* rows32;  // 32-bit rows: set instead of rows
   u32 N, M, m, W;
 };
-
-// Word i of row `row`, 64-bit or rounded to 32 bits.
-SAFHIRE_HD void store_row_word(u64* rows, u32* rows32, std::size_t row, u32 W, u32 i, u64 word) {
-  if (rows32 != nullptr) {
-    rows32[row * W + i] = backend::narrow_word(word);
-  } else {
-    rows[row * W + i] = word;
-  }
-}
 
 SAFHIRE_HD void extract_thread(const ExtractArgs& g, std::size_t x) {
   const std::size_t v = x / g.W;
@@ -52,7 +43,7 @@ SAFHIRE_HD void extract_thread(const ExtractArgs& g, std::size_t x) {
     if (i > j + g.m) word += a[j + g.M - i];
     if (i > r) word -= a[g.N + r - i];
   }
-  store_row_word(g.rows, g.rows32, g.dest[v], g.W, i, word);
+  g.rows[std::size_t{g.dest[v]} * g.W + i] = word;
 }
 
 // Extraction at gamma >= 1, step 1: each power ciphertext (a, b: [powers][N]) to block-major
@@ -86,7 +77,6 @@ struct CleanArgs {
   const u64* elements;  // the K Galois elements of the powers
   const u32* dest;
   u64* rows;
-  u32* rows32;  // 32-bit rows: set instead of rows
   u32 N, T, L, K, Mg, mg, W;
 };
 
@@ -121,7 +111,30 @@ SAFHIRE_HD void clean_thread(const CleanArgs& g, std::size_t x) {
         sum += coefficients[l] * monomial_coefficient(src, l, e, g.L, g.Mg, g.mg);
     }
   }
-  store_row_word(g.rows, g.rows32, g.dest[value], g.W, w, sum);
+  g.rows[std::size_t{g.dest[value]} * g.W + w] = sum;
+}
+
+// 64-bit rows ([count][W], W = N + L) rounded to 32-bit ones: mask words by narrow_word, body
+// lane r by narrow_body with row r of backend::key_mean_map (map: L x L, or null), the lane
+// errors summed over the row by the thread itself (N words per body word).
+struct NarrowArgs {
+  const u64* rows;
+  const std::int64_t* map;
+  u32* rows32;
+  u32 N, L, W;
+};
+
+SAFHIRE_HD void narrow_thread(const NarrowArgs& g, std::size_t x) {
+  const auto w = static_cast<u32>(x % g.W);
+  if (w < g.N) {
+    g.rows32[x] = backend::narrow_word(g.rows[x]);
+    return;
+  }
+  const u64* row = g.rows + (x - w);
+  const u32 r = w - g.N;
+  g.rows32[x] =
+      backend::narrow_body(row[w], g.map == nullptr ? nullptr : g.map + std::size_t{r} * g.L, g.L,
+                           [&](u32 l) { return backend::lane_narrow_error(row, g.N, g.L, l); });
 }
 
 // The linear layer (backend::LinearLayer in compressed rows): word w of output o is

@@ -6,7 +6,7 @@
 // Ops provides, besides what tree_levels.hpp needs: Array<T> (default-constructible, with data())
 // and upload<T>(span) -> Array<T>; download(device words, host span); synchronize();
 // run_extract(ExtractArgs, threads), run_blocks(BlocksArgs, threads), run_clean(CleanArgs,
-// threads), run_linear(LinearArgs, threads),
+// threads), run_narrow(NarrowArgs, threads), run_linear(LinearArgs, threads),
 // run_gather_lwe(GatherLweArgs, threads), run_gather_blocks(GatherBlocksArgs, threads);
 // key_switches().
 //
@@ -60,6 +60,9 @@ class DeviceBackend final : public backend::Backend {
       map = rlwe::PartialExtraction(params.ring, config.gamma).clean_sample_map();
       map_ = ops_.template upload<u64>(map);
     }
+    const std::vector<std::int64_t> key_mean = backend::key_mean_map(params, config.gamma);
+    has_key_mean_ = config.row_bits == 32 && !key_mean.empty();
+    if (has_key_mean_) key_mean_ = ops_.template upload<std::int64_t>(key_mean);
     ops_.synchronize();
   }
 
@@ -93,6 +96,10 @@ class DeviceBackend final : public backend::Backend {
     const auto da = ops_.template upload<u64>(a);
     const auto db = ops_.template upload<u64>(b);
     const auto dest = ops_.template upload<u32>(destination);
+    // 32-bit rows are made as 64-bit ones here, then rounded (narrow below).
+    typename Ops::Buffer wide;
+    if (out->narrow() != nullptr) wide = ops_.alloc(n * width_);
+    u64* const rows = out->narrow() != nullptr ? wide.data() : out->wide();
     if (config_.gamma >= 1) {
       const ring::RingParams& r = params_.ring;
       // The powers [chunks][K][N]: uploaded, or derived on the device from the first of each
@@ -134,8 +141,7 @@ class DeviceBackend final : public backend::Backend {
       args.map = map_.data();
       args.elements = device_elements_.data();
       args.dest = dest.data();
-      args.rows = out->wide();
-      args.rows32 = out->narrow();
+      args.rows = rows;
       args.N = static_cast<u32>(N);
       args.T = blocks.T;
       args.L = blocks.L;
@@ -144,6 +150,7 @@ class DeviceBackend final : public backend::Backend {
       args.mg = static_cast<u32>(levels::power(r.t(), config_.gamma - 1));
       args.W = static_cast<u32>(width_);
       ops_.run_clean(args, n * width_);
+      narrow(wide, *out);
       ops_.synchronize();  // the host vectors above die here
       return out;
     }
@@ -151,13 +158,13 @@ class DeviceBackend final : public backend::Backend {
     args.a = da.data();
     args.b = db.data();
     args.dest = dest.data();
-    args.rows = out->wide();
-    args.rows32 = out->narrow();
+    args.rows = rows;
     args.N = static_cast<u32>(N);
     args.M = params_.ring.M();
     args.m = params_.ring.m();
     args.W = static_cast<u32>(width_);
     ops_.run_extract(args, n * width_);
+    narrow(wide, *out);
     ops_.synchronize();  // the host vectors above die here
     return out;
   }
@@ -272,6 +279,19 @@ class DeviceBackend final : public backend::Backend {
                                   narrow);
   }
 
+  // 32-bit rows `out` from the 64-bit rows in `wide` (none: 64-bit rows, already in place).
+  void narrow(typename Ops::Buffer& wide, Rows& out) {
+    if (out.narrow() == nullptr) return;
+    block::NarrowArgs args{};
+    args.rows = wide.data();
+    args.map = has_key_mean_ ? key_mean_.data() : nullptr;
+    args.rows32 = out.narrow();
+    args.N = params_.ring.N();
+    args.W = static_cast<u32>(width_);
+    args.L = args.W - args.N;
+    ops_.run_narrow(args, out.values * width_);
+  }
+
   static const Rows& rows_of(const backend::Rows& rows) {
     const auto* r = dynamic_cast<const Rows*>(&rows);
     require(r != nullptr, ErrorCode::invalid_argument, "rows of another backend");
@@ -286,6 +306,9 @@ class DeviceBackend final : public backend::Backend {
   bool derives_;
   std::vector<u64> elements_;  // of the powers: {1} at gamma = 0
   typename Ops::template Array<u64> device_elements_, map_;
+  // backend::key_mean_map, for 32-bit rows (empty otherwise, and for a key without a mean).
+  typename Ops::template Array<std::int64_t> key_mean_;
+  bool has_key_mean_ = false;
 };
 
 }  // namespace safhire::cuda

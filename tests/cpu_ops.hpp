@@ -74,6 +74,9 @@ struct CpuOps {
   void run_clean(const cuda::block::CleanArgs& g, std::size_t n) {
     loop(g, n, cuda::block::clean_thread);
   }
+  void run_narrow(const cuda::block::NarrowArgs& g, std::size_t n) {
+    loop(g, n, cuda::block::narrow_thread);
+  }
   void run_linear(const cuda::block::LinearArgs& g, std::size_t n) {
     loop(g, n, cuda::block::linear_thread);
   }

@@ -15,6 +15,31 @@ std::size_t row_words(const rlwe::ParameterSet& params, std::uint32_t gamma) {
   return std::size_t{r.N()} + lanes;
 }
 
+std::vector<std::int64_t> key_mean_map(const rlwe::ParameterSet& params, std::uint32_t gamma) {
+  const std::size_t L = row_words(params, gamma) - params.ring.N();
+  if (params.key != rlwe::KeyDistribution::binary) return {};
+  if (gamma == 0) return {1};
+  // Z^l u in Z[Z]/Phi_(t^gamma)(Z), Phi = sum_(i < t) Z^(i t^(gamma - 1)): Z^k for k >= L is
+  // -sum_(i < t - 1) Z^(k - L + i t^(gamma - 1)), reduced from the top.
+  const std::size_t step = params.ring.power(gamma - 1), t = params.ring.t();
+  std::vector<std::int64_t> map(L * L);
+  std::vector<std::int64_t> p(2 * L);
+  for (std::size_t l = 0; l < L; ++l) {
+    std::fill(p.begin(), p.end(), 0);
+    for (std::size_t m = 0; m < L; ++m)
+      p[l + m] = 1;
+    for (std::size_t k = 2 * L - 1; k >= L; --k) {
+      const std::int64_t c = p[k];
+      p[k] = 0;
+      for (std::size_t i = 0; i + 1 < t; ++i)
+        p[k - L + i * step] -= c;
+    }
+    for (std::size_t r = 0; r < L; ++r)
+      map[r * L + l] = p[r];
+  }
+  return map;
+}
+
 void LayerWeights::validate() const {
   const std::size_t n = outputs();
   require(!group_start.empty() && group_start.front() == 0 && group_start.back() == n &&

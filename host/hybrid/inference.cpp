@@ -100,14 +100,15 @@ struct NoiseModel {
         gamma == 0 ? 1.0
                    : static_cast<double>(params.ring.power(gamma) - params.ring.power(gamma - 1));
     gain = gamma == 0 ? 1.0 : 4 * phi * phi;
-    const double key_second_moment = params.key == rlwe::KeyDistribution::binary ? 0.5 : 2.0 / 3.0;
     // The rounding of rows to 2^row_bits, per row and through packing: gamma = 0 exactly; at
     // gamma >= 1 each lane meets a key coefficient in at most two terms, and a packed
-    // coefficient collects the lanes of phi rows, each at most twice.
+    // coefficient collects the lanes of phi rows, each at most twice. The rows' bodies take
+    // back the key's mean (backend::key_mean_map), so the mask's rounding meets the centred key,
+    // Var(s), and the rows' roundings are uncorrelated: they add up as the squared weights.
     rounded = row_bits == 64
                   ? 0.0
                   : std::exp2(-2.0 * row_bits) / 12 *
-                        (1 + (gamma == 0 ? 1 : 2) * params.ring.N() * key_second_moment) *
+                        (1 + (gamma == 0 ? 1 : 2) * params.ring.N() * rlwe::key_variance(params)) *
                         (gamma == 0 ? 1 : 2 * phi);
     pack = std::exp2((gamma == 0 ? rlwe::estimate_packing_noise(params)
                                  : rlwe::estimate_block_packing_noise(params, gamma))

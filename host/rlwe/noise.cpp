@@ -42,9 +42,16 @@ double key_noise_term(const ParameterSet& params, const Gadget& gadget) {
 
 }  // namespace
 
+double key_second_moment(const ParameterSet& params) {
+  return params.key == KeyDistribution::binary ? 0.5 : 2.0 / 3.0;
+}
+
+double key_variance(const ParameterSet& params) {
+  return params.key == KeyDistribution::binary ? 0.25 : 2.0 / 3.0;
+}
+
 double keyswitch_variance(const ParameterSet& params, const Gadget& gadget) {
-  const double key_second_moment = params.key == KeyDistribution::binary ? 0.5 : 2.0 / 3.0;
-  return mean_product_count(params.ring) * key_second_moment * rounding_variance(gadget) +
+  return mean_product_count(params.ring) * key_second_moment(params) * rounding_variance(gadget) +
          key_noise_term(params, gadget);
 }
 
@@ -97,9 +104,8 @@ NoiseEstimate estimate_packing_noise(const ParameterSet& params) {
 }
 
 double switched_variance(const ParameterSet& params, std::uint32_t bits) {
-  const double key_second_moment = params.key == KeyDistribution::binary ? 0.5 : 2.0 / 3.0;
   const double unit = std::exp2(-2.0 * bits) / 12;
-  return unit * (1 + mean_product_count(params.ring) * key_second_moment);
+  return unit * (1 + mean_product_count(params.ring) * key_second_moment(params));
 }
 
 double key_transport_variance(const ParameterSet& params) {

@@ -282,9 +282,11 @@ class CpuBackend final : public Backend {
         width_(row_words(params, config.gamma)),
         stride_(config.row_bits == 32 ? (width_ + 31) / 32 * 32 : width_),
         simd_(ring::default_simd()),
+        key_mean_(key_mean_map(params, config.gamma)),
         clean_scratch_(threads_),
         lane_rows_(threads_),
-        wide_rows_(threads_) {
+        wide_rows_(threads_),
+        lane_errors_(threads_, std::vector<std::int64_t>(width_ - params.ring.N())) {
     for (unsigned w = 0; w < threads_; ++w)
       trees_.push_back(
           std::make_unique<rlwe::TraceTrees>(params_, params_.gadget(config.gamma), keys));
@@ -318,12 +320,20 @@ class CpuBackend final : public Backend {
     require_permutation(destination, "extract: destinations");
     auto out = std::make_unique<HostRows>(n, S, config_.row_bits, pool_);
     u64* rows = out->words;
-    // With 32-bit rows every row is made in a worker's 64-bit row, then rounded into place (its
-    // padding zeroed).
-    const auto round_into = [&](const u64* from, std::size_t to) {
+    // With 32-bit rows every row is made in a worker's 64-bit row, then rounded into place, the
+    // key's mean compensated in its body (key_mean_map), its padding zeroed.
+    const auto body_lanes = static_cast<std::uint32_t>(W - N);
+    const auto round_into = [&](const u64* from, std::size_t to, unsigned worker) {
       u32* row = out->narrow + to * S;
-      for (std::size_t k = 0; k < W; ++k)
+      for (std::size_t k = 0; k < N; ++k)
         row[k] = narrow_word(from[k]);
+      std::vector<std::int64_t>& errors = lane_errors_[worker];
+      const std::uint32_t L = body_lanes;
+      for (std::uint32_t l = 0; l < L; ++l)
+        errors[l] = lane_narrow_error(from, static_cast<std::uint32_t>(N), L, l);
+      for (std::uint32_t r = 0; r < L; ++r)
+        row[N + r] = narrow_body(from[N + r], key_mean_.empty() ? nullptr : &key_mean_[r * L], L,
+                                 [&](std::uint32_t l) { return errors[l]; });
       std::fill(row + W, row + S, u32{0});
     };
     for (std::size_t c = 0; c < chunks; ++c) {
@@ -335,7 +345,7 @@ class CpuBackend final : public Backend {
           u64* row = narrow() ? wide_row(worker, 0) : rows + to * S;
           row[N] = rlwe::sample_extract_into(params_.ring, ct, static_cast<std::uint32_t>(j),
                                              std::span<u64>(row, N));
-          if (narrow()) round_into(row, to);
+          if (narrow()) round_into(row, to, worker);
         });
         continue;
       }
@@ -361,7 +371,8 @@ class CpuBackend final : public Backend {
                          clean_scratch_[worker]);
         if (narrow())
           for (std::uint32_t j = 0; j < L; ++j)
-            if (lane_rows[j]) round_into(lane_rows[j], destination[c * N + i + std::size_t{T} * j]);
+            if (lane_rows[j])
+              round_into(lane_rows[j], destination[c * N + i + std::size_t{T} * j], worker);
       });
     }
     return out;
@@ -592,9 +603,11 @@ class CpuBackend final : public Backend {
   std::vector<std::unique_ptr<rlwe::TraceTrees>> trees_;  // one per worker
   bool derives_ = false;  // keys for every power element at gamma >= 1
   std::optional<rlwe::PartialExtraction> partial_;
-  std::vector<std::vector<u64>> clean_scratch_;  // per worker, for clean_samples
-  std::vector<std::vector<u64*>> lane_rows_;     // per worker
-  std::vector<std::vector<u64>> wide_rows_;      // per worker, 64-bit rows for 32-bit ones
+  std::vector<std::int64_t> key_mean_;                  // key_mean_map
+  std::vector<std::vector<u64>> clean_scratch_;         // per worker, for clean_samples
+  std::vector<std::vector<u64*>> lane_rows_;            // per worker
+  std::vector<std::vector<u64>> wide_rows_;             // per worker, 64-bit rows for 32-bit ones
+  std::vector<std::vector<std::int64_t>> lane_errors_;  // per worker, for 32-bit rows' bodies
   std::shared_ptr<StoragePool> pool_ = std::make_shared<StoragePool>();
 };
 

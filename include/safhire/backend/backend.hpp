@@ -45,6 +45,49 @@ SAFHIRE_HD constexpr std::uint32_t narrow_word(std::uint64_t x) {
 SAFHIRE_HD constexpr std::uint64_t widen_word(std::uint32_t x) {
   return std::uint64_t{x} << 32;
 }
+// What narrow_word's rounding adds to x: widen_word(narrow_word(x)) - x, in units of 2^-64
+// (-2^31 < e <= 2^31).
+SAFHIRE_HD constexpr std::int64_t narrow_error(std::uint64_t x) {
+  return static_cast<std::int64_t>(widen_word(narrow_word(x)) - x);
+}
+
+// Rows rounded to 32-bit words with the key's mean taken back. A row's phase is b - sum_v a_v s_v
+// over R_gamma (a_v: lanes words; at gamma = 0, R_0 = Z and a_v = word v). Rounding its mask
+// adds -sum_v e_v s_v to the phase, e_v the narrow_errors. Rows from one ciphertext share mask
+// words, so their e_v are correlated; where the key has a mean (binary: s = c + 1/2, c centred),
+// the part (1/2) E u (E = sum_v e_v, u = 1 + Z + ... + Z^(lanes - 1), the mean key block) is
+// then common to them and adds up coherently in the linear layer. The body takes it back,
+// b_r + ((E u)_r >> 1) before its own rounding, so that what is left, -sum_v e_v c_v plus the
+// body's rounding, is uncorrelated between rows and meets the centred key, Var(s) = 1/4
+// (rlwe::key_variance; hybrid::estimate_round_noise counts it).
+//
+// key_mean_map: (E u)_r = sum_l map[r lanes + l] E_l, lanes x lanes entries in {-1, 0, 1}
+// (E_l: lane l of E); empty for a ternary key (mean 0), whose bodies are rounded as they are.
+std::vector<std::int64_t> key_mean_map(const rlwe::ParameterSet& params, std::uint32_t gamma);
+
+// Lane l of E for a 64-bit row (N mask words, word w being lane w mod lanes).
+SAFHIRE_HD std::int64_t lane_narrow_error(const std::uint64_t* row, std::uint32_t N,
+                                          std::uint32_t lanes, std::uint32_t l) {
+  std::int64_t sum = 0;
+  for (std::uint32_t w = l; w < N; w += lanes)
+    sum += narrow_error(row[w]);
+  return sum;
+}
+
+// Body lane r of a 32-bit row: `body` (its 64-bit word) with the mean compensated (map_row: row r
+// of key_mean_map, or null) from lane_error(l) = lane_narrow_error(row, N, lanes, l), then
+// rounded. |E_l| <= N 2^31, so the sum fits an int64 with room to spare.
+template <class LaneError>
+SAFHIRE_HD std::uint32_t narrow_body(std::uint64_t body, const std::int64_t* map_row,
+                                     std::uint32_t lanes, LaneError lane_error) {
+  if (map_row != nullptr) {
+    std::int64_t sum = 0;
+    for (std::uint32_t l = 0; l < lanes; ++l)
+      if (map_row[l] != 0) sum += map_row[l] * lane_error(l);
+    body += static_cast<std::uint64_t>(sum >> 1);
+  }
+  return narrow_word(body);
+}
 
 // `count` ciphertext rows of row_words() words, where a backend keeps them. Only the backend
 // that made a Rows reads it.

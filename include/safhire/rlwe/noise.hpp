@@ -11,6 +11,12 @@
 
 namespace safhire::rlwe {
 
+// The secret key's coefficients: E[s^2] (binary 1/2, ternary 2/3) and Var(s) = E[(s - E[s])^2]
+// (binary 1/4, ternary 2/3). Roundings whose error meets the key with its mean taken back
+// (backend::key_mean_map) see Var(s); the others E[s^2].
+double key_second_moment(const ParameterSet& params);
+double key_variance(const ParameterSet& params);
+
 // Mean over the coefficients l of cnt(l) = n(l) + n(l + M) + n(N + l mod m), where
 // n(e) = #{(i, j) in [0, N)^2 : i + j = e}: the number of +-1 terms a coefficient of a product
 // mod Phi_M collects (reference §1.2; 1.375 N for 3^7).
