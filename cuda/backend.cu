@@ -113,6 +113,7 @@ std::unique_ptr<backend::Backend> make_cuda_backend(const rlwe::ParameterSet& pa
                                                     const rlwe::GaloisKeys& keys) {
   require(config.row_bits == 32 || config.row_bits == 64, ErrorCode::invalid_argument,
           "row_bits must be 32 or 64, not " + std::to_string(config.row_bits));
+  backend::require_packing_keys(keys, params.ring, config);
   require(device_available(), ErrorCode::device_error,
           "the CUDA backend needs a CUDA device: " + describe_devices());
   auto resources = std::make_shared<Resources>(params, params.gadget(config.gamma), keys);

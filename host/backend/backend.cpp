@@ -100,6 +100,16 @@ bool has_power_keys(const rlwe::GaloisKeys& keys, const ring::RingParams& ring,
                      [&](std::uint64_t k) { return k == 1 || keys.contains(k); });
 }
 
+void require_packing_keys(const rlwe::GaloisKeys& keys, const ring::RingParams& ring,
+                          const Config& config) {
+  for (const std::uint64_t k : rlwe::packing_elements(ring, config.gamma, config.mode))
+    require(keys.contains(k), ErrorCode::invalid_argument,
+            "no key-switching key for sigma_" + std::to_string(k) +
+                ", which packing at gamma = " + std::to_string(config.gamma) +
+                (config.mode == rlwe::TreeMode::fast ? " (fast mode)" : " (paper mode)") +
+                " needs");
+}
+
 void require_permutation(std::span<const std::uint32_t> p, const char* what) {
   std::vector<bool> seen(p.size(), false);
   for (std::uint32_t d : p) {

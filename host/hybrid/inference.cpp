@@ -244,13 +244,14 @@ std::uint32_t narrowest_row_bits(const Model& model, const rlwe::ParameterSet& p
 
 namespace {
 
-// The evaluation keys: the trees' and, at gamma >= 1, the powers' (for derived powers).
-rlwe::GaloisKeys client_keys(const rlwe::SecretKey& key, std::uint32_t gamma,
+// The evaluation keys: those of packing at gamma in the session's mode and, at gamma >= 1, the
+// powers' (for derived powers): rlwe::galois_elements.
+rlwe::GaloisKeys client_keys(const rlwe::SecretKey& key, const InferenceOptions& options,
                              core::RandomSource& random) {
   const rlwe::ParameterSet& params = key.params();
-  require(gamma < params.ring.a(), ErrorCode::invalid_argument, "gamma must be below a");
-  return rlwe::make_galois_keys(key, params.gadget(gamma), random,
-                                rlwe::galois_elements(params.ring, gamma));
+  require(options.gamma < params.ring.a(), ErrorCode::invalid_argument, "gamma must be below a");
+  return rlwe::make_galois_keys(key, params.gadget(options.gamma), random,
+                                rlwe::galois_elements(params.ring, options.gamma, options.mode));
 }
 
 }  // namespace
@@ -262,7 +263,7 @@ Client::Client(const rlwe::ParameterSet& params, InferenceOptions options,
       random_(&random),
       key_(params_, random),
       encryptor_(key_, random),
-      keys_(client_keys(key_, options.gamma, random)) {}
+      keys_(client_keys(key_, options, random)) {}
 
 Upload Client::encrypt(std::uint32_t round, std::span<const std::int64_t> values) {
   Upload up;

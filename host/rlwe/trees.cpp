@@ -103,8 +103,28 @@ std::vector<std::uint64_t> tree_galois_elements(const RingParams& r) {
   return out;
 }
 
-std::vector<std::uint64_t> galois_elements(const RingParams& r, std::uint32_t gamma) {
-  std::vector<std::uint64_t> out = tree_galois_elements(r);
+std::vector<std::uint64_t> packing_elements(const RingParams& r, std::uint32_t gamma,
+                                            TreeMode mode) {
+  require(gamma < r.a(), ErrorCode::invalid_argument, "gamma must be below a");
+  std::vector<std::uint64_t> out;
+  if (gamma == 0 && mode == TreeMode::fast) {
+    for (std::uint64_t k = 2; k < r.t(); ++k)
+      out.push_back(k);
+  } else if (gamma == 0) {
+    out.push_back(r.M() - 1);
+    if (r.t() == 5 || r.t() == 7) out.push_back(2);
+  }
+  for (std::uint32_t b = std::max(gamma, 1U); b < r.a(); ++b) {
+    for (std::uint64_t j = 1; j < r.t(); ++j)
+      out.push_back(1 + j * power(r.t(), b));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::uint64_t> galois_elements(const RingParams& r, std::uint32_t gamma,
+                                           TreeMode mode) {
+  std::vector<std::uint64_t> out = packing_elements(r, gamma, mode);
   for (std::uint64_t k : power_elements(r, gamma))
     if (k != 1) out.push_back(k);
   std::sort(out.begin(), out.end());

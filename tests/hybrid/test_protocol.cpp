@@ -192,6 +192,15 @@ TEST(Protocol, BadMessagesGetTypedErrorsAndOtherSessionsContinue) {
   insecure[16] = 1;  // parameter-set id 1: paper-b8, below 128 bits
   insecure[17] = 0;
   EXPECT_NE(reply_code(service.handle(insecure)), ErrorCode::internal);
+  // Too few keys for packing (rlwe::packing_elements): refused at the hello, no session opened.
+  const std::size_t open = service.sessions();
+  Hello fewer = hello;
+  fewer.keys.pop_back();
+  EXPECT_EQ(reply_code(service.handle(encode_hello(fewer, b8()))), ErrorCode::invalid_argument);
+  Hello paper = hello;  // paper mode's bottom level needs sigma_(M-1), which fast mode's keys lack
+  paper.options.mode = safhire::rlwe::TreeMode::paper;
+  EXPECT_EQ(reply_code(service.handle(encode_hello(paper, b8()))), ErrorCode::invalid_argument);
+  EXPECT_EQ(service.sessions(), open);
   // The genuine session is untouched and completes.
   Bytes request = first;
   while (true) {

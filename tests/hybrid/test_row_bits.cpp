@@ -90,6 +90,17 @@ double packed_noise(const rlwe::ParameterSet& p, std::uint32_t gamma, std::uint3
   return probe.log2_variance();
 }
 
+// The mean of packed_noise's variance over `uploads` uploads (0, 1, ...), as log2: outputs that
+// share rows make one upload's measurement swing by up to 0.45 bits, random taps by 0.07.
+double mean_packed_noise(const rlwe::ParameterSet& p, std::uint32_t gamma, std::uint32_t row_bits,
+                         std::uint32_t upload_bits, Taps taps, int uploads = 3) {
+  double sum = 0;
+  for (int u = 0; u < uploads; ++u)
+    sum += std::exp2(packed_noise(p, gamma, row_bits, upload_bits, false, kWeight, taps,
+                                  static_cast<std::uint64_t>(u)));
+  return std::log2(sum / uploads);
+}
+
 // The rounding term of estimate_round_noise for this layer (sum of squared weights
 // kTaps kWeight^2), written out from its documented formula: the rows' bodies take back the
 // binary key's mean, so the mask's rounding meets Var(s) = 1/4 (ternary: 2/3).
@@ -110,15 +121,6 @@ double rounding_estimate(const rlwe::ParameterSet& p, std::uint32_t gamma) {
 // rows that share most of their mask words: without the key's mean taken back in the bodies,
 // their roundings add up coherently, 3.5 to 4 bits over the estimate at gamma = 0.
 TEST(RowBits, RoundingNoiseIsWithinTheEstimate) {
-  constexpr int kUploads = 3;
-  const auto mean_noise = [](const rlwe::ParameterSet& p, std::uint32_t gamma,
-                             std::uint32_t row_bits, Taps taps) {
-    double sum = 0;
-    for (int u = 0; u < kUploads; ++u)
-      sum += std::exp2(
-          packed_noise(p, gamma, row_bits, 0, false, kWeight, taps, static_cast<std::uint64_t>(u)));
-    return std::log2(sum / kUploads);
-  };
   for (const char* name : {"default-b8", "default-b12"}) {
     const rlwe::ParameterSet& p = rlwe::parameter_set(name);
     for (std::uint32_t gamma : {0U, 1U, 2U}) {
@@ -132,7 +134,7 @@ TEST(RowBits, RoundingNoiseIsWithinTheEstimate) {
                                                        : "random";
         const std::string where =
             std::string(name) + ", gamma " + std::to_string(gamma) + ", " + pattern + " taps";
-        const double narrow = mean_noise(p, gamma, 32, taps);
+        const double narrow = mean_packed_noise(p, gamma, 32, 0, taps);
         // The measurement's spread between uploads: about 0.07 bits with random taps, 0.3 to
         // 0.45 with the others, whose outputs share rows (taken back, the key's mean would put
         // neighbouring taps 3.5 to 4 bits over at gamma = 0).
@@ -245,8 +247,8 @@ TEST(RowBits, KeyMeanMapIsTheMeanKeyBlockTimesEachLane) {
         for (std::uint32_t r = 0; r < L; ++r)
           ASSERT_EQ(map[std::size_t{r} * L + l], static_cast<std::int64_t>(column[r]))
               << name << ", gamma " << gamma << ", lane " << l << ", row " << r;
-      for (const std::int64_t x : map)
-        EXPECT_LE(x < 0 ? -x : x, 1) << name << ", gamma " << gamma;  // backend.hpp's claim
+        for (const std::int64_t x : map)
+          EXPECT_LE(x < 0 ? -x : x, 1) << name << ", gamma " << gamma;  // backend.hpp's claim
       }
     }
   }
@@ -255,10 +257,12 @@ TEST(RowBits, KeyMeanMapIsTheMeanKeyBlockTimesEachLane) {
   EXPECT_TRUE(backend::key_mean_map(ternary, 2).empty());
 }
 
-// Uploads with b rounded to k bits, through the same layer: the measured variance against
-// estimate_round_noise's terms written out, (sigma^2 + 2^-2k / 12) 4 phi^2 kTaps kWeight^2 plus
-// packing (4 phi^2 is the upper end of partial extraction's gain; 1 at gamma = 0), with k such
-// that the rounding term is about 2^-20, far above the fresh noise and packing.
+// Uploads with b rounded to k bits, through the same layer with random taps (the mean over three
+// uploads): the measured variance against estimate_round_noise's terms written out, (sigma^2 +
+// 2^-2k / 12) 4 phi^2 kTaps kWeight^2 plus packing (4 phi^2 is the upper end of partial
+// extraction's gain; 1 at gamma = 0, where the estimate is exact and so is met within 0.15
+// bits), with k such that the rounding term is about 2^-20, far above the fresh noise and
+// packing.
 TEST(UploadBits, RoundingNoiseIsWithinTheEstimate) {
   for (const char* name : {"default-b8", "default-b12"}) {
     const rlwe::ParameterSet& p = rlwe::parameter_set(name);
@@ -274,10 +278,10 @@ TEST(UploadBits, RoundingNoiseIsWithinTheEstimate) {
           static_cast<std::uint32_t>(std::lround((20 + std::log2(gain * weights / 12)) / 2));
       const double estimate = std::log2(
           (std::exp2(2 * p.log2_sigma) + std::exp2(-2.0 * kBits) / 12) * gain * weights + pack);
-      const double narrow = packed_noise(p, gamma, 64, kBits);
-      const double wide = packed_noise(p, gamma, 64);
-      EXPECT_LE(narrow, estimate + 0.1) << name << ", gamma " << gamma;
-      EXPECT_GE(narrow, estimate - 2) << name << ", gamma " << gamma;
+      const double narrow = mean_packed_noise(p, gamma, 64, kBits, Taps::random);
+      const double wide = packed_noise(p, gamma, 64, 0, false, kWeight, Taps::random);
+      EXPECT_LE(narrow, estimate + 0.15) << name << ", gamma " << gamma;
+      EXPECT_GE(narrow, estimate - (gamma == 0 ? 0.15 : 2)) << name << ", gamma " << gamma;
       EXPECT_LE(wide, narrow - 5) << name << ", gamma " << gamma;
       std::printf("%s gamma %u, %u bits: measured %.2f, estimate %.2f, full uploads %.2f\n", name,
                   gamma, kBits, narrow, estimate, wide);

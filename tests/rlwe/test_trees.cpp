@@ -218,6 +218,54 @@ TEST_P(TreesOnSmallRings, PackingsInPartsEqualTheWhole) {
   }
 }
 
+// packing_elements: the server's packing (pack_lwes of N samples at gamma = 0, pack_blocks at
+// gamma >= 1) succeeds with keys for exactly these elements, in both modes, and fails with a
+// typed error without any one of them.
+TEST_P(TreesOnSmallRings, PackingNeedsExactlyItsElements) {
+  Context ctx(small_set(GetParam()));
+  const RingParams& r = ctx.p.ring;
+  std::mt19937_64 rng(87);
+  for (std::uint32_t gamma = 0; gamma < r.a(); ++gamma) {
+    for (TreeMode mode : {TreeMode::fast, TreeMode::paper}) {
+      SCOPED_TRACE("gamma " + std::to_string(gamma) +
+                   (mode == TreeMode::fast ? " fast" : " paper"));
+      const auto values = ctx.random_values(rng);
+      const Ciphertext ct = ctx.encrypt(values);
+      const GaloisKeys& all = ctx.keys_for(gamma);
+      std::vector<LweCiphertext> lwes;
+      std::vector<Ciphertext> blocks;
+      if (gamma == 0) {
+        for (std::uint32_t j = 0; j < r.N(); ++j)
+          lwes.push_back(sample_extract(r, ct, j));
+      } else {
+        TraceTrees splitter(ctx.p, ctx.p.gadget(gamma), all);
+        blocks = splitter.split(ct, gamma, mode);
+      }
+      const std::vector<std::uint64_t> elements = packing_elements(r, gamma, mode);
+      ASSERT_TRUE(std::is_sorted(elements.begin(), elements.end()));
+      const auto pack = [&](std::span<const std::uint64_t> with) {
+        GaloisKeys keys;
+        for (std::uint64_t k : with)
+          keys.add(all.at(k));
+        TraceTrees trees(ctx.p, ctx.p.gadget(gamma), keys);
+        return gamma == 0 ? trees.pack_lwes(lwes, r.a() - 1, mode)
+                          : trees.pack_blocks(blocks, gamma, mode);
+      };
+      EXPECT_EQ(ctx.decrypt(pack(elements)), values);
+      for (std::size_t i = 0; i < elements.size(); ++i) {
+        std::vector<std::uint64_t> fewer = elements;
+        fewer.erase(fewer.begin() + static_cast<std::ptrdiff_t>(i));
+        try {
+          pack(fewer);
+          ADD_FAILURE() << "packed without sigma_" << elements[i];
+        } catch (const safhire::Error& e) {
+          EXPECT_EQ(e.code(), safhire::ErrorCode::invalid_argument);
+        }
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(SmallRings, TreesOnSmallRings,
                          ::testing::Values(RingParams(3, 2), RingParams(3, 3), RingParams(5, 2),
                                            RingParams(7, 2), RingParams(3, 4), RingParams(5, 3)),

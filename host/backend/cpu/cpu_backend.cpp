@@ -618,6 +618,7 @@ std::unique_ptr<Backend> make_cpu_backend(const rlwe::ParameterSet& params, cons
   require(config.gamma < params.ring.a(), ErrorCode::invalid_argument, "gamma must be below a");
   require(config.row_bits == 32 || config.row_bits == 64, ErrorCode::invalid_argument,
           "row_bits must be 32 or 64, not " + std::to_string(config.row_bits));
+  require_packing_keys(keys, params.ring, config);
   return std::make_unique<CpuBackend>(params, config, keys, threads);
 }
 

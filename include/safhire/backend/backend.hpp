@@ -174,6 +174,12 @@ class Backend {
 bool has_power_keys(const rlwe::GaloisKeys& keys, const ring::RingParams& ring,
                     std::uint32_t gamma);
 
+// Throws Error(invalid_argument) naming the first element of rlwe::packing_elements(ring,
+// config.gamma, config.mode) that `keys` lack: what both backends check when they are made, so
+// that a session whose client sent too few keys fails at its start, not in a round.
+void require_packing_keys(const rlwe::GaloisKeys& keys, const ring::RingParams& ring,
+                          const Config& config);
+
 // Throws Error(invalid_argument) naming `what` unless p is a permutation of [0, p.size()).
 void require_permutation(std::span<const std::uint32_t> p, const char* what);
 

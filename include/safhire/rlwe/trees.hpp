@@ -47,10 +47,19 @@ class GaloisKeys {
 // 1 + j t^c (c = 1..a-1, j = 1..t-1) for the tower, 2..t-1 and M-1 for the bottom level.
 std::vector<std::uint64_t> tree_galois_elements(const ring::RingParams& ring);
 
-// tree_galois_elements and those of the powers at level gamma (rlwe::power_elements, 1 aside),
-// which TraceTrees::derive_powers uses: a client's keys at gamma (for t = 3 at gamma = 2 that adds
-// sigma_5 and sigma_8; at gamma <= 1 nothing).
-std::vector<std::uint64_t> galois_elements(const ring::RingParams& ring, std::uint32_t gamma);
+// The elements the hybrid server's packing uses at level gamma in `mode`, ascending: the merges of
+// levels b = gamma..a-1 (TraceTrees::pack_lwes with k = a-1 at gamma = 0, pack_blocks at gamma
+// >= 1), 1 + j t^b for b >= 1 and, at b = 0, 2..t-1 (fast) or those of trace_k1 (paper: M-1,
+// and 2 for t = 5, 7).
+std::vector<std::uint64_t> packing_elements(const ring::RingParams& ring, std::uint32_t gamma,
+                                            TreeMode mode);
+
+// A hybrid client's keys at gamma: packing_elements and, at gamma >= 1, the powers' elements
+// (rlwe::power_elements, 1 aside), which TraceTrees::derive_powers uses; ascending. For 3^7 in
+// fast mode: at gamma = 0 the 13 of tree_galois_elements but sigma_(M-1); at gamma = 2 the 10
+// of levels 2..6 and the 5 of the powers.
+std::vector<std::uint64_t> galois_elements(const ring::RingParams& ring, std::uint32_t gamma,
+                                           TreeMode mode = TreeMode::fast);
 
 // Client side: keys for `elements` (default: tree_galois_elements) with one gadget.
 GaloisKeys make_galois_keys(const SecretKey& key, const Gadget& gadget, core::RandomSource& noise,
