@@ -506,6 +506,46 @@ TYPED_TEST(TorusKernels, SpmmMatchesPlainWordArithmetic) {
   }
 }
 
+// narrow_words against 128-bit arithmetic: each word's top 32 bits rounded to nearest, and the
+// rounding errors (exact signed integers) summed by position mod the accumulator's length, on
+// every instruction set, for lengths and periods that leave masked tails; words at the rounding
+// boundary and at the top of the torus included.
+TEST(NarrowWords, RoundAndSumTheErrorsByPosition) {
+  __extension__ typedef __int128 i128;
+  std::mt19937_64 rng(77);
+  for (const std::size_t len : {std::size_t{1}, std::size_t{7}, std::size_t{1458}}) {
+    for (const std::size_t period :
+         {std::size_t{1}, std::size_t{6}, std::size_t{24}, std::size_t{11}}) {
+      std::vector<u64> in = random_words(rng, len);
+      in[0] = (u64{1} << 31) - (len % 2);  // just below / at the half-way point
+      if (len > 1) in[len - 1] = ~u64{0};  // rounds up to 2^64: the word 0, error +1
+      std::vector<std::uint32_t> want(len);
+      std::vector<std::int64_t> want_sums(period, 0);
+      for (std::size_t i = 0; i < len; ++i) {
+        const u128 up = static_cast<u128>(in[i]) + (u128{1} << 31);
+        want[i] = static_cast<std::uint32_t>(up >> 32);
+        // the error: want[i] 2^32 - in[i] as an integer, the top carried out (2^64 = 0 on the
+        // torus), so |error| <= 2^31
+        const auto lifted = static_cast<i128>((up >> 32) << 32);
+        want_sums[i % period] += static_cast<std::int64_t>(lifted - static_cast<i128>(in[i]));
+      }
+      for (SimdIsa isa : available_simd()) {
+        std::vector<std::uint32_t> out(len);
+        std::vector<u64> acc(period, 0);
+        narrow_words(in, out, acc, isa);
+        ASSERT_EQ(out, want) << to_string(isa) << ", len " << len << ", period " << period;
+        for (std::size_t j = 0; j < period; ++j)
+          ASSERT_EQ(static_cast<std::int64_t>(acc[j]), want_sums[j])
+              << to_string(isa) << ", len " << len << ", period " << period << ", position " << j;
+      }
+    }
+  }
+  std::vector<u64> in(4);
+  std::vector<std::uint32_t> out(3);
+  std::vector<u64> acc(1);
+  EXPECT_THROW(narrow_words(in, out, acc), safhire::Error);
+}
+
 TEST(TorusSpmm, InconsistentMatrixIsATypedError) {
   std::vector<std::uint64_t> row(8, 1), out(8, 0);
   const std::vector<const std::uint64_t*> rows{row.data()};

@@ -272,6 +272,13 @@ std::shared_ptr<const PreparedLayer> prepared_layer(
   return prepared;
 }
 
+// lcm(lanes, 8) where that is at most 1024 words, else lanes: the period by which the CPU backend
+// sums a 32-bit row's mask errors before folding them into lanes.
+std::size_t error_period(std::size_t lanes) {
+  const std::size_t l = std::lcm(lanes, std::size_t{8});
+  return l <= 1024 ? l : lanes;
+}
+
 class CpuBackend final : public Backend {
  public:
   CpuBackend(const rlwe::ParameterSet& params, const Config& config, const rlwe::GaloisKeys& keys,
@@ -286,7 +293,9 @@ class CpuBackend final : public Backend {
         clean_scratch_(threads_),
         lane_rows_(threads_),
         wide_rows_(threads_),
-        lane_errors_(threads_, std::vector<std::int64_t>(width_ - params.ring.N())) {
+        error_period_(error_period(width_ - params.ring.N())),
+        lane_errors_(threads_,
+                     std::vector<std::int64_t>(width_ - params.ring.N() + error_period_)) {
     for (unsigned w = 0; w < threads_; ++w)
       trees_.push_back(
           std::make_unique<rlwe::TraceTrees>(params_, params_.gadget(config.gamma), keys));
@@ -325,12 +334,20 @@ class CpuBackend final : public Backend {
     const auto body_lanes = static_cast<std::uint32_t>(W - N);
     const auto round_into = [&](const u64* from, std::size_t to, unsigned worker) {
       u32* row = out->narrow + to * S;
-      for (std::size_t k = 0; k < N; ++k)
-        row[k] = narrow_word(from[k]);
-      std::vector<std::int64_t>& errors = lane_errors_[worker];
       const std::uint32_t L = body_lanes;
-      for (std::uint32_t l = 0; l < L; ++l)
-        errors[l] = lane_narrow_error(from, static_cast<std::uint32_t>(N), L, l);
+      // One pass (ring::narrow_words): the mask rounded, its errors summed by word position mod
+      // P, a multiple of L (and of 8, to run whole registers), then by lane: the sums of
+      // lane_narrow_error.
+      const std::size_t P = error_period_;
+      std::vector<std::int64_t>& errors = lane_errors_[worker];
+      std::uint64_t* acc = reinterpret_cast<std::uint64_t*>(errors.data() + L);
+      std::fill(acc, acc + P, u64{0});
+      ring::narrow_words({from, N}, {row, N}, {acc, P}, simd_);
+      for (std::uint32_t l = 0; l < L; ++l) {
+        errors[l] = 0;
+        for (std::size_t j = l; j < P; j += L)
+          errors[l] += static_cast<std::int64_t>(acc[j]);
+      }
       for (std::uint32_t r = 0; r < L; ++r)
         row[N + r] = narrow_body(from[N + r], key_mean_.empty() ? nullptr : &key_mean_[r * L], L,
                                  [&](std::uint32_t l) { return errors[l]; });
@@ -603,11 +620,12 @@ class CpuBackend final : public Backend {
   std::vector<std::unique_ptr<rlwe::TraceTrees>> trees_;  // one per worker
   bool derives_ = false;  // keys for every power element at gamma >= 1
   std::optional<rlwe::PartialExtraction> partial_;
-  std::vector<std::int64_t> key_mean_;                  // key_mean_map
-  std::vector<std::vector<u64>> clean_scratch_;         // per worker, for clean_samples
-  std::vector<std::vector<u64*>> lane_rows_;            // per worker
-  std::vector<std::vector<u64>> wide_rows_;             // per worker, 64-bit rows for 32-bit ones
-  std::vector<std::vector<std::int64_t>> lane_errors_;  // per worker, for 32-bit rows' bodies
+  std::vector<std::int64_t> key_mean_;           // key_mean_map
+  std::vector<std::vector<u64>> clean_scratch_;  // per worker, for clean_samples
+  std::vector<std::vector<u64*>> lane_rows_;     // per worker
+  std::vector<std::vector<u64>> wide_rows_;      // per worker, 64-bit rows for 32-bit ones
+  std::size_t error_period_;  // 32-bit rows: mask errors are summed by position mod this
+  std::vector<std::vector<std::int64_t>> lane_errors_;  // per worker: lanes, then the period
   std::shared_ptr<StoragePool> pool_ = std::make_shared<StoragePool>();
 };
 

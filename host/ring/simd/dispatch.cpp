@@ -193,4 +193,11 @@ void torus_spmm(std::span<const std::uint32_t* const> rows, const TorusSparseMat
   spmm_words(rows, matrix, outs, len, isa);
 }
 
+void narrow_words(std::span<const std::uint64_t> in, std::span<std::uint32_t> out,
+                  std::span<std::uint64_t> acc, SimdIsa isa) {
+  require(out.size() == in.size() && !acc.empty(), ErrorCode::size_mismatch,
+          "narrow_words: one output word per input word and a non-empty accumulator");
+  simd::checked_kernels(isa).narrow_words(in.data(), out.data(), acc.data(), acc.size(), in.size());
+}
+
 }  // namespace safhire::ring

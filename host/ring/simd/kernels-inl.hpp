@@ -785,6 +785,22 @@ void torus_spmm(const Word* const* rows, std::size_t count, const u32* start, co
     }
 }
 
+// The top 32 bits of each word rounded to nearest, and what the rounding adds summed by position
+// mod period (KernelTable::narrow_words).
+void narrow_words(const u64* in, u32* out, u64* acc, std::size_t period, std::size_t len) {
+  const R half = V::set1(u64{1} << 31);
+  for (std::size_t k = 0; k < len; k += period) {
+    const auto part = static_cast<u32>(len - k < period ? len - k : period);
+    for (u32 j = 0; j < part; j += V::kLanes) {
+      const u32 n = chunk(part, j);
+      const R x = V::load_n(in + k + j, n);
+      const R top = V::shr32(V::add(x, half));
+      V::store_low32_n(out + k + j, top, n);
+      V::store_n(acc + j, V::add(V::load_n(acc + j, n), V::sub(V::shl32(top), x)), n);
+    }
+  }
+}
+
 constexpr KernelTable kTable = {
     SAFHIRE_SIMD_NAME,
     ntt_forward,
@@ -804,6 +820,7 @@ constexpr KernelTable kTable = {
     torus_dot<u32>,
     torus_matmul<u32>,
     torus_spmm<u32>,
+    narrow_words,
 };
 
 }  // namespace safhire::ring::simd::SAFHIRE_SIMD_NS

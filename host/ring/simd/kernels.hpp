@@ -84,6 +84,10 @@ struct KernelTable {
                        const std::uint32_t* start, const std::uint32_t* positives,
                        const std::uint32_t* column, const std::uint64_t* magnitude,
                        std::size_t outputs, std::uint32_t* const* outs, std::size_t len);
+  // out[i] = (in[i] + 2^31) >> 32, the word switched to 2^32; acc[i mod period] += out[i] 2^32 -
+  // in[i] mod 2^64, what that rounding adds (signed); for i < len.
+  void (*narrow_words)(const std::uint64_t* in, std::uint32_t* out, std::uint64_t* acc,
+                       std::size_t period, std::size_t len);
 };
 
 const KernelTable& scalar_kernels();

@@ -16,6 +16,10 @@ struct Lanes1 {
   static void store(std::uint64_t* p, Reg v) { *p = v; }
   static Reg load_n(const std::uint64_t* p, std::uint32_t) { return *p; }
   static void store_n(std::uint64_t* p, Reg v, std::uint32_t) { *p = v; }
+  // The low 32 bits of each of the first n lanes, to consecutive 32-bit words.
+  static void store_low32_n(std::uint32_t* p, Reg v, std::uint32_t) {
+    *p = static_cast<std::uint32_t>(v);
+  }
   static Reg set1(std::uint64_t x) { return x; }
   static Reg zero() { return 0; }
   static Reg add(Reg a, Reg b) { return a + b; }
@@ -82,6 +86,9 @@ struct Lanes8 {
     } else {
       _mm512_mask_storeu_epi64(p, mask(n), v);
     }
+  }
+  static void store_low32_n(std::uint32_t* p, Reg v, std::uint32_t n) {
+    _mm512_mask_cvtepi64_storeu_epi32(p, mask(n), v);
   }
   static Reg set1(std::uint64_t x) { return _mm512_set1_epi64(static_cast<long long>(x)); }
   static Reg zero() { return _mm512_setzero_si512(); }
@@ -176,6 +183,17 @@ struct Lanes4 {
       store(p, v);
     } else {
       _mm256_maskstore_epi64(reinterpret_cast<long long*>(p), mask(n), v);
+    }
+  }
+  static void store_low32_n(std::uint32_t* p, Reg v, std::uint32_t n) {
+    const __m128i low = _mm256_castsi256_si128(
+        _mm256_permutevar8x32_epi32(v, _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7)));
+    if (n == kLanes) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(p), low);
+    } else {
+      const __m128i lanes =
+          _mm_cmpgt_epi32(_mm_set1_epi32(static_cast<int>(n)), _mm_setr_epi32(0, 1, 2, 3));
+      _mm_maskstore_epi32(reinterpret_cast<int*>(p), lanes, low);
     }
   }
   static Reg set1(std::uint64_t x) { return _mm256_set1_epi64x(static_cast<long long>(x)); }

@@ -72,4 +72,11 @@ void torus_spmm(std::span<const std::uint32_t* const> rows, const TorusSparseMat
                 std::span<std::uint32_t* const> outs, std::size_t len,
                 SimdIsa isa = default_simd());
 
+// Torus words switched to a modulus of 2^32: out[i] = (in[i] + 2^31) >> 32 (nearest), and
+// acc[i mod acc.size()] += out[i] 2^32 - in[i] mod 2^64, the error of that rounding (a signed
+// value below 2^31 in magnitude), for every i < in.size(): what the rows of 32-bit words need to
+// take back a key's mean (backend::key_mean_map). out.size() == in.size(), acc non-empty.
+void narrow_words(std::span<const std::uint64_t> in, std::span<std::uint32_t> out,
+                  std::span<std::uint64_t> acc, SimdIsa isa = default_simd());
+
 }  // namespace safhire::ring
