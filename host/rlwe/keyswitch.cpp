@@ -178,8 +178,10 @@ u128 digit_sum(const Gadget& gadget) {
 
 ring::LimbSplit key_split(const ParameterSet& params, const Gadget& gadget) {
   const ring::LimbProduct& product = ring::LimbProduct::shared(params.ring);
-  const u128 sum = digit_sum(gadget);
-  // Beyond the two-limb bound the KeySwitcher refuses the gadget (require_exact_key_switching).
+  // t - 1 switches summed before their inverse transforms (a merge of the trees).
+  const u128 sum = digit_sum(gadget) * (params.ring.t() - 1);
+  // Beyond the two-limb bound: two limbs, the merges in smaller groups (KeySwitcher::fan_in; the
+  // KeySwitcher refuses a gadget beyond it for one switch, require_exact_key_switching).
   if (sum > product.small_bound(ring::LimbSplit::exact())) return ring::LimbSplit::exact();
   const ring::LimbSplit one = product.finest_rounding(static_cast<std::uint64_t>(sum));
   return key_rounding_variance(params, one) <= params.sigma() * params.sigma() / 256
@@ -207,8 +209,11 @@ KeySwitcher::KeySwitcher(const ParameterSet& params, const Gadget& gadget)
       acc_a_(split_.limbs * std::size_t{params.ring.N()}),
       acc_b_(split_.limbs * std::size_t{params.ring.N()}),
       sum_b_(params.ring),
-      sigma_(params.ring) {
+      sigma_(params.ring),
+      sum_sigma_b_(params.ring) {
   require_exact_key_switching(params.ring, gadget);
+  fan_in_ = static_cast<std::uint32_t>(
+      std::min<u128>(product_->small_bound(split_) / digit_sum(gadget), params.ring.t()));
 }
 
 void KeySwitcher::check_key(const KeySwitchKey& key) const {
@@ -227,12 +232,23 @@ void KeySwitcher::key_switch(const KeySwitchKey& key, const Ciphertext& in, Ciph
   check_key(key);
   require_ring(in, params_.ring, "KeySwitcher::key_switch input");
   require_ring(out, params_.ring, "KeySwitcher::key_switch output");
+  const std::size_t n = params_.ring.N(), acc_words = split_.limbs * n;
+  std::fill(acc_a_.data(), acc_a_.data() + acc_words, u64{0});
+  std::fill(acc_b_.data(), acc_b_.data() + acc_words, u64{0});
+  accumulate_products(key, in.a.coeffs());
+  // (a_out, b_out) = (-sum d_i a_i, b' - sum d_i b_i); out may alias in (in.a is consumed).
+  product_->from_ntt({acc_b_.data(), acc_words}, split_, sum_b_.coeffs());
+  for (std::size_t j = 0; j < n; ++j)
+    out.b[j] = in.b[j] - sum_b_[j];
+  product_->from_ntt({acc_a_.data(), acc_words}, split_, out.a.coeffs());
+  for (u64& x : out.a.coeffs())
+    x = u64{0} - x;
+  ++count_;
+}
+
+void KeySwitcher::accumulate_products(const KeySwitchKey& key, std::span<const u64> a) {
   const std::size_t n = params_.ring.N();
-  decomposer_.decompose(in.a.coeffs(), {digits_.data(), digits_.size()});
-  const std::size_t acc_words = split_.limbs * n;
-  const std::span<u64> acc_a(acc_a_.data(), acc_words), acc_b(acc_b_.data(), acc_words);
-  std::fill(acc_a.begin(), acc_a.end(), u64{0});
-  std::fill(acc_b.begin(), acc_b.end(), u64{0});
+  decomposer_.decompose(a, {digits_.data(), digits_.size()});
   const std::uint32_t levels = gadget().levels;
   digit_terms_.resize(levels);
   key_a_.resize(levels);
@@ -244,16 +260,45 @@ void KeySwitcher::key_switch(const KeySwitchKey& key, const Ciphertext& in, Ciph
     key_a_[i] = key.limb_a(i).data();
     key_b_[i] = key.limb_b(i).data();
   }
-  product_->multiply_accumulate(digit_terms_, key_a_, split_, acc_a);
-  product_->multiply_accumulate(digit_terms_, key_b_, split_, acc_b);
-  // (a_out, b_out) = (-sum d_i a_i, b' - sum d_i b_i); out may alias in (in.a is consumed).
-  product_->from_ntt(acc_b, split_, sum_b_.coeffs());
-  for (std::size_t j = 0; j < n; ++j)
-    out.b[j] = in.b[j] - sum_b_[j];
-  product_->from_ntt(acc_a, split_, out.a.coeffs());
-  for (u64& x : out.a.coeffs())
-    x = u64{0} - x;
-  ++count_;
+  const std::size_t acc_words = split_.limbs * n;
+  product_->multiply_accumulate(digit_terms_, key_a_, split_, {acc_a_.data(), acc_words});
+  product_->multiply_accumulate(digit_terms_, key_b_, split_, {acc_b_.data(), acc_words});
+}
+
+void KeySwitcher::automorphism_sum(std::span<const KeySwitchKey* const> keys,
+                                   std::span<const Ciphertext* const> in, Ciphertext& out) {
+  require(keys.size() == in.size(), ErrorCode::size_mismatch,
+          "automorphism_sum: one key per ciphertext");
+  require_ring(out, params_.ring, "KeySwitcher::automorphism_sum output");
+  for (const KeySwitchKey* key : keys)
+    check_key(*key);
+  for (const Ciphertext* c : in)
+    require_ring(*c, params_.ring, "KeySwitcher::automorphism_sum input");
+  const std::size_t n = params_.ring.N(), acc_words = split_.limbs * n;
+  std::fill(out.a.coeffs().begin(), out.a.coeffs().end(), u64{0});
+  std::fill(out.b.coeffs().begin(), out.b.coeffs().end(), u64{0});
+  for (std::size_t first = 0; first < keys.size(); first += fan_in_) {
+    const std::size_t last = std::min(keys.size(), first + fan_in_);
+    std::fill(acc_a_.data(), acc_a_.data() + acc_words, u64{0});
+    std::fill(acc_b_.data(), acc_b_.data() + acc_words, u64{0});
+    std::fill(sum_sigma_b_.coeffs().begin(), sum_sigma_b_.coeffs().end(), u64{0});
+    for (std::size_t i = first; i < last; ++i) {
+      const std::uint64_t k = keys[i]->galois_element();
+      ring::automorphism(params_.ring, in[i]->a.coeffs(), k, sigma_.a.coeffs(), ring::TorusArith{});
+      ring::automorphism(params_.ring, in[i]->b.coeffs(), k, sigma_.b.coeffs(), ring::TorusArith{});
+      accumulate_products(*keys[i], sigma_.a.coeffs());
+      for (std::size_t j = 0; j < n; ++j)
+        sum_sigma_b_[j] += sigma_.b[j];
+      ++count_;
+    }
+    // (a, b) += (-sum d_i a_i, sum sigma(b) - sum d_i b_i) over the group.
+    product_->from_ntt({acc_b_.data(), acc_words}, split_, sum_b_.coeffs());
+    for (std::size_t j = 0; j < n; ++j)
+      out.b[j] += sum_sigma_b_[j] - sum_b_[j];
+    product_->from_ntt({acc_a_.data(), acc_words}, split_, sum_b_.coeffs());
+    for (std::size_t j = 0; j < n; ++j)
+      out.a[j] -= sum_b_[j];
+  }
 }
 
 void KeySwitcher::automorphism(const KeySwitchKey& key, const Ciphertext& in, Ciphertext& out) {

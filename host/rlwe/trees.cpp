@@ -361,13 +361,27 @@ Ciphertext TraceTrees::merge(std::span<const Ciphertext* const> cs, std::uint32_
     }
     return out;
   }
+  // The switched terms summed by the switcher, sharing their inverse transforms.
+  std::vector<Ciphertext> ws;
+  std::vector<const KeySwitchKey*> keys;
+  ws.reserve(reps.size());
   for (std::uint64_t rho : reps) {
     const auto rho_inv = static_cast<std::int64_t>(core::pow_mod<u64>(rho, r.N() - 1, r.M()));
     Ciphertext w(r);
     for (std::size_t s = 0; s < cs.size(); ++s) {
       add_monomial_times(r, w, *cs[s], e * static_cast<std::int64_t>(s) * rho_inv % r.M());
     }
-    add_into(out, rho == 1 ? w : ks(w, rho));
+    if (rho == 1) {
+      add_into(out, w);
+    } else {
+      ws.push_back(std::move(w));
+      keys.push_back(&keys_->at(rho));
+    }
+  }
+  if (!ws.empty()) {
+    Ciphertext switched(r);
+    switcher_.automorphism_sum(keys, pointers(ws), switched);
+    add_into(out, switched);
   }
   return out;
 }

@@ -4,6 +4,8 @@
 // measured noise against the formula of reference §4.1, and typed errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cmath>
 #include <random>
 
@@ -178,6 +180,55 @@ TEST(KeySwitching, AutomorphismsDecryptToSigmaOfTheMessage) {
   }
 }
 
+// automorphism_sum against separate automorphisms added: the same words (the shared inverse
+// transforms are exact), on every set and both gadgets, with more terms than the fan-in where it
+// is below t (default-b12's 65536^2: groups of 4 and 2), and the switches counted.
+TEST(KeySwitching, AutomorphismSumsEqualSeparateSwitchesAdded) {
+  std::mt19937_64 rng(68);
+  for (const char* name : all_set_names()) {
+    const ParameterSet& p = set(name);
+    auto random = SeededRandom::from_counter(68);
+    const SecretKey key(p, random);
+    Encryptor enc(key, random);
+    for (std::uint32_t gamma : {0U, 1U}) {
+      const Gadget& g = p.gadget(gamma);
+      SCOPED_TRACE(std::string(name) + ", gadget " + std::to_string(g.base) + "^" +
+                   std::to_string(g.levels));
+      KeySwitcher switcher(p, g);
+      std::vector<KeySwitchKey> keys;
+      std::vector<Ciphertext> cts;
+      for (std::uint64_t j = 1; j < p.ring.t(); ++j) {  // a merge's elements, 1 + j t
+        keys.push_back(make_automorphism_key(key, 1 + j * p.ring.t(), g, random));
+        cts.push_back(enc.encrypt(random_message(p, rng).coeffs()));
+      }
+      Ciphertext want(p.ring), one(p.ring), got(p.ring);
+      for (std::size_t i = 0; i < keys.size(); ++i) {
+        switcher.automorphism(keys[i], cts[i], one);
+        for (std::size_t j = 0; j < p.ring.N(); ++j) {
+          want.a[j] += one.a[j];
+          want.b[j] += one.b[j];
+        }
+      }
+      std::vector<const KeySwitchKey*> key_ptrs;
+      std::vector<const Ciphertext*> ct_ptrs;
+      for (std::size_t i = 0; i < keys.size(); ++i) {
+        key_ptrs.push_back(&keys[i]);
+        ct_ptrs.push_back(&cts[i]);
+      }
+      const auto before = switcher.key_switches();
+      switcher.automorphism_sum(key_ptrs, ct_ptrs, got);
+      EXPECT_EQ(switcher.key_switches(), before + keys.size());
+      EXPECT_TRUE(std::ranges::equal(got.a.coeffs(), want.a.coeffs()));
+      EXPECT_TRUE(std::ranges::equal(got.b.coeffs(), want.b.coeffs()));
+    }
+  }
+  KeySwitcher switcher(set("default-b8"), set("default-b8").gadget(0));
+  Ciphertext out(set("default-b8").ring);
+  const std::vector<const KeySwitchKey*> no_keys;
+  const std::vector<const Ciphertext*> one_ct(1, &out);
+  EXPECT_THROW(switcher.automorphism_sum(no_keys, one_ct, out), safhire::Error);
+}
+
 TEST(KeySwitching, SwitchesBetweenTwoKeysAndMayWorkInPlace) {
   const ParameterSet& p = set("default-b12");
   auto random = SeededRandom::from_counter(64);
@@ -244,18 +295,37 @@ TEST(KeySwitching, MeasuredNoiseMatchesTheFormulas) {
 }
 
 TEST(KeySwitching, KeysAreRoundedToOneLimbOnlyWhereTheKeyNoiseHidesIt) {
-  // key_split: one rounded limb exactly when some one-limb split keeps the digits' sums exact and
-  // its rounding adds at most sigma^2 / 256 to the key's noise; then the finest such split. On
-  // the built-in sets that is default-b8 alone (sigma = 2^-34.5).
+  // key_split: one rounded limb exactly when some one-limb split keeps the digits' sums of t - 1
+  // switches exact (a merge's, KeySwitcher::automorphism_sum) and its rounding adds at most
+  // sigma^2 / 256 to the key's noise; then the finest such split. On the built-in sets that is
+  // default-b8 alone (sigma = 2^-34.5). A switcher sums t - 1 switches before its inverse
+  // transforms on the full gadget of every set.
   for (const ParameterSet& p : builtin_parameter_sets()) {
     for (std::uint32_t gamma : {0U, 1U}) {
       const Gadget& g = p.gadget(gamma);
       SCOPED_TRACE(p.name + ", gadget " + std::to_string(g.base) + "^" + std::to_string(g.levels));
       const auto& product = safhire::ring::LimbProduct::shared(p.ring);
-      const std::uint64_t digit_sum = std::uint64_t{g.levels} * ((g.base + 1) / 2);
+      const std::uint64_t digit_sum =
+          std::uint64_t{g.levels} * ((g.base + 1) / 2) * (p.ring.t() - 1);
+      const safhire::ring::LimbSplit split = key_split(p, g);
+      // Keys and switchers carry the same split; the fan-in is what the bound allows.
+      auto random = SeededRandom::from_counter(67);
+      const SecretKey key(p, random);
+      EXPECT_EQ(make_automorphism_key(key, 2, g, random).split(), split);
+      const KeySwitcher switcher(p, g);
+      const std::uint64_t one = std::uint64_t{g.levels} * ((g.base + 1) / 2);
+      EXPECT_LE(switcher.fan_in() * one, product.small_bound(split));
+      EXPECT_TRUE(switcher.fan_in() == p.ring.t() ||
+                  (switcher.fan_in() + 1) * one > product.small_bound(split));
+      if (gamma == 0) {
+        EXPECT_GE(switcher.fan_in(), p.ring.t() - 1);
+      }
+      if (digit_sum > product.small_bound()) {  // beyond any one limb (default-b12's 65536^2)
+        EXPECT_EQ(split, safhire::ring::LimbSplit::exact());
+        continue;
+      }
       const safhire::ring::LimbSplit finest = product.finest_rounding(digit_sum);
       const double added = key_rounding_variance(p, finest), sigma2 = p.sigma() * p.sigma();
-      const safhire::ring::LimbSplit split = key_split(p, g);
       EXPECT_EQ(split.limbs, p.name == "default-b8" ? 1U : 2U);
       if (split.limbs == 1) {
         EXPECT_EQ(split, finest);
@@ -272,10 +342,6 @@ TEST(KeySwitching, KeysAreRoundedToOneLimbOnlyWhereTheKeyNoiseHidesIt) {
         EXPECT_GT(added, sigma2 / 256);
         EXPECT_EQ(key_rounding_variance(p, split), 0.0);
       }
-      // Keys and switchers carry the same split.
-      auto random = SeededRandom::from_counter(67);
-      const SecretKey key(p, random);
-      EXPECT_EQ(make_automorphism_key(key, 2, g, random).split(), split);
     }
   }
 }

@@ -86,9 +86,10 @@ class KeySwitchKey {
 };
 
 // The limb split of a key's words on the server: one limb rounded as finely as
-// ring::LimbProduct::finest_rounding allows for the digits' sum l ceil(D/2), when that adds at
-// most 1/256 of sigma^2 to the key's noise variance (key_rounding_variance); else two exact
-// limbs. One limb on default-b8 (shift 21: 2^-86 against sigma^2 = 2^-69, before the product
+// ring::LimbProduct::finest_rounding allows for the digits' sum of t - 1 switches, (t - 1) l
+// ceil(D/2) (a merge of the trees sums that many: KeySwitcher::automorphism_sum), when that adds
+// at most 1/256 of sigma^2 to the key's noise variance (key_rounding_variance); else two exact
+// limbs. One limb on default-b8 (shift 22: 2^-84 against sigma^2 = 2^-69, before the product
 // with s), two on every other built-in set.
 ring::LimbSplit key_split(const ParameterSet& params, const Gadget& gadget);
 
@@ -128,11 +129,22 @@ class KeySwitcher {
   void key_switch(const KeySwitchKey& key, const Ciphertext& in, Ciphertext& out);
   // out = sigma_k(in), switched back to s: a ciphertext of sigma_k(m). One key switch.
   void automorphism(const KeySwitchKey& key, const Ciphertext& in, Ciphertext& out);
+  // out = sum_i sigma_(k_i)(in[i]), each switched back to s (keys[i] for k_i): what a merge of
+  // the trees adds up. The switches of up to fan_in() terms sum their products in the NTT domain
+  // and share one inverse transform per limb and component: exact, so the words equal those of
+  // separate automorphisms added. keys.size() switches, counted. out may not alias an input.
+  void automorphism_sum(std::span<const KeySwitchKey* const> keys,
+                        std::span<const Ciphertext* const> in, Ciphertext& out);
+  // How many switches one accumulation holds exactly: the product's bound over the digits' sum
+  // l ceil(D/2) of one switch (at least t - 1 on every built-in set's full gadget, key_split).
+  std::uint32_t fan_in() const { return fan_in_; }
 
   std::uint64_t key_switches() const { return count_; }
 
  private:
   void check_key(const KeySwitchKey& key) const;
+  // acc_a_, acc_b_ += the products of a's digits with the key's levels.
+  void accumulate_products(const KeySwitchKey& key, std::span<const u64> a);
 
   ParameterSet params_;
   GadgetDecomposer decomposer_;
@@ -140,8 +152,10 @@ class KeySwitcher {
   const ring::LimbProduct* product_;
   ring::AlignedWords digits_, digit_ntt_, acc_a_, acc_b_;  // scratch (digit_ntt_: every level)
   std::vector<const std::uint64_t*> digit_terms_, key_a_, key_b_;
-  ring::TorusPoly sum_b_;  // scratch: sum_i d_i b_i
-  Ciphertext sigma_;       // scratch: sigma_k(in)
+  ring::TorusPoly sum_b_;        // scratch: sum_i d_i b_i
+  Ciphertext sigma_;             // scratch: sigma_k(in)
+  ring::TorusPoly sum_sigma_b_;  // scratch: automorphism_sum's sum of sigma_k(b)
+  std::uint32_t fan_in_ = 1;
   std::uint64_t count_ = 0;
 };
 
