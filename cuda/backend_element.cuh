@@ -46,22 +46,27 @@ SAFHIRE_HD void extract_thread(const ExtractArgs& g, std::size_t x) {
   g.rows[std::size_t{g.dest[v]} * g.W + i] = word;
 }
 
-// Extraction at gamma >= 1, step 1: each power ciphertext (a, b: [powers][N]) to block-major
-// lanes, [powers][T][L] (lane j of block u is coefficient u + T j), as PartialExtraction's blocks.
+// Extraction at gamma >= 1, step 1: each power ciphertext to block-major lanes, [powers][T][L]
+// (lane j of block u is coefficient u + T j), as PartialExtraction's blocks; power c K + kk is
+// power kk of chunk c. The ciphertexts (a, b) are chunk-major, [chunks][K][N] (uploaded), or
+// element-major, [K][chunks][N] (derived on the device, element by element).
 struct BlocksArgs {
   const u64* a;
   const u64* b;
   u64* blocks_a;
   u64* blocks_b;
-  u32 N, T, L;
+  u32 N, T, L, K, chunks;
+  bool element_major;
 };
 
 SAFHIRE_HD void blocks_thread(const BlocksArgs& g, std::size_t x) {
   const std::size_t power = x / g.N;
   const auto y = static_cast<u32>(x % g.N);
   const std::size_t to = (power * g.T + y % g.T) * g.L + y / g.T;
-  g.blocks_a[to] = g.a[x];
-  g.blocks_b[to] = g.b[x];
+  const std::size_t kk = power % g.K, c = power / g.K;
+  const std::size_t from = g.element_major ? (kk * g.chunks + c) * g.N + y : x;
+  g.blocks_a[to] = g.a[from];
+  g.blocks_b[to] = g.b[from];
 }
 
 // Step 2: the clean samples (PartialExtraction::clean_samples, which the CPU runs). Value

@@ -102,28 +102,19 @@ class DeviceBackend final : public backend::Backend {
     u64* const rows = out->narrow() != nullptr ? wide.data() : out->wide();
     if (config_.gamma >= 1) {
       const ring::RingParams& r = params_.ring;
-      // The powers [chunks][K][N]: uploaded, or derived on the device from the first of each
-      // chunk (sigma_k with a key switch, a batch of chunks per element).
+      // The powers: uploaded, [chunks][K][N], or derived on the device from the first of each
+      // chunk, [K][chunks][N] (sigma_k with a key switch, a batch of chunks per element, written
+      // in place; the blocks kernel reads either layout).
       const std::size_t words = chunks * K * N;
       typename Ops::Buffer all_a, all_b;
       if (derive) {
         all_a = ops_.alloc(words);
         all_b = ops_.alloc(words);
-        auto sigma_a = ops_.alloc(chunks * N), sigma_b = ops_.alloc(chunks * N);
-        for (std::size_t i = 0; i < K; ++i) {
-          const u64* from_a = da.data();
-          const u64* from_b = db.data();
-          if (i > 0) {
-            ops_.automorphism(elements_[i], da.data(), db.data(), sigma_a.data(), sigma_b.data(),
-                              chunks);
-            from_a = sigma_a.data();
-            from_b = sigma_b.data();
-          }
-          for (std::size_t c = 0; c < chunks; ++c) {
-            ops_.copy(all_a.data() + (c * K + i) * N, from_a + c * N, N);
-            ops_.copy(all_b.data() + (c * K + i) * N, from_b + c * N, N);
-          }
-        }
+        ops_.copy(all_a.data(), da.data(), chunks * N);
+        ops_.copy(all_b.data(), db.data(), chunks * N);
+        for (std::size_t i = 1; i < K; ++i)
+          ops_.automorphism(elements_[i], da.data(), db.data(), all_a.data() + i * chunks * N,
+                            all_b.data() + i * chunks * N, chunks);
       }
       block::BlocksArgs blocks{};
       auto blocks_a = ops_.alloc(words), blocks_b = ops_.alloc(words);
@@ -134,6 +125,9 @@ class DeviceBackend final : public backend::Backend {
       blocks.N = static_cast<u32>(N);
       blocks.T = static_cast<u32>(levels::power(r.t(), r.a() - config_.gamma));
       blocks.L = static_cast<u32>(N / blocks.T);
+      blocks.K = static_cast<u32>(K);
+      blocks.chunks = static_cast<u32>(chunks);
+      blocks.element_major = derive;
       ops_.run_blocks(blocks, words);
       block::CleanArgs args{};
       args.blocks_a = blocks_a.data();
