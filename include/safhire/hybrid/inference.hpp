@@ -62,11 +62,15 @@ struct RoundNoise {
   bool derived_powers = false;
 };
 // With row_bits = 32 (backend::Config) the rounding of the rows to 2^32 adds, through the same
-// weights, 2^-64/12 (1 + N E[s^2]) per row at gamma = 0 (a row is an LWE sample over the key's N
-// coefficients: exact), and 2^-64/12 (1 + 2 N E[s^2]) 2 phi(t^gamma) at gamma >= 1 (a clean
+// weights, 2^-64/12 (1 + N Var(s)) per row at gamma = 0 (a row is an LWE sample over the key's N
+// coefficients: exact), and 2^-64/12 (1 + 2 N Var(s)) 2 phi(t^gamma) at gamma >= 1 (a clean
 // sample's lane meets each key coefficient in at most two terms, and a packed coefficient collects
-// the lanes of phi rows, each at most twice). Measured 0.4 to 2.3 bits below on default-b8 and
-// default-b12 at gamma 0, 1, 2 (tests/hybrid/test_row_bits.cpp).
+// the lanes of phi rows, each at most twice). Var(s), the centred key's (rlwe::key_variance: 1/4
+// binary), because the rows' bodies take back the key's mean (backend::key_mean_map), which
+// also leaves the rows' roundings uncorrelated, so they add up as the squared weights. Measured
+// on default-b8 and default-b12 with strided, neighbouring and random taps: at gamma = 0 the
+// estimate itself (random taps within 0.05 bits), at gamma 1 and 2 1.1 to 1.6 bits below
+// (tests/hybrid/test_row_bits.cpp).
 //
 // The uploads are as narrow as that noise allows: activation s travels with the fewest bits of b
 // (at most rlwe::upload_bits, a fresh ciphertext's own precision) whose rounding adds, in every
