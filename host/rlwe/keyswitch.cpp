@@ -275,8 +275,6 @@ void KeySwitcher::automorphism_sum(std::span<const KeySwitchKey* const> keys,
   for (const Ciphertext* c : in)
     require_ring(*c, params_.ring, "KeySwitcher::automorphism_sum input");
   const std::size_t n = params_.ring.N(), acc_words = split_.limbs * n;
-  std::fill(out.a.coeffs().begin(), out.a.coeffs().end(), u64{0});
-  std::fill(out.b.coeffs().begin(), out.b.coeffs().end(), u64{0});
   for (std::size_t first = 0; first < keys.size(); first += fan_in_) {
     const std::size_t last = std::min(keys.size(), first + fan_in_);
     std::fill(acc_a_.data(), acc_a_.data() + acc_words, u64{0});

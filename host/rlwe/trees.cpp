@@ -354,13 +354,11 @@ Ciphertext TraceTrees::merge(std::span<const Ciphertext* const> cs, std::uint32_
     std::vector<const KeySwitchKey*> keys;  // b = 0 traces through trace_k1 instead
     for (std::size_t i = 1; b != 0 && i < reps.size(); ++i)
       keys.push_back(&keys_->at(reps[i]));
-    Ciphertext switched(r);
     for (std::size_t s = 0; s < cs.size(); ++s) {
       Ciphertext traced = b == 0 ? trace_k1(*cs[s]) : *cs[s];
       if (b != 0) {  // the t - 1 switches of one input, summed before their inverse transforms
         const std::vector<const Ciphertext*> same(keys.size(), cs[s]);
-        switcher_.automorphism_sum(keys, same, switched);
-        add_into(traced, switched);
+        switcher_.automorphism_sum(keys, same, traced);
       }
       add_monomial_times(r, out, traced, e * static_cast<std::int64_t>(s));
     }
@@ -383,11 +381,7 @@ Ciphertext TraceTrees::merge(std::span<const Ciphertext* const> cs, std::uint32_
       keys.push_back(&keys_->at(rho));
     }
   }
-  if (!ws.empty()) {
-    Ciphertext switched(r);
-    switcher_.automorphism_sum(keys, pointers(ws), switched);
-    add_into(out, switched);
-  }
+  switcher_.automorphism_sum(keys, pointers(ws), out);
   return out;
 }
 

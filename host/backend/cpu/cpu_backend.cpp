@@ -293,9 +293,8 @@ class CpuBackend final : public Backend {
         clean_scratch_(threads_),
         lane_rows_(threads_),
         wide_rows_(threads_),
-        error_period_(error_period(width_ - params.ring.N())),
-        lane_errors_(threads_,
-                     std::vector<std::int64_t>(width_ - params.ring.N() + error_period_)) {
+        period_errors_(threads_, std::vector<u64>(error_period(width_ - params.ring.N()))),
+        lane_errors_(threads_, std::vector<std::int64_t>(width_ - params.ring.N())) {
     for (unsigned w = 0; w < threads_; ++w)
       trees_.push_back(
           std::make_unique<rlwe::TraceTrees>(params_, params_.gadget(config.gamma), keys));
@@ -336,16 +335,15 @@ class CpuBackend final : public Backend {
       u32* row = out->narrow + to * S;
       const std::uint32_t L = body_lanes;
       // One pass (ring::narrow_words): the mask rounded, its errors summed by word position mod
-      // P, a multiple of L (and of 8, to run whole registers), then by lane: the sums of
-      // lane_narrow_error.
-      const std::size_t P = error_period_;
+      // error_period(L), a multiple of L (and of 8, to run whole registers), then by lane: the
+      // sums of lane_narrow_error.
+      std::vector<u64>& acc = period_errors_[worker];
       std::vector<std::int64_t>& errors = lane_errors_[worker];
-      std::uint64_t* acc = reinterpret_cast<std::uint64_t*>(errors.data() + L);
-      std::fill(acc, acc + P, u64{0});
-      ring::narrow_words({from, N}, {row, N}, {acc, P}, simd_);
+      std::fill(acc.begin(), acc.end(), u64{0});
+      ring::narrow_words({from, N}, {row, N}, acc, simd_);
       for (std::uint32_t l = 0; l < L; ++l) {
         errors[l] = 0;
-        for (std::size_t j = l; j < P; j += L)
+        for (std::size_t j = l; j < acc.size(); j += L)
           errors[l] += static_cast<std::int64_t>(acc[j]);
       }
       for (std::uint32_t r = 0; r < L; ++r)
@@ -624,8 +622,10 @@ class CpuBackend final : public Backend {
   std::vector<std::vector<u64>> clean_scratch_;  // per worker, for clean_samples
   std::vector<std::vector<u64*>> lane_rows_;     // per worker
   std::vector<std::vector<u64>> wide_rows_;      // per worker, 64-bit rows for 32-bit ones
-  std::size_t error_period_;  // 32-bit rows: mask errors are summed by position mod this
-  std::vector<std::vector<std::int64_t>> lane_errors_;  // per worker: lanes, then the period
+  // Per worker, for 32-bit rows: the mask's rounding errors by position mod error_period(lanes),
+  // then by lane.
+  std::vector<std::vector<u64>> period_errors_;
+  std::vector<std::vector<std::int64_t>> lane_errors_;
   std::shared_ptr<StoragePool> pool_ = std::make_shared<StoragePool>();
 };
 

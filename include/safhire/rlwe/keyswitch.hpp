@@ -129,10 +129,11 @@ class KeySwitcher {
   void key_switch(const KeySwitchKey& key, const Ciphertext& in, Ciphertext& out);
   // out = sigma_k(in), switched back to s: a ciphertext of sigma_k(m). One key switch.
   void automorphism(const KeySwitchKey& key, const Ciphertext& in, Ciphertext& out);
-  // out = sum_i sigma_(k_i)(in[i]), each switched back to s (keys[i] for k_i): what a merge of
-  // the trees adds up. The switches of up to fan_in() terms sum their products in the NTT domain
-  // and share one inverse transform per limb and component: exact, so the words equal those of
-  // separate automorphisms added. keys.size() switches, counted. out may not alias an input.
+  // out += sum_i sigma_(k_i)(in[i]), each switched back to s (keys[i] for k_i): what a merge of
+  // the trees adds up, into the merge's sum. The switches of up to fan_in() terms sum their
+  // products in the NTT domain and share one inverse transform per limb and component: exact, so
+  // the words equal those of separate automorphisms added. keys.size() switches, counted. out may
+  // not alias an input.
   void automorphism_sum(std::span<const KeySwitchKey* const> keys,
                         std::span<const Ciphertext* const> in, Ciphertext& out);
   // How many switches one accumulation holds exactly: the product's bound over the digits' sum
