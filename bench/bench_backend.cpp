@@ -103,7 +103,7 @@ void pack(benchmark::State& state, std::size_t n, std::uint32_t gamma, unsigned 
     ++a;
   const auto rows = s.backend->extract(s.uploads[a], s.identity(n));
   for (auto _ : state) {
-    auto packed = s.backend->pack(*rows, 64);
+    auto packed = s.backend->pack(*rows, 64, 64);
     benchmark::DoNotOptimize(packed.data());
   }
   state.counters["packs"] = static_cast<double>((n + s.params.ring.N() - 1) / s.params.ring.N());

@@ -197,7 +197,8 @@ class DeviceBackend final : public backend::Backend {
     return out;
   }
 
-  std::vector<rlwe::SwitchedCiphertext> pack(const backend::Rows& rows, u32 bits) override {
+  std::vector<rlwe::SwitchedCiphertext> pack(const backend::Rows& rows, u32 bits,
+                                             u32 body_bits) override {
     const Rows& in = rows_of(rows);
     const ring::RingParams& r = params_.ring;
     const std::size_t N = r.N(), packs = (in.values + N - 1) / N;
@@ -244,7 +245,7 @@ class DeviceBackend final : public backend::Backend {
       rlwe::Ciphertext ct(r);
       std::copy(a.begin() + p * N, a.begin() + (p + 1) * N, ct.a.coeffs().begin());
       std::copy(b.begin() + p * N, b.begin() + (p + 1) * N, ct.b.coeffs().begin());
-      out.push_back(rlwe::modulus_switch(ct, bits));
+      out.push_back(rlwe::modulus_switch(ct, bits, body_bits));
     }
     return out;
   }

@@ -312,15 +312,15 @@ int run_plan(int argc, char** argv) {
   std::printf("%s on %s (N = %u), gamma = %u, %s packing, %u-bit rows on the server\n",
               model.name().c_str(), params.name.c_str(), params.ring.N(), options.gamma,
               options.mode == rlwe::TreeMode::fast ? "fast" : "paper", plan.row_bits);
-  std::printf("%5s %8s %6s %7s %5s %5s %5s %5s %9s %10s %9s %9s\n", "round", "inputs", "cts",
+  std::printf("%5s %8s %6s %7s %5s %5s %5s %6s %9s %10s %9s %9s\n", "round", "inputs", "cts",
               "outputs", "packs", "b", "up", "down", "log2 std", "P[fail]", "switches", "kB up/dn");
   for (std::size_t r = 0; r < plan.rounds.size(); ++r) {
     const RoundPlan& p = plan.rounds[r];
     // cts: uploaded ciphertexts, marked * where the server derives the powers of each chunk.
-    std::printf("%5zu %8zu %5zu%c %7zu %5zu %5u %5u %5u %9.2f %10.1e %9llu %4.0f/%-4.0f\n", r,
+    std::printf("%5zu %8zu %5zu%c %7zu %5zu %5u %5u %3u/%-2u %9.2f %10.1e %9llu %4.0f/%-4.0f\n", r,
                 p.inputs, p.uploaded_ciphertexts, p.derived_powers ? '*' : ' ', p.outputs, p.packs,
-                p.round_bits, p.upload_bits, p.download_bits, p.noise.log2_std,
-                p.noise.failure_probability,
+                p.round_bits, p.upload_bits, p.download_bits, p.download_body_bits,
+                p.noise.log2_std, p.noise.failure_probability,
                 static_cast<unsigned long long>(p.key_switches.value_or(0)),
                 static_cast<double>(p.bytes_up) / 1e3, static_cast<double>(p.bytes_down) / 1e3);
   }

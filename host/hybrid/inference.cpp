@@ -135,11 +135,21 @@ struct NoiseModel {
 RoundNoise round_noise(const rlwe::ParameterSet& params, const Round& round, double variance) {
   const double half_step = std::exp2(-static_cast<double>(round.bits) - 1);
   auto failure = [&](double v) { return std::erfc(half_step / std::sqrt(2 * v)); };
-  RoundNoise rn{std::log2(variance) / 2, failure(variance), 64, 64};
+  RoundNoise rn{std::log2(variance) / 2, failure(variance), 64, 64, 64};
+  // The narrowest pair (ties: the smaller variance); the mask's rounding meets the key, so the
+  // body usually ends up a few bits narrower than the mask.
+  double best = 0;
   for (std::uint32_t k = round.bits + 1; k < 64; ++k) {
-    if (failure(variance + rlwe::switched_variance(params, k)) <= kMaxFailureProbability) {
-      rn.download_bits = k;
-      break;
+    for (std::uint32_t kb = round.bits + 1; kb < 64; ++kb) {
+      const double v = variance + rlwe::download_variance(params, k, kb);
+      if (failure(v) > kMaxFailureProbability) continue;
+      const std::uint32_t total = k + kb, held = rn.download_bits + rn.download_body_bits;
+      if (total < held || (total == held && v < best)) {
+        rn.download_bits = k;
+        rn.download_body_bits = kb;
+        best = v;
+      }
+      break;  // wider bodies only add bits
     }
   }
   return rn;
@@ -191,8 +201,8 @@ std::vector<RoundNoise> estimate_round_noise(const Model& model, const rlwe::Par
     const RoundNoise rn = round_noise(params, model.rounds()[r], v);
     for (double sq : noise.squares[r])
       sources[r] += sq > 0 ? 1 : 0;
-    budget[r] = (v + rlwe::switched_variance(params, rn.download_bits)) / 16 /
-                static_cast<double>(std::max<std::size_t>(sources[r], 1));
+    budget[r] = (v + rlwe::download_variance(params, rn.download_bits, rn.download_body_bits)) /
+                16 / static_cast<double>(std::max<std::size_t>(sources[r], 1));
   }
   // Activation s (uploaded in round s) at the fewest bits whose rounding adds at most
   // budget[r] to every round r that reads it; never more than a fresh ciphertext's own precision.
@@ -426,6 +436,7 @@ Server::Server(const Model& model, const rlwe::ParameterSet& params, InferenceOp
   info_ = ModelInfo::of(model);
   for (const RoundNoise& rn : noise) {
     download_bits_.push_back(rn.download_bits);
+    download_body_bits_.push_back(rn.download_body_bits);
     info_.upload_bits.push_back(rn.upload_bits);
     info_.derived_powers.push_back(rn.derived_powers ? 1 : 0);
   }
@@ -497,7 +508,7 @@ Download Server::process(const Upload& up) {
   Download d;
   d.round = r;
   d.values = static_cast<std::uint32_t>(layer.outputs());
-  d.packed = backend_->pack(*out, download_bits_[r]);
+  d.packed = backend_->pack(*out, download_bits_[r], download_body_bits_[r]);
   times_.pack += seconds_since(start);
 
   start = Clock::now();

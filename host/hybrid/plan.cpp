@@ -43,6 +43,7 @@ Plan plan_inference(const Model& model, const rlwe::ParameterSet& params,
     p.round_bits = model.rounds()[r].bits;
     p.upload_bits = noise[r].upload_bits;
     p.download_bits = noise[r].download_bits;
+    p.download_body_bits = noise[r].download_body_bits;
     p.noise = noise[r];
     if (options.mode == rlwe::TreeMode::fast) {
       p.key_switches = p.packs * per_pack + (p.derived_powers ? p.chunks * (powers - 1) : 0);
@@ -50,7 +51,8 @@ Plan plan_inference(const Model& model, const rlwe::ParameterSet& params,
     }
     p.bytes_up = kRoundMessage +
                  p.uploaded_ciphertexts * (kObject + 32 + 1 + packed_bytes(N, p.upload_bits));
-    p.bytes_down = kRoundMessage + p.packs * (kObject + 1 + 2 * packed_bytes(N, p.download_bits));
+    p.bytes_down = kRoundMessage + p.packs * (kObject + 2 + packed_bytes(N, p.download_bits) +
+                                              packed_bytes(N, p.download_body_bits));
     plan.bytes_up += p.bytes_up;
     plan.bytes_down += p.bytes_down;
     plan.rounds.push_back(p);

@@ -104,8 +104,13 @@ NoiseEstimate estimate_packing_noise(const ParameterSet& params) {
 }
 
 double switched_variance(const ParameterSet& params, std::uint32_t bits) {
-  const double unit = std::exp2(-2.0 * bits) / 12;
-  return unit * (1 + mean_product_count(params.ring) * key_second_moment(params));
+  return download_variance(params, bits, bits);
+}
+
+double download_variance(const ParameterSet& params, std::uint32_t bits, std::uint32_t body_bits) {
+  return (std::exp2(-2.0 * body_bits) +
+          std::exp2(-2.0 * bits) * mean_product_count(params.ring) * key_second_moment(params)) /
+         12;
 }
 
 double key_transport_variance(const ParameterSet& params) {

@@ -58,31 +58,37 @@ Ciphertext SeededCiphertext::expand() const {
   return ct;
 }
 
-SwitchedCiphertext modulus_switch(const Ciphertext& ct, std::uint32_t bits) {
-  require(bits >= 1 && bits <= 64, ErrorCode::invalid_argument, "modulus_switch: bits in 1..64");
+SwitchedCiphertext modulus_switch(const Ciphertext& ct, std::uint32_t bits,
+                                  std::uint32_t body_bits) {
+  require(bits >= 1 && bits <= 64 && body_bits >= 1 && body_bits <= 64, ErrorCode::invalid_argument,
+          "modulus_switch: bits in 1..64");
   SwitchedCiphertext out;
   out.bits = bits;
-  const std::uint32_t drop = 64 - bits;
-  const u64 mask = bits == 64 ? ~u64{0} : (u64{1} << bits) - 1;
-  // Nearest multiple of 2^drop, wrapping mod 2^64.
-  auto round = [&](u64 x) { return drop == 0 ? x : ((x + (u64{1} << (drop - 1))) >> drop) & mask; };
+  out.body_bits = body_bits;
+  // The nearest multiple of 2^(64 - width), wrapping mod 2^64, in units of it.
+  auto round = [](u64 x, std::uint32_t width) {
+    const std::uint32_t drop = 64 - width;
+    if (drop == 0) return x;
+    return ((x + (u64{1} << (drop - 1))) >> drop) & ((u64{1} << width) - 1);
+  };
   out.a.resize(ct.a.degree());
   out.b.resize(ct.b.degree());
   for (std::size_t i = 0; i < out.a.size(); ++i) {
-    out.a[i] = round(ct.a[i]);
-    out.b[i] = round(ct.b[i]);
+    out.a[i] = round(ct.a[i], bits);
+    out.b[i] = round(ct.b[i], body_bits);
   }
   return out;
 }
 
 Ciphertext expand(const ring::RingParams& ring, const SwitchedCiphertext& ct) {
-  require(ct.bits >= 1 && ct.bits <= 64 && ct.a.size() == ring.N() && ct.b.size() == ring.N(),
+  require(ct.bits >= 1 && ct.bits <= 64 && ct.body_bits >= 1 && ct.body_bits <= 64 &&
+              ct.a.size() == ring.N() && ct.b.size() == ring.N(),
           ErrorCode::size_mismatch, "switched ciphertext of another ring or width");
   Ciphertext out(ring);
-  const std::uint32_t drop = 64 - ct.bits;
+  const std::uint32_t drop = 64 - ct.bits, body_drop = 64 - ct.body_bits;
   for (std::size_t i = 0; i < ring.N(); ++i) {
-    out.a[i] = drop == 64 ? 0 : ct.a[i] << drop;
-    out.b[i] = drop == 64 ? 0 : ct.b[i] << drop;
+    out.a[i] = ct.a[i] << drop;
+    out.b[i] = ct.b[i] << body_drop;
   }
   return out;
 }

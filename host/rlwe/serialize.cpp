@@ -116,14 +116,15 @@ std::vector<std::uint8_t> serialize(const ParameterSet& params, const KeySwitchK
 }
 
 std::vector<std::uint8_t> serialize(const ParameterSet& params, const SwitchedCiphertext& ct) {
-  require(ct.bits >= 1 && ct.bits <= 64 && ct.a.size() == params.ring.N() &&
-              ct.b.size() == params.ring.N(),
+  require(ct.bits >= 1 && ct.bits <= 64 && ct.body_bits >= 1 && ct.body_bits <= 64 &&
+              ct.a.size() == params.ring.N() && ct.b.size() == params.ring.N(),
           ErrorCode::size_mismatch, "serialize switched ciphertext: another ring or width");
   core::ByteWriter w;
   write_header(w, kSwitchedCiphertext, params);
   w.u8(static_cast<std::uint8_t>(ct.bits));
+  w.u8(static_cast<std::uint8_t>(ct.body_bits));
   w.packed_words(ct.a, ct.bits);
-  w.packed_words(ct.b, ct.bits);
+  w.packed_words(ct.b, ct.body_bits);
   return w.take();
 }
 
@@ -133,16 +134,19 @@ SwitchedCiphertext parse_switched_ciphertext(std::span<const std::uint8_t> bytes
   read_header(r, kSwitchedCiphertext, params);
   SwitchedCiphertext ct;
   ct.bits = r.u8();
-  if (ct.bits < 1 || ct.bits > 64) r.fail("width " + std::to_string(ct.bits) + " bits");
+  ct.body_bits = r.u8();
+  for (std::uint32_t bits : {ct.bits, ct.body_bits})
+    if (bits < 1 || bits > 64) r.fail("width " + std::to_string(bits) + " bits");
   const std::size_t n = params.ring.N();
-  r.expect_remaining(2 * ((n * ct.bits + 7) / 8));
+  r.expect_remaining((n * ct.bits + 7) / 8 + (n * ct.body_bits + 7) / 8);
   ct.a.resize(n);
   ct.b.resize(n);
   r.packed_words(ct.a, ct.bits);
-  r.packed_words(ct.b, ct.bits);
-  const u64 mask = ct.bits == 64 ? ~u64{0} : (u64{1} << ct.bits) - 1;
+  r.packed_words(ct.b, ct.body_bits);
+  auto mask = [](std::uint32_t bits) { return bits == 64 ? ~u64{0} : (u64{1} << bits) - 1; };
+  const u64 a_mask = mask(ct.bits), b_mask = mask(ct.body_bits);
   for (std::size_t i = 0; i < n; ++i) {
-    if ((ct.a[i] | ct.b[i]) & ~mask) r.fail("value above its width");
+    if ((ct.a[i] & ~a_mask) | (ct.b[i] & ~b_mask)) r.fail("value above its width");
   }
   return ct;
 }

@@ -60,6 +60,7 @@ inline void expect_same_downloads(const BackendCase& c, const MakeBackend& make,
     ASSERT_EQ(got.packed.size(), want.packed.size()) << "round " << want.round;
     for (std::size_t p = 0; p < want.packed.size(); ++p) {
       ASSERT_EQ(got.packed[p].bits, want.packed[p].bits);
+      ASSERT_EQ(got.packed[p].body_bits, want.packed[p].body_bits);
       ASSERT_EQ(got.packed[p].a, want.packed[p].a) << "round " << want.round << ", pack " << p;
       ASSERT_EQ(got.packed[p].b, want.packed[p].b) << "round " << want.round << ", pack " << p;
     }

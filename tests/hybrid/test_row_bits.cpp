@@ -83,7 +83,7 @@ double packed_noise(const rlwe::ParameterSet& p, std::uint32_t gamma, std::uint3
   const auto extracted = b->extract(ciphertexts, identity);
   const backend::Rows* sources[] = {extracted.get()};
   const auto out = b->linear(layer, sources);
-  const auto packed = b->pack(*out, 64);
+  const auto packed = b->pack(*out, 64, 64);
   rlwe::NoiseProbe probe;
   for (const auto& ct : packed)
     probe.add(enc.phase(rlwe::expand(p.ring, ct)).coeffs());
@@ -363,9 +363,9 @@ TEST(UploadBits, UploadsAreTheNarrowestWithinTheirShareOfTheNoise) {
         sources += reads[r][t.source] ? 0 : 1;
         reads[r][t.source] = true;
       }
-      share[r] =
-          (std::exp2(2 * exact[r].log2_std) + rlwe::switched_variance(p, exact[r].download_bits)) /
-          16 / static_cast<double>(sources);
+      share[r] = (std::exp2(2 * exact[r].log2_std) +
+                  rlwe::download_variance(p, exact[r].download_bits, exact[r].download_body_bits)) /
+                 16 / static_cast<double>(sources);
     }
     const auto increase = [&](const std::vector<hybrid::RoundNoise>& n, std::size_t r) {
       return std::exp2(2 * n[r].log2_std) - std::exp2(2 * exact[r].log2_std);
@@ -374,7 +374,9 @@ TEST(UploadBits, UploadsAreTheNarrowestWithinTheirShareOfTheNoise) {
       const std::string where = std::string(c.model) + ", round " + std::to_string(r);
       EXPECT_LE(chosen[r].upload_bits, rlwe::upload_bits(p)) << where;
       EXPECT_GT(chosen[r].upload_bits, model.encoding_bits(r)) << where;
-      EXPECT_EQ(chosen[r].download_bits, exact[r].download_bits) << where;
+      EXPECT_EQ(chosen[r].download_bits + chosen[r].download_body_bits,
+                exact[r].download_bits + exact[r].download_body_bits)
+          << where;
       std::size_t sources = 0;
       for (std::size_t s = 0; s <= r; ++s)
         sources += reads[r][s] ? 1 : 0;
@@ -428,7 +430,7 @@ TEST(UploadBits, UploadsAreTheNarrowestWithinTheirShareOfTheNoise) {
     }
     EXPECT_GT(over, 0U);
   }
-  // The trained b = 8 model's hidden rounds travel at 19 to 21 bits instead of 35, their powers
+  // The trained b = 8 model's hidden rounds travel at 19 to 22 bits instead of 35, their powers
   // derived by the server; its 12-bit first and last rounds upload theirs.
   const Model b8 = Model::load(hybrid::testing::model_path("resnet20-b8.sfhm"));
   const auto n = hybrid::estimate_round_noise(b8, rlwe::parameter_set("default-b8"), 2, 32, true);
@@ -438,7 +440,7 @@ TEST(UploadBits, UploadsAreTheNarrowestWithinTheirShareOfTheNoise) {
   for (std::size_t r = 1; r + 1 < n.size(); ++r) {
     EXPECT_TRUE(n[r].derived_powers) << r;
     EXPECT_GE(n[r].upload_bits, 19U) << r;
-    EXPECT_LE(n[r].upload_bits, 21U) << r;
+    EXPECT_LE(n[r].upload_bits, 22U) << r;
   }
 }
 
@@ -508,7 +510,7 @@ TEST(CpuBackend, PreparedLayersFollowTheirWeights) {
     return backend::LinearLayer{std::move(w), identity};
   };
   const auto check = [&](const backend::LinearLayer& l, int taps, std::uint32_t stride, int scale) {
-    const auto packed = b->pack(*b->linear(l, sources), 64);
+    const auto packed = b->pack(*b->linear(l, sources), 64, 64);
     ASSERT_EQ(packed.size(), 1U);
     const auto phase = enc.phase(rlwe::expand(p.ring, packed[0]));
     for (std::uint32_t o = 0; o < N; ++o) {

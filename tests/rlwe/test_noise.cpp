@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <random>
+#include <string>
 
 #include "safhire/rlwe/noise.hpp"
 #include "safhire/rlwe/partial.hpp"
@@ -121,6 +122,39 @@ TEST(SwitchNoise, RoundingModelIsATightUpperBound) {
       const double model = std::log2(switched_variance(p, bits));
       EXPECT_LE(probe.log2_variance(), model + 0.1) << name << " at " << bits << " bits";
       EXPECT_GE(probe.log2_variance(), model - 1.0) << name << " at " << bits << " bits";
+    }
+  }
+}
+
+// The download's switch, a and b at different widths: download_variance is an upper bound of the
+// measured phase-error variance, by at most one bit, on every default set; each component is the
+// plain switch's at its own width.
+TEST(SwitchNoise, DownloadRoundingModelIsATightUpperBound) {
+  for (const char* name : {"default-b8", "default-b12", "default-b16"}) {
+    const ParameterSet& p = parameter_set(name);
+    auto random = SeededRandom::from_counter(112);
+    const SecretKey key(p, random);
+    Encryptor enc(key, random);
+    struct Widths {
+      std::uint32_t bits, body;
+    };
+    for (const Widths w : {Widths{15, 11}, Widths{20, 16}, Widths{20, 14}, Widths{28, 25}}) {
+      const std::string where = std::string(name) + " at " + std::to_string(w.bits) + "/" +
+                                std::to_string(w.body) + " bits";
+      NoiseProbe probe;
+      for (int rep = 0; rep < 4; ++rep) {
+        const Ciphertext ct = enc.encrypt(safhire::ring::TorusPoly(p.ring).coeffs());
+        const SwitchedCiphertext sw = modulus_switch(ct, w.bits, w.body);
+        ASSERT_EQ(sw.a, modulus_switch(ct, w.bits).a) << where;
+        ASSERT_EQ(sw.b, modulus_switch(ct, w.body).b) << where;
+        const auto before = enc.phase(ct);
+        const auto after = enc.phase(expand(p.ring, sw));
+        for (std::size_t j = 0; j < after.degree(); ++j)
+          probe.add(after[j] - before[j]);
+      }
+      const double model = std::log2(download_variance(p, w.bits, w.body));
+      EXPECT_LE(probe.log2_variance(), model + 0.1) << where;
+      EXPECT_GE(probe.log2_variance(), model - 1.0) << where;
     }
   }
 }

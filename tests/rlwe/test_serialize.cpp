@@ -99,12 +99,24 @@ TEST(Serialize, RoundTrips) {
 TEST(Serialize, SwitchedCiphertextsRoundTripAtEveryWidthAndRejectBadInput) {
   Fixture f;
   const Ciphertext ct = f.enc.encrypt(f.mu.coeffs());
+  const std::size_t N = f.p.ring.N();
   for (std::uint32_t bits : {1U, 15U, 20U, 33U, 63U, 64U}) {
+    for (std::uint32_t body_bits : {bits, bits > 4 ? bits - 4 : bits, 64U}) {
+      const SwitchedCiphertext sw = modulus_switch(ct, bits, body_bits);
+      const Bytes bytes = serialize(f.p, sw);
+      EXPECT_EQ(bytes.size(), 17 + 2 + (N * bits + 7) / 8 + (N * body_bits + 7) / 8);
+      const SwitchedCiphertext back = parse_switched_ciphertext(bytes, f.p);
+      EXPECT_EQ(back.bits, bits);
+      EXPECT_EQ(back.body_bits, body_bits);
+      EXPECT_EQ(back.a, sw.a);
+      EXPECT_EQ(back.b, sw.b);
+    }
     const SwitchedCiphertext sw = modulus_switch(ct, bits);
     const Bytes bytes = serialize(f.p, sw);
-    EXPECT_EQ(bytes.size(), 17 + 1 + 2 * ((f.p.ring.N() * bits + 7) / 8));
+    EXPECT_EQ(bytes.size(), 17 + 2 + 2 * ((N * bits + 7) / 8));
     const SwitchedCiphertext back = parse_switched_ciphertext(bytes, f.p);
     EXPECT_EQ(back.bits, bits);
+    EXPECT_EQ(back.body_bits, bits);
     EXPECT_EQ(back.a, sw.a);
     EXPECT_EQ(back.b, sw.b);
     for (std::size_t cut : {std::size_t{0}, std::size_t{17}, bytes.size() - 1}) {
@@ -113,10 +125,14 @@ TEST(Serialize, SwitchedCiphertextsRoundTripAtEveryWidthAndRejectBadInput) {
                 }),
                 ErrorCode::malformed_input);
     }
-    Bytes bad_width = bytes;
-    bad_width[17] = 65;
-    EXPECT_EQ(code_of([&] { parse_switched_ciphertext(bad_width, f.p); }),
-              ErrorCode::malformed_input);
+    for (std::size_t at : {std::size_t{17}, std::size_t{18}}) {
+      for (std::uint8_t width : {std::uint8_t{0}, std::uint8_t{65}}) {
+        Bytes bad_width = bytes;
+        bad_width[at] = width;
+        EXPECT_EQ(code_of([&] { parse_switched_ciphertext(bad_width, f.p); }),
+                  ErrorCode::malformed_input);
+      }
+    }
   }
 }
 

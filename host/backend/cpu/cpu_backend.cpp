@@ -418,7 +418,8 @@ class CpuBackend final : public Backend {
   // Each pack's merge tree is cut into t^depth parts (rlwe::TraceTrees::pack_*_part) when the
   // packs alone would leave workers idle: depth 0 on one thread, else the least depth that gives
   // every worker at least two parts, as far as the tree goes.
-  std::vector<rlwe::SwitchedCiphertext> pack(const Rows& rows, std::uint32_t bits) override {
+  std::vector<rlwe::SwitchedCiphertext> pack(const Rows& rows, std::uint32_t bits,
+                                             std::uint32_t body_bits) override {
     const HostRows& in = host_rows(rows);
     const std::size_t n = in.count(), N = params_.ring.N();
     const std::size_t packs = (n + N - 1) / N;
@@ -478,7 +479,7 @@ class CpuBackend final : public Backend {
       out[g] = rlwe::modulus_switch(
           partial_ ? trees_[w]->pack_blocks_top(pack_parts, config_.gamma, depth, config_.mode)
                    : trees_[w]->pack_lwes_top(pack_parts, top, depth, config_.mode),
-          bits);
+          bits, body_bits);
     });
     return out;
   }

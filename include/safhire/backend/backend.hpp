@@ -161,8 +161,10 @@ class Backend {
   virtual std::unique_ptr<Rows> linear(const LinearLayer& layer,
                                        std::span<const Rows* const> sources) = 0;
   // Packs the rows (row s into coefficient s mod N of ciphertext s / N, ceil(count / N)
-  // ciphertexts) and switches each to a modulus of 2^bits.
-  virtual std::vector<rlwe::SwitchedCiphertext> pack(const Rows& rows, std::uint32_t bits) = 0;
+  // ciphertexts) and switches each for the download: a to 2^bits, b to 2^body_bits
+  // (rlwe::modulus_switch).
+  virtual std::vector<rlwe::SwitchedCiphertext> pack(const Rows& rows, std::uint32_t bits,
+                                                     std::uint32_t body_bits) = 0;
   // Waits for queued work (the server's step timers call it; a no-op on the CPU).
   virtual void synchronize() {}
   // Key switches done so far.

@@ -49,9 +49,11 @@ struct ModelInfo {
 struct RoundNoise {
   double log2_std = 0;
   double failure_probability = 0;  // per result
-  // The fewest bits of modulus for the download that keep the failure probability within
-  // kMaxFailureProbability once the switch's rounding (rlwe::switched_variance) is added.
+  // The download's moduli: a rounded to 2^-download_bits and b to 2^-download_body_bits, the
+  // pair with the fewest bits in all that keeps the failure probability within
+  // kMaxFailureProbability once the switch's rounding (rlwe::download_variance) is added.
   std::uint32_t download_bits = 64;
+  std::uint32_t download_body_bits = 64;
   // The bits of b kept in this round's upload (the activation it uploads, whichever rounds read
   // it): rounding b to 2^-k adds 2^-2k / 12 per sample, through the same weights and gain as
   // fresh noise.
@@ -194,7 +196,11 @@ class Server {
   std::vector<std::uint32_t> permutation(std::uint32_t round) const;
 
   const ServerTimes& times() const { return times_; }
+  // Round r's download widths: of the mask and of the body (RoundNoise).
   std::uint32_t download_bits(std::uint32_t round) const { return download_bits_.at(round); }
+  std::uint32_t download_body_bits(std::uint32_t round) const {
+    return download_body_bits_.at(round);
+  }
   // What the client needs of the model for this session: ModelInfo::of(model) with the upload
   // precisions and forms of estimate_round_noise for the session's gamma, rows and backend.
   const ModelInfo& model_info() const { return info_; }
@@ -208,7 +214,7 @@ class Server {
   core::Seed seed_;
   std::unique_ptr<backend::Backend> backend_;
   std::shared_ptr<const ModelLayers> layers_;
-  std::vector<std::uint32_t> download_bits_;  // per round
+  std::vector<std::uint32_t> download_bits_, download_body_bits_;  // per round
   ModelInfo info_;
   // Received activations (row i is activation value i); dropped after their last reader.
   std::vector<std::unique_ptr<backend::Rows>> activations_;

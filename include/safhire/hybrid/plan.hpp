@@ -19,7 +19,8 @@ namespace safhire::hybrid {
 struct RoundPlan {
   std::size_t inputs = 0, chunks = 0, uploaded_ciphertexts = 0;
   std::size_t outputs = 0, packs = 0;
-  std::uint32_t encoding_bits = 0, round_bits = 0, upload_bits = 0, download_bits = 0;
+  std::uint32_t encoding_bits = 0, round_bits = 0, upload_bits = 0;
+  std::uint32_t download_bits = 0, download_body_bits = 0;  // of a and of b
   bool derived_powers = false;  // the first power of each chunk uploaded, the others derived
   std::optional<std::uint64_t> key_switches;   // known in fast mode
   std::uint64_t bytes_up = 0, bytes_down = 0;  // the round's upload and download messages

@@ -30,7 +30,7 @@ enum class MessageType : std::uint8_t {
   error = 5
 };
 
-inline constexpr std::uint16_t kProtocolVersion = 2;
+inline constexpr std::uint16_t kProtocolVersion = 3;
 inline constexpr std::size_t kMaxMessageBytes = std::size_t{1} << 30;
 // Open sessions a service keeps (each holds evaluation keys and received ciphertexts).
 inline constexpr std::size_t kMaxSessions = 64;

@@ -61,6 +61,9 @@ NoiseEstimate estimate_block_packing_noise(const ParameterSet& params, std::uint
 // the key (E[s^2] = 1/2 binary, 2/3 ternary). Treating the key as centred makes this an upper
 // bound for binary keys (measured 0.5-0.9 bits below, tests/rlwe/test_noise.cpp).
 double switched_variance(const ParameterSet& params, std::uint32_t bits);
+// The same for modulus_switch(ct, bits, body_bits): 2^-2body_bits / 12 for b plus
+// 2^-2bits / 12 mean_product_count E[s^2] for the mask.
+double download_variance(const ParameterSet& params, std::uint32_t bits, std::uint32_t body_bits);
 
 // What the rounding of a key's b to key_bits(params) adds to each coefficient of its noise:
 // 2^-2 key_bits / 12, at most sigma^2 / 256.

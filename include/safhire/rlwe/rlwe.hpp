@@ -81,14 +81,23 @@ struct SeededCiphertext {
   Ciphertext expand() const;
 };
 
-// A ciphertext switched to the modulus 2^bits (what the server downloads): a, b hold values below
-// 2^bits, standing for a 2^(64-bits), b 2^(64-bits) on the torus. Rounding adds the error
-// e_b + (e_a s) with e uniform in [-1/2, 1/2] 2^-bits (switched_variance).
+// A ciphertext switched to smaller moduli (what the server downloads): a holds values below
+// 2^bits, b values below 2^body_bits, standing for a 2^(64-bits) and b 2^(64-body_bits) on the
+// torus.
 struct SwitchedCiphertext {
-  std::uint32_t bits = 64;
+  std::uint32_t bits = 64;       // of the mask a
+  std::uint32_t body_bits = 64;  // of the body b
   std::vector<u64> a, b;
 };
-SwitchedCiphertext modulus_switch(const Ciphertext& ct, std::uint32_t bits);
+// a rounded to 2^bits and b to 2^body_bits (by default the same). The phase gains e_b - e_a s,
+// e_a uniform in [-1/2, 1/2] 2^-bits and e_b in [-1/2, 1/2] 2^-body_bits (download_variance). The
+// mask's error meets the key in about 2N products, so b can be rounded a few bits coarser than a
+// at almost no cost: the download's widths (hybrid::RoundNoise).
+SwitchedCiphertext modulus_switch(const Ciphertext& ct, std::uint32_t bits,
+                                  std::uint32_t body_bits);
+inline SwitchedCiphertext modulus_switch(const Ciphertext& ct, std::uint32_t bits) {
+  return modulus_switch(ct, bits, bits);
+}
 // Back on the torus (the low 64 - bits bits zero): decrypts like any ciphertext.
 Ciphertext expand(const ring::RingParams& ring, const SwitchedCiphertext& ct);
 

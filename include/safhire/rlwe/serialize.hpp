@@ -25,7 +25,7 @@
 
 namespace safhire::rlwe {
 
-inline constexpr std::uint16_t kFormatVersion = 2;
+inline constexpr std::uint16_t kFormatVersion = 3;
 
 std::vector<std::uint8_t> serialize(const ParameterSet& params, const Ciphertext& ct);
 std::vector<std::uint8_t> serialize(const ParameterSet& params, const SeededCiphertext& ct);
