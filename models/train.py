@@ -31,6 +31,8 @@ quantization (an identity shortcut becomes a quantized diagonal 1x1 convolution)
 weights of its writer and readers, and the gains of identity shortcuts) so that each channel of
 a round uses the same share of its accumulator budget, not only the widest one
 (`equalize_channels`; the float network is unchanged, since ReLU commutes with positive scales).
+With --dynamic-equalize, channel scales are also steered at every training step, so that each
+channel's integer weights keep filling the budget while QAT moves them (`QuantNet.effective`).
 
 The script writes models/<name>-b<bits>.sfhm (format in docs/model-format.md) and
 models/<name>-b<bits>.ref: test images (quantized) with the logits of an independent numpy
@@ -56,6 +58,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ACT_BITS = {8: 2, 12: 4, 16: 6}  # default activation bits a for accumulator bits b
 BIAS_RESERVE = 0.25  # default share of the half window that every channel leaves its bias
 SHIFT = 24  # requantization multiplier precision
+EQUALIZE_LIMIT = 8.0  # the largest factor by which equalization moves a channel off the mean
+EQUALIZE_RATE = 0.05  # the step of dynamic equalization (QuantNet.update_equalization)
 
 
 def load_idx(name):
@@ -159,10 +163,14 @@ class QuantNet(nn.Module):
     input_bits: unsigned activation and image precision."""
 
     def __init__(self, rounds, bits, edge_bits, act_bits, input_bits, bias_reserve=BIAS_RESERVE,
-                 per_round_clip=False):
+                 per_round_clip=False, dynamic_equalize=False):
         super().__init__()
         self.rounds, self.act_bits, self.input_bits = rounds, act_bits, input_bits
         self.bias_reserve, self.per_round_clip = bias_reserve, per_round_clip
+        self.dynamic_equalize = dynamic_equalize
+        # Per hidden activation, the log channel scales of the dynamic equalization (`effective`).
+        self.log_k = nn.ParameterList([nn.Parameter(torch.zeros(r["out"]), requires_grad=False)
+                                       for r in rounds[:-1]])
         self.round_bits = [edge_bits if i in (0, len(rounds) - 1) else bits
                            for i in range(len(rounds))]
         self.amax, self.amax_in = (1 << act_bits) - 1, (1 << input_bits) - 1
@@ -192,10 +200,11 @@ class QuantNet(nn.Module):
         base = sum(len(r["terms"]) for r in self.rounds[:i])
         return range(base, base + len(self.rounds[i]["terms"]))
 
-    def round_weights(self, i, scales):
-        """The float weights of round i's terms, in units where the main source's integer
-        activations are the inputs: a term reading another activation is scaled by the ratio
-        of the two activations' scales (1 for an identity shortcut under one global clip)."""
+    def round_weights(self, i, scales, weights):
+        """The float weights of round i's terms (weights: one tensor per slot, see
+        `effective`), in units where the main source's integer activations are the inputs: a
+        term reading another activation is scaled by the ratio of the two activations' scales
+        (1 for an identity shortcut under one global clip)."""
         r = self.rounds[i]
         ws, slots = [], self.slots(i)
         s_main = scales[r["terms"][0]["src"]]
@@ -204,10 +213,10 @@ class QuantNet(nn.Module):
             if t["identity"]:
                 assert r["terms"][0]["src"] != 0 and t["in_c"] == r["out"]
                 w = torch.zeros(r["out"], t["in_c"], 1, 1)
-                w[torch.arange(r["out"]), torch.arange(r["out"]), 0, 0] = self.weights[slots[j]]
+                w[torch.arange(r["out"]), torch.arange(r["out"]), 0, 0] = weights[slots[j]]
                 ws.append(w * ratio)
             else:
-                w = self.weights[slots[j]]
+                w = weights[slots[j]]
                 ws.append(w * ratio / float(t["pool"] * t["pool"] if t["pool"] else 1))
         return ws
 
@@ -216,12 +225,54 @@ class QuantNet(nn.Module):
         return [(self.amax_in if t["src"] == 0 else self.amax) *
                 (t["pool"] ** 2 if t["pool"] else 1) for t in self.rounds[i]["terms"]]
 
-    def quantizer(self, i, scales):
+    def effective(self):
+        """The weights (one tensor per slot) and biases that the quantized network uses. They
+        are the parameters themselves unless dynamic_equalize is set; then every channel of
+        every hidden activation is rescaled by its factor k_c (the buffer log_k): its writer's
+        weights and bias times k_c, its readers' input weights over k_c, as
+        `equalize_channels` does once at folding. ReLU commutes with positive scales, so this
+        is a reparameterization (the parameters hold the network up to the channel scales);
+        `update_equalization` steers k during training and `integer_model` exports the
+        rescaled weights."""
+        ws, bs = list(self.weights), list(self.biases)
+        if not self.dynamic_equalize:
+            return ws, bs
+        rounds = self.rounds
+        for i in range(len(rounds) - 1):
+            k = self.log_k[i].exp()
+            for t, j in zip(rounds[i]["terms"], self.slots(i)):
+                ws[j] = ws[j] * (k if t["identity"] else k.view(-1, 1, 1, 1))
+            bs[i] = bs[i] * k
+            for q, r in enumerate(rounds):
+                for t, j in zip(r["terms"], self.slots(q)):
+                    if t["src"] == i + 1:
+                        ws[j] = ws[j] / (k if t["identity"] else k.view(1, -1, 1, 1))
+        return ws, bs
+
+    @torch.no_grad()
+    def update_equalization(self, i, wqs, rate=EQUALIZE_RATE):
+        """One step of the dynamic equalization of round i's output channels (wqs: the round's
+        integer weights of this step). One weight scale serves the whole round and the channel
+        that reaches the budget first sets it, so a channel whose integer weights use a share u
+        of the budget has 1/u times the relative rounding error of the widest: after folding,
+        the median channel of the 8-bit rounds uses 50 to 80% of it, and quantization-aware
+        training lets that drift to 20 to 70%, some channels to nothing. Each step moves log k_c
+        by rate * log(1 / u_c) and then recentres log k on its median, within
+        +-log(EQUALIZE_LIMIT), so that every channel's integer weights come to fill the
+        budget."""
+        pos, neg = channel_range(wqs, self.max_inputs(i))
+        usage = torch.maximum(pos, -neg)
+        share = (usage / usage.max().clamp(min=1)).clamp(min=1e-3)
+        log_k = self.log_k[i] - rate * share.log()
+        log_k -= log_k.median()
+        self.log_k[i].copy_(log_k.clamp(-math.log(EQUALIZE_LIMIT), math.log(EQUALIZE_LIMIT)))
+
+    def quantizer(self, i, scales, weights):
         """Round i's float weights, weight scale and per-channel bias limits [lo, hi]: with them
         every partial sum of every channel lies in [-2^(b_i - 1), 2^(b_i - 1) - 1]."""
         limit = (1 << (self.round_bits[i] - 1)) - 1
         max_inputs = self.max_inputs(i)
-        ws = self.round_weights(i, scales)
+        ws = self.round_weights(i, scales, weights)
         s_w = weight_scale(ws, max_inputs, math.floor(limit * (1 - self.bias_reserve)))
         pos, neg = channel_range([torch.round(w / s_w) for w in ws], max_inputs)
         return ws, s_w, (-(limit + 1) - neg, limit - pos)
@@ -229,10 +280,13 @@ class QuantNet(nn.Module):
     def forward(self, x):
         acts = [torch.clamp(torch.round(x * self.amax_in), 0, self.amax_in)]
         scales = self.act_scales()
+        weights, biases = self.effective()
         for i, r in enumerate(self.rounds):
             s_main = scales[r["terms"][0]["src"]]
-            ws, s_w, (bias_lo, bias_hi) = self.quantizer(i, scales)
-            acc = torch.clamp(RoundSTE.apply(self.biases[i] / (s_w * s_main)), bias_lo,
+            ws, s_w, (bias_lo, bias_hi) = self.quantizer(i, scales, weights)
+            if self.dynamic_equalize and self.training and i + 1 < len(self.rounds):
+                self.update_equalization(i, [torch.round(w.detach() / s_w) for w in ws])
+            acc = torch.clamp(RoundSTE.apply(biases[i] / (s_w * s_main)), bias_lo,
                               bias_hi).view(1, -1, 1, 1)
             for t, w in zip(r["terms"], ws):
                 src = acts[t["src"]]
@@ -254,12 +308,13 @@ class QuantNet(nn.Module):
         """The integer model: per round the accumulator bits, quantized terms, biases and
         requantization (the same arithmetic as forward, exported)."""
         scales = self.act_scales()
+        weights, biases = self.effective()
         out = []
         for i, r in enumerate(self.rounds):
             s_main = float(scales[r["terms"][0]["src"]])
-            ws, s_w, (bias_lo, bias_hi) = self.quantizer(i, scales)
+            ws, s_w, (bias_lo, bias_hi) = self.quantizer(i, scales, weights)
             s_w = float(s_w)
-            bias = torch.clamp(torch.round(self.biases[i] / (s_w * s_main)), bias_lo,
+            bias = torch.clamp(torch.round(biases[i] / (s_w * s_main)), bias_lo,
                                bias_hi).long().numpy()
             terms = []
             for t, w in zip(r["terms"], ws):
@@ -444,7 +499,7 @@ def fold(qnet, fnet, x_calibration, equalize=None):
 
 
 @torch.no_grad()
-def equalize_channels(qnet, hidden, alpha, limit=8.0):
+def equalize_channels(qnet, hidden, alpha, limit=EQUALIZE_LIMIT):
     """Rescales each channel c of every hidden activation: its writer's weights and bias times
     k_c, its readers' input weights over k_c. An identity shortcut takes part through its
     per-channel gain (the diagonal of its 1x1 convolution), which is multiplied when it writes
@@ -460,7 +515,8 @@ def equalize_channels(qnet, hidden, alpha, limit=8.0):
     rounds = qnet.rounds
     scales = qnet.act_scales()
     for i in range(len(rounds) - 1):
-        pos, neg = channel_range(qnet.round_weights(i, scales), qnet.max_inputs(i))
+        pos, neg = channel_range(qnet.round_weights(i, scales, list(qnet.weights)),
+                                 qnet.max_inputs(i))
         usage = torch.maximum(pos, -neg)
         h = hidden[i].transpose(0, 1).reshape(rounds[i]["out"], -1)
         rng = torch.stack([percentile(c) for c in h])
@@ -556,6 +612,9 @@ def main():
     ap.add_argument("--equalize", type=float, default=None, metavar="ALPHA",
                     help="rescale channels at folding (0: equal activation ranges, 1: equal "
                          "weight budgets; see equalize_channels)")
+    ap.add_argument("--dynamic-equalize", action="store_true",
+                    help="keep every hidden channel's weights at the whole accumulator budget "
+                         "through QAT (QuantNet.effective)")
     ap.add_argument("--qat-checkpoint", default="",
                     help="where the quantization-aware network is saved after every epoch")
     ap.add_argument("--resume", action="store_true",
@@ -576,7 +635,7 @@ def main():
     if args.train_images:
         xtr, ytr = xtr[:args.train_images], ytr[:args.train_images]
     net = QuantNet(ARCHS[args.arch](), args.bits, edge_bits, act_bits, input_bits,
-                   args.bias_reserve, args.per_round_clip)
+                   args.bias_reserve, args.per_round_clip, args.dynamic_equalize)
     fnet = None
     fp32_acc = None
     if args.pretrain_epochs or args.float_checkpoint:
@@ -628,6 +687,7 @@ def main():
                 resumed_after_epochs=resumed_epochs, seed=args.seed,
                 bias_reserve=args.bias_reserve, distill=args.distill,
                 per_round_clip=args.per_round_clip, equalize=args.equalize,
+                dynamic_equalize=args.dynamic_equalize,
                 fp32_accuracy=fp32_acc, fake_quant_accuracy=acc,
                 integer_accuracy=int_acc, test_images=len(images_q))
     with open(os.path.join(args.out_dir, name + ".json"), "w") as f:
