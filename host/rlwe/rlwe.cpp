@@ -65,11 +65,9 @@ SwitchedCiphertext modulus_switch(const Ciphertext& ct, std::uint32_t bits,
   SwitchedCiphertext out;
   out.bits = bits;
   out.body_bits = body_bits;
-  // The nearest multiple of 2^(64 - width), wrapping mod 2^64, in units of it.
+  // round_to_bits, in units of 2^(64 - width).
   auto round = [](u64 x, std::uint32_t width) {
-    const std::uint32_t drop = 64 - width;
-    if (drop == 0) return x;
-    return ((x + (u64{1} << (drop - 1))) >> drop) & ((u64{1} << width) - 1);
+    return width == 64 ? x : round_to_bits(x, width) >> (64 - width);
   };
   out.a.resize(ct.a.degree());
   out.b.resize(ct.b.degree());

@@ -196,11 +196,6 @@ class Server {
   std::vector<std::uint32_t> permutation(std::uint32_t round) const;
 
   const ServerTimes& times() const { return times_; }
-  // Round r's download widths: of the mask and of the body (RoundNoise).
-  std::uint32_t download_bits(std::uint32_t round) const { return download_bits_.at(round); }
-  std::uint32_t download_body_bits(std::uint32_t round) const {
-    return download_body_bits_.at(round);
-  }
   // What the client needs of the model for this session: ModelInfo::of(model) with the upload
   // precisions and forms of estimate_round_noise for the session's gamma, rows and backend.
   const ModelInfo& model_info() const { return info_; }
