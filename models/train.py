@@ -545,10 +545,11 @@ def augment(xb, g):
 
 
 def train(net, xtr, ytr, xte, yte, epochs, opt, batch, seed, label, teacher=None, distill=0.0,
-          temperature=4.0, checkpoint=""):
+          temperature=4.0, checkpoint="", epochs_before=0):
     """Trains net; with a teacher, the loss is (1 - distill) cross-entropy + distill T^2 KL of
     the teacher's and the net's softened outputs (knowledge distillation, T = temperature).
-    With a checkpoint path, net's state is saved there after every epoch."""
+    With a checkpoint path, net's state is saved there after every epoch, with the count of
+    epochs behind it (epochs_before of earlier runs included)."""
     steps = epochs * (len(xtr) // batch)
     lr = opt.param_groups[0]["lr"]
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=steps)
@@ -578,7 +579,8 @@ def train(net, xtr, ytr, xte, yte, epochs, opt, batch, seed, label, teacher=None
         print(f"{label} epoch {epoch + 1}: loss {total / (len(xtr) // batch):.4f}, "
               f"test accuracy {acc:.4f} ({time.time() - t0:.0f} s)", flush=True)
         if checkpoint:
-            torch.save(dict(state=net.state_dict(), epoch=epoch + 1, accuracy=acc), checkpoint)
+            torch.save(dict(state=net.state_dict(), epoch=epochs_before + epoch + 1, accuracy=acc),
+                       checkpoint)
     return acc
 
 
@@ -663,7 +665,8 @@ def main():
     if args.epochs:
         opt = torch.optim.Adam(net.parameters(), lr=args.lr)
         acc = train(net, xtr, ytr, xte, yte, args.epochs, opt, args.batch, args.seed + 1, "qat",
-                    fnet, args.distill, checkpoint=args.qat_checkpoint)
+                    fnet, args.distill, checkpoint=args.qat_checkpoint,
+                    epochs_before=resumed_epochs)
     else:  # export the folded network as it is (e.g. only pre-training into a checkpoint)
         acc = evaluate_float(net, xte, yte)
 
