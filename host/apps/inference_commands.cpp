@@ -1,5 +1,6 @@
 // `safhire demo`, `serve` and `infer`: encrypted inference of Fashion-MNIST test images with a
-// trained model, in process (demo) or over TCP (serve / infer).
+// trained model, in process (demo) or over TCP (serve / infer); `safhire accuracy`: the same
+// images through the plaintext evaluator only.
 #include "inference_commands.hpp"
 
 #include <algorithm>
@@ -102,7 +103,7 @@ std::string default_set(const Model& model, std::uint32_t gamma) {
 }
 
 std::int64_t argmax(const std::vector<std::int64_t>& v) {
-  return std::max_element(v.begin(), v.end()) - v.begin();
+  return static_cast<std::int64_t>(predicted_class(v));
 }
 
 void progress(std::size_t done, std::size_t total, std::size_t correct) {
@@ -251,6 +252,35 @@ int run_demo(int argc, char** argv) {
       up / 1e6, down / 1e6, keys / 1e6, t.keygen_s / n);
   std::printf("end to end at 1.25 MB/s: %.2f s per image\n", e2e);
   return t.agree == t.images ? 0 : 1;
+}
+
+int run_accuracy(int argc, char** argv) {
+  Options opt(argc, argv, 2);
+  const bool json = opt.flag("json");
+  const Model model = Model::load(opt.get("model", default_model()));
+  const std::uint32_t images = opt.number("images", 0);
+  const std::uint32_t first = opt.number("first", 0);
+  const std::uint32_t threads = opt.number("threads", all_cores());
+  opt.finish();
+  const LabelledImages data = load_fashion_mnist_test(first, images, model.input_bits());
+  const auto start = Clock::now();
+  const std::size_t correct = count_correct(model, data.images, data.labels, threads);
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  const double n = static_cast<double>(data.images.size());
+  if (json) {
+    std::printf(
+        "{\"model\": \"%s\", \"first\": %u, \"images\": %zu, \"correct\": %zu, "
+        "\"plaintext_accuracy\": %.4f, \"threads\": %u, \"seconds\": %.2f}\n",
+        model.name().c_str(), first, data.images.size(), correct, static_cast<double>(correct) / n,
+        threads, seconds);
+  } else {
+    std::printf(
+        "%s: plaintext quantized accuracy %.2f%% (%zu of %zu Fashion-MNIST test images from "
+        "#%u), C++ integer evaluator, %u thread(s), %.1f s\n",
+        model.name().c_str(), 100.0 * static_cast<double>(correct) / n, correct, data.images.size(),
+        first, threads, seconds);
+  }
+  return 0;
 }
 
 int run_bench(int argc, char** argv) {

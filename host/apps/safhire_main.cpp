@@ -48,6 +48,10 @@ void print_usage() {
       "  plan                 per-round chunks, packs, precisions, noise, key switches and\n"
       "                       bytes of an inference, before running it\n"
       "      [--model FILE] [--set NAME] [--gamma G (2)] [--mode fast|paper]\n"
+      "  accuracy             plaintext quantized accuracy of a model on Fashion-MNIST test\n"
+      "                       images (the C++ integer evaluator; no encryption)\n"
+      "      [--model FILE] [--images N (0: all)] [--first K (0)] [--threads T (all cores)]\n"
+      "      [--json]\n"
       "  --version            print the version\n"
       "  info                 rings, NTT primes, CPU kernels and CUDA devices\n"
       "  ntt-demo [t a]       NTT round trip and an exact product checked against the\n"
@@ -175,6 +179,7 @@ int main(int argc, char** argv) {
     if (command == "infer") return safhire::apps::run_infer(argc, argv);
     if (command == "bench") return safhire::apps::run_bench(argc, argv);
     if (command == "plan") return safhire::apps::run_plan(argc, argv);
+    if (command == "accuracy") return safhire::apps::run_accuracy(argc, argv);
     if (command == "ntt-demo") {
       if (argc == 4) return run_ntt_demo({RingParams(parse_u32(argv[2]), parse_u32(argv[3]))});
       return run_ntt_demo({std::begin(kPaperRings), std::end(kPaperRings)});

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "safhire/core/error.hpp"
+#include "safhire/core/parallel.hpp"
 #include "safhire/core/serialize.hpp"
 
 namespace safhire::hybrid {
@@ -322,6 +323,24 @@ std::vector<std::int64_t> evaluate(const Model& model, std::span<const std::int6
     acts.push_back(std::move(acc));
   }
   throw Error(ErrorCode::internal, "model without a last round");
+}
+
+std::size_t predicted_class(std::span<const std::int64_t> logits) {
+  require(!logits.empty(), ErrorCode::invalid_argument, "predicted_class: no logits");
+  return static_cast<std::size_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+}
+
+std::size_t count_correct(const Model& model, const std::vector<std::vector<std::int64_t>>& images,
+                          std::span<const std::int64_t> labels, unsigned threads) {
+  require(images.size() == labels.size(), ErrorCode::invalid_argument,
+          "count_correct: " + std::to_string(images.size()) + " images but " +
+              std::to_string(labels.size()) + " labels");
+  std::vector<unsigned char> right(images.size());
+  core::parallel_for(images.size(), std::max(threads, 1U), [&](std::size_t i, unsigned) {
+    const std::size_t c = predicted_class(evaluate(model, images[i]));
+    right[i] = labels[i] >= 0 && c == static_cast<std::size_t>(labels[i]);
+  });
+  return static_cast<std::size_t>(std::count(right.begin(), right.end(), 1));
 }
 
 void taps(const Model& model, std::size_t r, std::size_t o, std::vector<Tap>& out) {

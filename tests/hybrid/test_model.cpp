@@ -30,6 +30,31 @@ TEST_P(TrainedModels, EvaluatorMatchesTheNumpyReference) {
     ASSERT_EQ(evaluate(m, refs[i].pixels), refs[i].logits) << "image " << i;
 }
 
+// count_correct (threaded, as `safhire accuracy` runs it on the whole test set) against the
+// numpy logits' argmax, the first of equal maxima; 16 images of each model keep it short.
+TEST_P(TrainedModels, CountCorrectAgreesWithTheNumpyPredictions) {
+  const Model m = Model::load(model_path(std::string(GetParam()) + ".sfhm"));
+  const auto refs = load_reference(std::string(GetParam()) + ".ref");
+  const std::size_t n = std::min<std::size_t>(refs.size(), 16);
+  std::vector<std::vector<std::int64_t>> images;
+  std::vector<std::int64_t> labels;
+  std::size_t expected = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    images.push_back(refs[i].pixels);
+    labels.push_back(refs[i].label);
+    std::size_t best = 0;
+    for (std::size_t k = 1; k < refs[i].logits.size(); ++k)
+      if (refs[i].logits[k] > refs[i].logits[best]) best = k;
+    expected += static_cast<std::int64_t>(best) == refs[i].label;
+  }
+  ASSERT_GT(expected, 0U);
+  EXPECT_EQ(count_correct(m, images, labels, 3), expected);
+  // Every label moved to the next class: the images counted before are wrong now.
+  for (std::int64_t& l : labels)
+    l = (l + 1) % static_cast<std::int64_t>(m.logits());
+  EXPECT_LE(count_correct(m, images, labels, 3), n - expected);
+}
+
 TEST_P(TrainedModels, TapsGiveTheSameAccumulatorsAsTheDirectEvaluator) {
   const Model m = Model::load(model_path(std::string(GetParam()) + ".sfhm"));
   const auto refs = load_reference(std::string(GetParam()) + ".ref");
@@ -85,6 +110,21 @@ ErrorCode parse_error(const std::vector<std::uint8_t>& bytes) {
     return e.code();
   }
   return ErrorCode::internal;
+}
+
+TEST(ModelEvaluator, CountCorrectRefusesUnequalSizesAndTiesGoToTheFirstClass) {
+  const Model m = Model::load(model_path("small-b8.sfhm"));
+  const auto refs = load_reference("small-b8.ref");
+  const std::vector<std::int64_t> two_labels = {0, 1};
+  try {
+    count_correct(m, {refs[0].pixels}, two_labels, 1);
+    FAIL() << "one image with two labels was accepted";
+  } catch (const safhire::Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::invalid_argument);
+  }
+  EXPECT_EQ(predicted_class(std::vector<std::int64_t>{3, 7, 7, -1}), 1U);
+  EXPECT_EQ(predicted_class(std::vector<std::int64_t>{-5, -5}), 0U);
+  EXPECT_THROW(predicted_class(std::vector<std::int64_t>{}), safhire::Error);
 }
 
 TEST(ModelFile, CorruptFieldsAreTypedErrors) {

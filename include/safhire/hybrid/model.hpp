@@ -109,6 +109,14 @@ std::int64_t requantize(std::int64_t acc, const Requant& rq, std::int64_t activa
 std::vector<std::int64_t> evaluate(const Model& model, std::span<const std::int64_t> input,
                                    std::vector<std::vector<std::int64_t>>* accumulators = nullptr);
 
+// The class of the largest logit, the first of equal ones (as numpy's argmax).
+std::size_t predicted_class(std::span<const std::int64_t> logits);
+
+// How many of `images` the plaintext evaluator classifies as their `labels`, over `threads`
+// workers. Unequal sizes are Error(invalid_argument), a bad image as in evaluate.
+std::size_t count_correct(const Model& model, const std::vector<std::vector<std::int64_t>>& images,
+                          std::span<const std::int64_t> labels, unsigned threads);
+
 // One nonzero entry of a round's matrix: output o reads value `index` of activation `source`.
 using Tap = backend::Tap;
 
