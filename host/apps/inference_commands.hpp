@@ -3,12 +3,17 @@
 
 namespace safhire::apps {
 
-int run_demo(int argc, char** argv);   // safhire demo [--json] [--images N] [--gamma G] ...
-int run_serve(int argc, char** argv);  // safhire serve [--port P] [--model FILE]
-int run_infer(int argc, char** argv);  // safhire infer [--server HOST:PORT] [--images N] ...
+// safhire demo [--json] [--images N] [--gamma G] ...
+int run_demo(int argc, char** argv);
+// safhire serve [--port P] [--model FILE]
+int run_serve(int argc, char** argv);
+// safhire infer [--server HOST:PORT] [--images N] ...
+int run_infer(int argc, char** argv);
+// safhire bench [--model resnet20] [--bits B] ...
 int run_bench(int argc, char** argv);
-int run_accuracy(int argc, char** argv);  // safhire accuracy [--model FILE] [--images N] ...
-int run_plan(int argc, char** argv);  // safhire plan [--model FILE] [--set NAME] [--gamma G]  //
-                                      // safhire bench [--model resnet20] [--bits B] ...
+// safhire plan [--model FILE] [--set NAME] [--gamma G]
+int run_plan(int argc, char** argv);
+// safhire accuracy [--model FILE] [--images N] [--first K] [--threads T] [--json]
+int run_accuracy(int argc, char** argv);
 
 }  // namespace safhire::apps
