@@ -336,7 +336,7 @@ std::size_t count_correct(const Model& model, const std::vector<std::vector<std:
           "count_correct: " + std::to_string(images.size()) + " images but " +
               std::to_string(labels.size()) + " labels");
   std::vector<unsigned char> right(images.size());
-  core::parallel_for(images.size(), std::max(threads, 1U), [&](std::size_t i, unsigned) {
+  core::parallel_for(images.size(), threads, [&](std::size_t i, unsigned) {
     const std::size_t c = predicted_class(evaluate(model, images[i]));
     right[i] = labels[i] >= 0 && c == static_cast<std::size_t>(labels[i]);
   });
