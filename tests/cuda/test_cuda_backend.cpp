@@ -2,7 +2,8 @@
 // models download the same ciphertexts, word for word, at gamma 0, 1 and 2, and the logits equal
 // the plaintext evaluator's. Skipped with "no CUDA device" where none is present
 // (tests/hybrid/test_backend_emulation.cpp replays the same algorithm on the CPU); both on 64-bit
-// and on 32-bit rows. Rows of another width are a typed error, device or not.
+// and on 32-bit rows. Rows of another width are a typed error, device or not, and so is the
+// backend itself without a device.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -47,6 +48,29 @@ TEST(CudaBackendRows, OtherWidthsAreRefused) {
     FAIL() << "48-bit rows accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::invalid_argument);
+  }
+}
+
+// Where no device is usable (CI), make_cuda_backend answers with a typed device_error that says
+// why, never a crash or a backend that fails later; where one is, it gives the "cuda" backend.
+TEST(CudaBackendDevice, WithoutADeviceTheBackendIsATypedError) {
+  const rlwe::ParameterSet& params = rlwe::parameter_set("default-b8");
+  auto random = core::SeededRandom::from_counter(303);
+  const rlwe::SecretKey key(params, random);
+  const rlwe::GaloisKeys keys = rlwe::make_galois_keys(key, params.gadget(0), random);
+  const backend::Config config{0, rlwe::TreeMode::fast, 64};
+  if (cuda::device_available()) {
+    EXPECT_EQ(cuda::make_cuda_backend(params, config, keys)->name(), "cuda");
+    return;
+  }
+  try {
+    cuda::make_cuda_backend(params, config, keys);
+    FAIL() << "a CUDA backend was made without a device";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::device_error);
+    const std::string message = e.what();
+    EXPECT_NE(message.find("needs a CUDA device"), std::string::npos) << message;
+    EXPECT_NE(message.find("no usable device"), std::string::npos) << message;
   }
 }
 
