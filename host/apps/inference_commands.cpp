@@ -285,6 +285,7 @@ int run_accuracy(int argc, char** argv) {
 
 int run_bench(int argc, char** argv) {
   Options opt(argc, argv, 2);
+  const bool json = opt.flag("json");
   const std::string name = opt.get("model", "resnet20");
   const std::uint32_t bits = opt.number("bits", 8);
   const std::uint32_t threads = opt.number("threads", 1);
@@ -312,22 +313,43 @@ int run_bench(int argc, char** argv) {
                            backend_named(backend_name, threads));
   InProcessTransport transport(service);
   RemoteClient client(transport, params, options, random);
-  std::printf("%s (synthetic weights, %zu rounds) on %s, gamma = %u, %s backend, %u thread(s)\n",
-              model.name().c_str(), model.rounds().size(), params.name.c_str(), options.gamma,
-              backend_name.c_str(), threads);
+  if (!json) {
+    std::printf("%s (synthetic weights, %zu rounds) on %s, gamma = %u, %s backend, %u thread(s)\n",
+                model.name().c_str(), model.rounds().size(), params.name.c_str(), options.gamma,
+                backend_name.c_str(), threads);
+    std::fflush(stdout);
+  }
   const InferenceReport r = client.infer(image);
   const ServerTimes st = service.times();
+  // The encrypted logits against the plaintext evaluator's: the run's correctness check.
+  const bool logits_equal = r.logits == evaluate(model, image);
+  const double e2e =
+      r.client_s + st.total() + static_cast<double>(r.bytes_up + r.bytes_down) / kBandwidth;
+  if (json) {
+    std::printf(
+        "{\"model\": \"%s\", \"set\": \"%s\", \"gamma\": %u, \"backend\": \"%s\", "
+        "\"threads\": %u, \"client_s\": %.4f, \"server_s\": %.4f, \"server_extract_s\": %.4f, "
+        "\"server_linear_s\": %.4f, \"server_pack_s\": %.4f, \"server_other_s\": %.4f, "
+        "\"key_switches\": %llu, \"bytes_up\": %llu, \"bytes_down\": %llu, \"key_bytes\": %llu, "
+        "\"e2e_s_at_1_25MBps\": %.4f, \"logits_equal\": %s}\n",
+        model.name().c_str(), params.name.c_str(), options.gamma, backend_name.c_str(), threads,
+        r.client_s, st.total(), st.extract, st.linear, st.pack, st.other,
+        static_cast<unsigned long long>(service.key_switches()),
+        static_cast<unsigned long long>(r.bytes_up), static_cast<unsigned long long>(r.bytes_down),
+        static_cast<unsigned long long>(r.key_bytes), e2e, logits_equal ? "true" : "false");
+    return logits_equal ? 0 : 1;
+  }
   std::printf(
       "client %.3f s, server %.3f s (extract %.3f, linear %.3f, pack %.3f, other %.3f; "
       "%llu key switches)\n",
       r.client_s, st.total(), st.extract, st.linear, st.pack, st.other,
       static_cast<unsigned long long>(service.key_switches()));
-  std::printf(
-      "%.2f MB up, %.2f MB down (keys %.2f MB); end to end at 1.25 MB/s: %.2f s\n",
-      static_cast<double>(r.bytes_up) / 1e6, static_cast<double>(r.bytes_down) / 1e6,
-      static_cast<double>(r.key_bytes) / 1e6,
-      r.client_s + st.total() + static_cast<double>(r.bytes_up + r.bytes_down) / kBandwidth);
-  return r.logits == evaluate(model, image) ? 0 : 1;
+  std::printf("%.2f MB up, %.2f MB down (keys %.2f MB); end to end at 1.25 MB/s: %.2f s\n",
+              static_cast<double>(r.bytes_up) / 1e6, static_cast<double>(r.bytes_down) / 1e6,
+              static_cast<double>(r.key_bytes) / 1e6, e2e);
+  std::printf("logits: %s\n", logits_equal ? "equal to the plaintext evaluator's"
+                                            : "MISMATCH against the plaintext evaluator's");
+  return logits_equal ? 0 : 1;
 }
 
 int run_plan(int argc, char** argv) {

@@ -9,7 +9,7 @@ int run_demo(int argc, char** argv);
 int run_serve(int argc, char** argv);
 // safhire infer [--server HOST:PORT] [--images N] ...
 int run_infer(int argc, char** argv);
-// safhire bench [--model resnet20] [--bits B] ...
+// safhire bench [--model resnet20] [--bits B] ... [--json]: exit status 1 on a logits mismatch
 int run_bench(int argc, char** argv);
 // safhire plan [--model FILE] [--set NAME] [--gamma G]
 int run_plan(int argc, char** argv);
