@@ -1,63 +1,180 @@
 #!/usr/bin/env bash
-# The device check: builds Safhire with CUDA for the GPU in front of it, runs the CUDA tests (and
-# the CPU suites, as a sanity check of that machine's compiler), runs the CUDA and CPU benchmarks,
-# and writes everything to $OUT (default ./out/device-check). Sized to finish within 8 minutes on
-# the lent H200 (16 cores). Usage, through the device tool, after profiles/fetch-device-deps.sh:
-#   run(command="bash profiles/device-check.sh", carry=[".device-deps"], timeout_s=540)
+# The device check: builds the CUDA targets it runs (test_cuda, bench_cuda, safhire) for the GPU
+# in front of it, runs every CUDA test with SAFHIRE_REQUIRE_CUDA=1 (a "no CUDA device" skip is a
+# failure), the encrypted ResNet-20 end to end on the CUDA backend (a logits mismatch is a
+# failure), the CUDA benchmarks and, when time is left, Nsight Compute over the main kernels
+# (profiles/ncu.sh). It ends with a one-screen summary (summary.txt) and writes everything to $OUT
+# (default ./out/device-check). It fails on any failed or skipped test, a missing report, a logits
+# mismatch, a benchmark error or a step out of time.
+#
+# Sized for a lent GPU window: the whole check stops within SAFHIRE_CHECK_BUDGET_S (default 290 s),
+# each step within its own limit, so that a second try fits in the window.
+#
+# The GPU machine's image has the CUDA toolkit, a C++ compiler, CMake, ninja and Python, not the
+# libraries Safhire builds with; run profiles/fetch-device-deps.sh here first and carry them:
+#   run(command="bash profiles/device-check.sh", carry=[".device-deps"], timeout_s=330)
+# A probe before configuring names anything missing within seconds. Options:
+#   --build-only   stop after the build (profiles/bare-image-build.sh runs the check this way)
+#   --no-ncu       never run Nsight Compute
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/out/device-check}
+build=${SAFHIRE_DEVICE_BUILD_DIR:-$root/build-device}
+deps="$root/.device-deps/root"
+budget=${SAFHIRE_CHECK_BUDGET_S:-290}
+build_only=0
+ncu=1
+for arg in "$@"; do
+  case "$arg" in
+    --build-only) build_only=1 ;;
+    --no-ncu) ncu=0 ;;
+    *) echo "device-check: unknown option $arg" >&2; exit 2 ;;
+  esac
+done
 mkdir -p "$out"
-log="$out/device-check.log"
-exec > >(tee "$log") 2>&1
+: >"$out/steps.tsv"
+exec > >(tee "$out/device-check.log") 2>&1
 start=$(date +%s)
-step() { echo "== [$(( $(date +%s) - start ))s] $*"; }
+deadline=$((start + budget))
+step() { echo "== [$(($(date +%s) - start))s] $*"; }
+summary() {
+  if command -v python3 >/dev/null; then
+    python3 "$root/profiles/device_summary.py" "$out" | tee "$out/summary.txt"
+    exit "${PIPESTATUS[0]}"
+  fi
+  echo "device check: FAIL (no python3 for the summary); steps:"
+  cat "$out/steps.tsv"
+  exit 1
+}
+
+# run NAME LIMIT_S COMMAND...: runs COMMAND within min(LIMIT_S, the time left), records
+# "NAME rc seconds" in steps.tsv and returns COMMAND's status (124: out of time).
+run() {
+  local name=$1 limit=$2
+  shift 2
+  local left=$((deadline - $(date +%s)))
+  ((left < limit)) && limit=$left
+  if ((limit < 5)); then
+    printf '%s\t124\t0\n' "$name" >>"$out/steps.tsv"
+    echo "device-check: no time left for $name"
+    return 124
+  fi
+  local t0 rc
+  t0=$(date +%s)
+  timeout "$limit" "$@"
+  rc=$?
+  printf '%s\t%d\t%d\n' "$name" "$rc" "$(($(date +%s) - t0))" >>"$out/steps.tsv"
+  return "$rc"
+}
 
 step "machine"
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv || true
-nvcc --version | tail -2
-nproc
+{
+  if command -v nvidia-smi >/dev/null; then
+    nvidia-smi --query-gpu=name,driver_version,compute_cap,memory.total,clocks.max.sm \
+      --format=csv,noheader 2>&1 | head -4 | sed 's/^/gpu: /'
+  else
+    echo "gpu: nvidia-smi not found"
+  fi
+  command -v nvcc >/dev/null && nvcc --version | tail -1 | sed 's/^/nvcc: /'
+  echo "cpus: $(nproc)"
+} | tee "$out/machine.txt"
 
-# GoogleTest and Google Benchmark: the system's, else the Debian packages carried in .device-deps.
-prefix_args=()
-if [ ! -d /usr/include/gtest ] && ls "$root"/.device-deps/*.deb >/dev/null 2>&1; then
-  step "unpacking carried GoogleTest / Google Benchmark packages"
-  deps="$root/.device-deps/root"
-  for deb in "$root"/.device-deps/*.deb; do dpkg -x "$deb" "$deps"; done
-  prefix_args=(-DCMAKE_PREFIX_PATH="$deps/usr")
-  export LD_LIBRARY_PATH="$deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
+# ---- probe: every tool and library, system first, then the carried copy ----------------------
+step "probe"
+missing=()
+for tool in cmake ninja nvcc python3; do
+  command -v "$tool" >/dev/null || missing+=("$tool")
+done
+cxx=${CXX:-$(command -v c++ || command -v g++ || true)}
+[ -n "$cxx" ] || missing+=("a C++ compiler (c++ or g++)")
+if command -v cmake >/dev/null; then
+  cmake_version=$(cmake --version | head -1 | grep -o '[0-9][0-9.]*' | head -1)
+  printf '3.24\n%s\n' "$cmake_version" | sort -V -C || missing+=("CMake >= 3.24 (found $cmake_version)")
+fi
+# lib NAME HEADER LIBRARY PACKAGE: "system", "carried", or added to `missing`.
+declare -A where
+probe_lib() {
+  local name=$1 header=$2 lib=$3 package=$4 src="$out/probe-$1.cpp"
+  printf '#include <%s>\nint main() { return 0; }\n' "$header" >"$src"
+  if "$cxx" -std=c++20 "$src" -o "$out/probe-$name" -l"$lib" -pthread >/dev/null 2>&1; then
+    where[$name]=system
+  elif [ -d "$deps" ] && "$cxx" -std=c++20 "$src" -o "$out/probe-$name" -I"$deps/usr/include" \
+         -L"$deps/usr/lib/x86_64-linux-gnu" -l"$lib" -pthread >/dev/null 2>&1; then
+    where[$name]=carried
+  else
+    missing+=("$name (<$header>, -l$lib; Debian: $package)")
+  fi
+  rm -f "$src" "$out/probe-$name"
+}
+if [ -n "$cxx" ]; then
+  probe_lib sodium sodium.h sodium libsodium-dev
+  probe_lib zlib zlib.h z zlib1g-dev
+  probe_lib gtest gtest/gtest.h gtest libgtest-dev
+  probe_lib benchmark benchmark/benchmark.h benchmark libbenchmark-dev
+fi
+if ((${#missing[@]})); then
+  printf 'device-check: missing on this machine:\n' >&2
+  printf '  %s\n' "${missing[@]}" >&2
+  [ -d "$deps" ] || echo "  (no .device-deps: run profiles/fetch-device-deps.sh where Debian's registry is reachable, and carry .device-deps)" >&2
+  printf 'probe\t2\t0\n' >>"$out/steps.tsv"
+  summary
+fi
+for name in sodium zlib gtest benchmark; do echo "  $name: ${where[$name]}"; done
+
+# ---- configure and build the targets the check runs ------------------------------------------
+arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d '. ')
+[[ "$arch" =~ ^[0-9]+$ ]] || arch=90
+lib="$deps/usr/lib/x86_64-linux-gnu"
+config=(-DCMAKE_BUILD_TYPE=Release -DSAFHIRE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="$arch"
+        -DCMAKE_CXX_COMPILER="$cxx")
+[ "${where[sodium]}" = carried ] &&
+  config+=(-DSODIUM_INCLUDE_DIR="$deps/usr/include" -DSODIUM_LIBRARY="$lib/libsodium.so")
+[ "${where[zlib]}" = carried ] &&
+  config+=(-DZLIB_INCLUDE_DIR="$deps/usr/include" -DZLIB_LIBRARY="$lib/libz.so")
+[ "${where[gtest]}" = carried ] && config+=(-DGTest_DIR="$lib/cmake/GTest")
+[ "${where[benchmark]}" = carried ] && config+=(-Dbenchmark_DIR="$lib/cmake/benchmark")
+export LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+step "configure (CUDA for sm_$arch)"
+run configure 60 cmake -S "$root" -B "$build" -G Ninja "${config[@]}" >"$out/configure.log" 2>&1 ||
+  { tail -30 "$out/configure.log"; summary; }
+step "build test_cuda bench_cuda safhire"
+run build 170 cmake --build "$build" -j "$(nproc)" --target test_cuda bench_cuda safhire ||
+  summary
+if ((build_only)); then
+  step "built (--build-only)"
+  exit 0
 fi
 
-step "configure and build (CUDA, sm_90)"
-build="$root/build-device"
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSAFHIRE_CUDA=ON \
-  -DCMAKE_CUDA_ARCHITECTURES=90 "${prefix_args[@]}" || exit 1
-cmake --build "$build" -j "$(nproc)" || exit 1
+# ---- the device: fails here, within seconds, where there is none -----------------------------
+export SAFHIRE_REQUIRE_CUDA=1
+step "device"
+run device 30 "$build/tests/cuda/test_cuda" --gtest_filter='CudaDevice.*' --gtest_brief=1 ||
+  summary
 
-step "CUDA tests"
-"$build/tests/cuda/test_cuda" --gtest_output="json:$out/test_cuda.json"
-cuda_tests=$?
+step "CUDA tests (SAFHIRE_REQUIRE_CUDA=1)"
+run test_cuda 100 "$build/tests/cuda/test_cuda" --gtest_brief=1 \
+  --gtest_output="json:$out/test_cuda.json"
 
-step "CPU tests (this machine's compiler)"
-"$build/tests/test_core" --gtest_brief=1 && "$build/tests/test_ring" --gtest_brief=1
-cpu_tests=$?
+step "end to end: synthetic ResNet-20, b = 8, CUDA backend at gamma 2 and 0, CPU backend at gamma 2"
+for g in 2 0; do
+  run "e2e_cuda_gamma$g" 60 "$build/host/apps/safhire" bench --backend cuda --gamma "$g" --json \
+    >"$out/e2e-resnet20-b8-gamma$g-cuda.json"
+  cat "$out/e2e-resnet20-b8-gamma$g-cuda.json"
+done
+run e2e_cpu_gamma2 45 "$build/host/apps/safhire" bench --backend cpu --gamma 2 \
+  --threads "$(nproc)" --json >"$out/e2e-resnet20-b8-gamma2-cpu.json"
+cat "$out/e2e-resnet20-b8-gamma2-cpu.json"
 
 step "CUDA benchmarks"
-timeout 150 "$build/bench/bench_cuda" --benchmark_repetitions=3 \
+run bench_cuda 60 "$build/bench/bench_cuda" --benchmark_repetitions=3 --benchmark_min_time=0.05 \
   --benchmark_report_aggregates_only=true --benchmark_out_format=json \
-  --benchmark_out="$out/bench_cuda.json"
+  --benchmark_out="$out/bench_cuda.json" >/dev/null
 
-step "end-to-end ResNet-20 (synthetic, b = 8) on the CUDA backend, gamma 2 and 0; CPU backend on all cores for comparison"
-for g in 2 0; do
-  timeout 75 "$build/host/apps/safhire" bench --backend cuda --gamma "$g" --threads "$(nproc)" \
-    | tee "$out/e2e-resnet20-b8-gamma$g-cuda.txt"
-done
-timeout 60 "$build/host/apps/safhire" bench --backend cpu --gamma 2 --threads "$(nproc)" \
-  | tee "$out/e2e-resnet20-b8-gamma2-cpu$(nproc).txt"
-
-step "CPU benchmarks (one polynomial; for reference only, another CPU than the CI machine's)"
-timeout 45 "$build/bench/bench_ring" --benchmark_filter='ntt_forward/|ntt_inverse/|product_' \
-  --benchmark_out_format=json --benchmark_out="$out/bench_ring_device_host.json"
-
-step "done: cuda tests rc=$cuda_tests, cpu tests rc=$cpu_tests"
-[ "$cuda_tests" -eq 0 ] && [ "$cpu_tests" -eq 0 ]
+if ((ncu)) && (($(date +%s) + 60 < deadline)); then
+  step "Nsight Compute (profiles/ncu.sh, $((deadline - $(date +%s) - 10)) s left)"
+  t0=$(date +%s)
+  bash "$root/profiles/ncu.sh" "$build" "$out" "$((deadline - t0 - 10))"
+  printf 'ncu\t%d\t%d\n' "$?" "$(($(date +%s) - t0))" >>"$out/steps.tsv"
+fi
+step "summary"
+summary

@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""The one-screen summary of a device check (profiles/device-check.sh), read from the files it
+wrote: steps.tsv, machine.txt, test_cuda.json, e2e-*.json, bench_cuda.json, ncu-summary.txt.
+
+Exit status 0 only when every step ran and passed, no test failed or was skipped, every
+end-to-end run's logits equal the plaintext evaluator's and no benchmark reported an error.
+Usage: device_summary.py OUT_DIR
+"""
+import json
+import re
+import sys
+from pathlib import Path
+
+# The steps a full check runs, in order; Nsight Compute (ncu) is reported but never fails it.
+EXPECTED = ["configure", "build", "device", "test_cuda", "e2e_cuda_gamma2", "e2e_cuda_gamma0",
+            "e2e_cpu_gamma2", "bench_cuda"]
+E2E = [("e2e_cuda_gamma2", "e2e-resnet20-b8-gamma2-cuda.json"),
+       ("e2e_cuda_gamma0", "e2e-resnet20-b8-gamma0-cuda.json"),
+       ("e2e_cpu_gamma2", "e2e-resnet20-b8-gamma2-cpu.json")]
+BENCH_ROWS = [("ntt_forward_batch1024", "us"), ("product_batch1024", "us"),
+              ("keyswitch_batch256", "us"), ("pack_fast_batch8", "ms"),
+              ("extract_batch8/{m}/gamma0", "ms")]
+RINGS = ["2187", "2401", "3125"]
+
+
+def load_json(path):
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def read_steps(out):
+    steps = {}
+    path = out / "steps.tsv"
+    if path.exists():
+        for line in path.read_text().splitlines():
+            parts = line.split("\t")
+            if len(parts) == 3:
+                steps[parts[0]] = (int(parts[1]), int(parts[2]))
+    return steps
+
+
+def test_counts(report):
+    """(run, passed, failed, skipped, names of failed or skipped tests) of a GoogleTest JSON."""
+    run = passed = failed = skipped = 0
+    bad = []
+    for suite in report.get("testsuites", []):
+        for case in suite.get("testsuite", []):
+            if case.get("status") != "RUN":
+                continue
+            name = f"{suite['name']}.{case['name']}"
+            if case.get("failures"):
+                failed += 1
+                bad.append(name + " (failed)")
+            elif case.get("result") == "SKIPPED":
+                skipped += 1
+                bad.append(name + " (skipped)")
+            else:
+                passed += 1
+            run += 1
+    return run, passed, failed, skipped, bad
+
+
+def main():
+    out = Path(sys.argv[1])
+    steps = read_steps(out)
+    problems = []
+    lines = []
+    log = (out / "device-check.log").read_text(errors="replace") if (out / "device-check.log").exists() else ""
+
+    machine = (out / "machine.txt").read_text().strip().splitlines() if (out / "machine.txt").exists() else []
+    lines.append("device    " + ("; ".join(machine) if machine else "(unknown)"))
+    lines.append("steps     " + ", ".join(f"{k} {v[1]} s" + ("" if v[0] == 0 else f" (rc {v[0]})")
+                                          for k, v in steps.items()))
+
+    for name, (rc, _) in steps.items():
+        if name == "ncu" or rc == 0:
+            continue
+        if name == "probe":
+            problems.append("probe: something the build needs is missing (see the log)")
+        elif rc == 124:
+            problems.append(f"{name}: out of time")
+        elif name == "device":
+            why = re.search(r"no usable device \(([^)]*)\)", log)
+            problems.append("no usable CUDA device" + (f": {why.group(1)}" if why else ""))
+        else:
+            problems.append(f"{name}: exit status {rc}")
+    reached = [s for s in EXPECTED if s in steps]
+    missing = [s for s in EXPECTED if s not in steps]
+    if missing and (not problems):
+        problems.append("not run: " + ", ".join(missing))
+    elif missing:
+        lines.append("not run   " + ", ".join(missing))
+
+    report = load_json(out / "test_cuda.json")
+    if report is not None:
+        run, passed, failed, skipped, bad = test_counts(report)
+        lines.append(f"tests     test_cuda: {run} run, {passed} passed, {failed} failed, "
+                     f"{skipped} skipped")
+        if run == 0:
+            problems.append("test_cuda ran no test")
+        if failed or skipped:
+            problems.append(f"test_cuda: {failed} failed, {skipped} skipped: "
+                            + ", ".join(bad[:6]) + (" ..." if len(bad) > 6 else ""))
+    elif "test_cuda" in reached:
+        problems.append("test_cuda wrote no report (crashed?)")
+
+    for step, file in E2E:
+        if step not in reached:
+            continue
+        r = load_json(out / file)
+        if r is None:
+            problems.append(f"{step}: no result")
+            continue
+        lines.append(
+            f"e2e       {r['model']} gamma {r['gamma']} {r['backend']} x{r['threads']}: server "
+            f"{r['server_s']:.3f} s (extract {r['server_extract_s']:.3f}, linear "
+            f"{r['server_linear_s']:.3f}, pack {r['server_pack_s']:.3f}), client {r['client_s']:.3f} s, "
+            f"logits {'equal' if r['logits_equal'] else 'MISMATCH'}")
+        if not r["logits_equal"]:
+            problems.append(f"{step}: encrypted logits differ from the plaintext evaluator's")
+
+    bench = load_json(out / "bench_cuda.json")
+    if bench is not None:
+        runs = bench.get("benchmarks", [])
+        errors = sorted({re.sub(r"/manual_time.*$", "", b["name"]) + ": " + b.get("error_message", "")
+                         for b in runs if b.get("error_occurred")})
+        medians = {re.sub(r"/manual_time$", "", b.get("run_name", b["name"])): b for b in runs
+                   if b.get("aggregate_name") == "median" and not b.get("error_occurred")}
+        if errors:
+            problems.append(f"bench_cuda: {len(errors)} benchmark(s) in error: " + "; ".join(errors[:3]))
+        if not runs:
+            problems.append("bench_cuda: no benchmark ran")
+        lines.append("bench     median (manual time)        " + "".join(f"{m:>12}" for m in RINGS))
+        for row, unit in BENCH_ROWS:
+            cells = []
+            for m in RINGS:
+                name = (row.format(m=m) if "{m}" in row else f"{row}/{m}") + "/cuda"
+                b = medians.get(name)
+                cells.append(f"{b['real_time']:>9.1f} {b['time_unit']}" if b else f"{'-':>12}")
+            lines.append(f"          {row.replace('/{m}', ''):<30}" + "".join(cells))
+    elif "bench_cuda" in reached:
+        problems.append("bench_cuda wrote no report")
+
+    ncu = out / "ncu-summary.txt"
+    if ncu.exists():
+        lines.append("ncu       " + "\n          ".join(ncu.read_text().strip().splitlines()))
+    elif "ncu" in steps:
+        lines.append(f"ncu       no summary (exit status {steps['ncu'][0]}; see ncu-*.log)")
+
+    verdict = "PASS" if not problems else "FAIL"
+    print(f"==== Safhire device check: {verdict}")
+    for line in lines:
+        print(line)
+    for p in problems:
+        print("FAIL      " + p)
+    return 0 if verdict == "PASS" else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
