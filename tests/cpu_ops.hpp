@@ -1,21 +1,55 @@
 // The Ops of cuda/tree_levels.hpp and cuda/device_backend.hpp on the CPU: buffers are vectors,
-// the per-thread functions of cuda/tree_element.cuh and cuda/backend_element.cuh run in plain
-// loops, and key switches go through the CPU KeySwitcher. Emulation tests run the device
-// algorithms with it and compare them with the CPU code word for word, which checks the device
-// layouts and index arithmetic where there is no GPU.
+// the per-thread functions of cuda/tree_element.cuh and cuda/backend_element.cuh run over every
+// thread index of a launch, and key switches go through the CPU KeySwitcher. Emulation tests run
+// the device algorithms with it and compare them with the CPU code word for word, which checks the
+// device layouts and index arithmetic where there is no GPU.
+//
+// So that a replay fails where a device would, fresh allocations are filled with kPoison, as
+// cudaMallocAsync leaves them uninitialised (a read of a word no launch wrote changes the result),
+// and Schedule::concurrent runs a launch's threads on several std::threads at once, each taking
+// every kWorkers-th index from the top down (a thread that reads what another thread of the same
+// launch writes then sees another order than index order, and races are there for a sanitizer).
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <span>
+#include <thread>
 #include <vector>
 
 #include "backend_element.cuh"
 #include "safhire/rlwe/keyswitch.hpp"
 #include "safhire/rlwe/trees.hpp"
+#include "test_util.hpp"
 #include "tree_element.cuh"
 
 namespace safhire::testing {
+
+enum class Schedule {
+  sequential,  // a launch's threads one after another, in index order
+  concurrent,  // on kWorkers std::threads at once, each from the top down
+};
+
+// Runs body(x) for every x < threads, as `schedule` says.
+template <class Body>
+void for_each_thread(Schedule schedule, std::size_t threads, Body body) {
+  constexpr std::size_t kWorkers = 4;
+  if (schedule == Schedule::sequential || threads < kWorkers) {
+    for (std::size_t x = 0; x < threads; ++x)
+      body(x);
+    return;
+  }
+  std::vector<std::thread> pool;
+  for (std::size_t w = 0; w < kWorkers; ++w) {
+    pool.emplace_back([&, w] {
+      for (std::size_t i = w; i < threads; i += kWorkers)
+        body(threads - 1 - i);
+    });
+  }
+  for (auto& worker : pool)
+    worker.join();
+}
 
 struct CpuOps {
   using u64 = std::uint64_t;
@@ -30,8 +64,9 @@ struct CpuOps {
   const rlwe::ParameterSet& params;
   const rlwe::GaloisKeys& keys;
   rlwe::KeySwitcher switcher;
+  Schedule schedule = Schedule::sequential;
 
-  Buffer alloc(std::size_t words) { return {std::vector<u64>(words, 0)}; }
+  Buffer alloc(std::size_t words) { return {std::vector<u64>(words, kPoison)}; }
   template <class T>
   Array<T> upload(std::span<const T> host) {
     return {std::vector<T>(host.begin(), host.end())};
@@ -52,9 +87,8 @@ struct CpuOps {
       dst[i] += src[i];
   }
   template <class Args, class Body>
-  static void loop(const Args& g, std::size_t threads, Body body) {
-    for (std::size_t x = 0; x < threads; ++x)
-      body(g, x);
+  void loop(const Args& g, std::size_t threads, Body body) const {
+    for_each_thread(schedule, threads, [&](std::size_t x) { body(g, x); });
   }
   void run_split(const cuda::block::SplitArgs& g, std::size_t n) {
     loop(g, n, cuda::block::split_thread);
@@ -88,13 +122,14 @@ struct CpuOps {
   }
   void run_embed(const u64* masks, u64* embedded, std::uint32_t N, std::uint32_t m,
                  std::size_t threads) {
-    for (std::size_t x = 0; x < threads; ++x)
-      cuda::block::embed_thread(masks, embedded, N, m, x);
+    for_each_thread(schedule, threads,
+                    [&](std::size_t x) { cuda::block::embed_thread(masks, embedded, N, m, x); });
   }
   void run_prepare(const u64* embedded, const u64* bodies, u64* out_a, u64* out_b, u64 m_inv,
                    std::uint32_t N, std::uint32_t M, std::uint32_t m, std::size_t threads) {
-    for (std::size_t x = 0; x < threads; ++x)
+    for_each_thread(schedule, threads, [&](std::size_t x) {
       cuda::block::prepare_item_thread(embedded, bodies, out_a, out_b, m_inv, N, M, m, x);
+    });
   }
   void automorphism(u64 k, const u64* in_a, const u64* in_b, u64* out_a, u64* out_b,
                     std::size_t count) {

@@ -3,14 +3,23 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <random>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "safhire/core/error.hpp"
 #include "safhire/core/modarith.hpp"
 #include "safhire/ring/ring_params.hpp"
+
+namespace safhire {
+// How GoogleTest prints an error code: by name.
+inline void PrintTo(ErrorCode code, std::ostream* os) {
+  *os << to_string(code);
+}
+}  // namespace safhire
 
 namespace safhire::ring {
 // How GoogleTest prints a ring parameter (found by argument-dependent lookup).
@@ -25,7 +34,7 @@ using u64 = std::uint64_t;
 using u128 = core::u128;
 using i128 = core::i128;
 
-// The small rings of the reference's test vectors and the three rings of the paper.
+// The small rings of the worked test vectors and the three rings of the paper.
 inline std::vector<ring::RingParams> all_rings() {
   return {ring::RingParams(3, 2), ring::RingParams(5, 2), ring::RingParams(3, 3),
           ring::RingParams(7, 2), ring::RingParams(3, 7), ring::RingParams(7, 4),
@@ -43,6 +52,23 @@ inline std::string set_label(const char* name) {
     c = c == '-' ? '_' : c;
   return out;
 }
+
+// The code of the safhire::Error that fn() throws, or nullopt when it returns normally: "no
+// error" is its own answer, never mistaken for a code (ErrorCode::internal is a bug report).
+template <class Fn>
+std::optional<ErrorCode> code_of(Fn&& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.code();
+  }
+  return std::nullopt;
+}
+
+// What emulated device memory (a fresh allocation, shared memory) holds before anything writes
+// it: cudaMallocAsync and __shared__ leave memory uninitialised, and a replay that zero-filled it
+// would hide a kernel that reads a word no launch wrote.
+inline constexpr u64 kPoison = 0xa5a5'5a5a'c3c3'3c3cULL;
 
 inline std::vector<u64> random_words(std::mt19937_64& rng, std::size_t n, u64 bound = 0) {
   std::vector<u64> v(n);

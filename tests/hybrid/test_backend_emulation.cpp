@@ -1,9 +1,10 @@
 // The CUDA backend's algorithm (cuda/device_backend.hpp) replayed on the CPU (tests/cpu_ops.hpp:
-// the kernels' per-word functions in loops): whole encrypted inferences through it download the
-// same ciphertexts, word for word, as through the CPU backend, at gamma 0, 1 and 2, and the
-// logits equal the plaintext evaluator's. This checks the device layouts and index arithmetic of
-// extraction, the linear layer, gathering and packing where there is no GPU; tests/cuda runs the
-// real kernels where there is one.
+// the kernels' per-word functions over each launch's threads, run concurrently, on poisoned fresh
+// memory): whole encrypted inferences through it download the same ciphertexts, word for word,
+// as through the CPU backend, on 3^7, 7^4 and 5^5 at gamma 0, 1 and 2, and the logits equal the
+// plaintext evaluator's. This checks the device layouts and index arithmetic of extraction, the
+// linear layer, gathering and packing where there is no GPU; tests/cuda runs the real kernels
+// where there is one.
 #include <gtest/gtest.h>
 
 #include <utility>
@@ -19,6 +20,7 @@ namespace {
 using namespace safhire;
 using namespace safhire::hybrid;
 using safhire::testing::CpuOps;
+using safhire::testing::Schedule;
 
 using hybrid::testing::BackendCase;
 
@@ -30,7 +32,9 @@ TEST_P(BackendEmulation, DownloadsEqualTheCpuBackendWordForWord) {
       GetParam(), [gamma](const rlwe::ParameterSet& params, const backend::Config& config,
                           const rlwe::GaloisKeys& keys) {
         return std::make_unique<cuda::DeviceBackend<CpuOps>>(
-            params, config, CpuOps{params, keys, rlwe::KeySwitcher(params, params.gadget(gamma))},
+            params, config,
+            CpuOps{params, keys, rlwe::KeySwitcher(params, params.gadget(gamma)),
+                   Schedule::concurrent},
             "emulated cuda", backend::has_power_keys(keys, params.ring, gamma));
       });
 }
@@ -48,7 +52,8 @@ TEST_P(BackendEmulation, OneThreadDownloadsTheSameAsTwo) {
 INSTANTIATE_TEST_SUITE_P(Trained, BackendEmulation,
                          ::testing::Values(BackendCase{"small-b8", "default-b8", 0},
                                            BackendCase{"small-b12", "default-b12", 1},
-                                           BackendCase{"small-b8", "default-b8", 2}),
+                                           BackendCase{"small-b8", "default-b8", 2},
+                                           BackendCase{"small-b16", "default-b16", 2}),
                          [](const auto& param_info) {
                            return hybrid::testing::case_name(param_info.param);
                          });

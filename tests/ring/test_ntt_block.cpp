@@ -37,7 +37,7 @@ void run_block(std::uint32_t threads, Body body) {
 
 template <int T>
 void forward_block(const ring::NttView& p, u64* f, std::uint32_t threads) {
-  Vec shared(p.N);
+  Vec shared(p.N, safhire::testing::kPoison);  // __shared__ memory starts undefined
   run_block(threads, [&](std::uint32_t tid, auto sync) {
     cuda::block::ntt_forward<T>(p, f, shared.data(), tid, threads, sync);
   });
@@ -45,7 +45,7 @@ void forward_block(const ring::NttView& p, u64* f, std::uint32_t threads) {
 
 template <int T>
 void inverse_block(const ring::NttView& p, u64* f, std::uint32_t threads, int scale) {
-  Vec shared(p.N);
+  Vec shared(p.N, safhire::testing::kPoison);  // __shared__ memory starts undefined
   run_block(threads, [&](std::uint32_t tid, auto sync) {
     cuda::block::ntt_inverse<T>(p, f, shared.data(), tid, threads, scale, sync);
   });

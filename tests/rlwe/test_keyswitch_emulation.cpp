@@ -5,7 +5,7 @@
 // KeySwitcher word for word on a batch, and both must equal the two-prime product of
 // ring::ExactProduct (an independent path) with the key words rounded as the key's split says
 // (one rounded limb on default-b8, two exact limbs on the others); tests/cuda runs the real
-// kernels on a GPU.
+// kernels on a GPU. Every buffer starts poisoned, as device memory starts undefined.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -17,12 +17,14 @@
 #include "safhire/ring/product.hpp"
 #include "safhire/rlwe/keyswitch.hpp"
 #include "simd/dispatch.hpp"
+#include "test_util.hpp"
 
 namespace {
 
 using namespace safhire;
 using u64 = std::uint64_t;
 using Vec = std::vector<u64>;
+using safhire::testing::kPoison;
 
 TEST(KeySwitchEmulation, DeviceLayoutsReproduceKeySwitcher) {
   for (const char* name : {"default-b8", "default-b12", "paper-b16"}) {
@@ -48,7 +50,7 @@ TEST(KeySwitchEmulation, DeviceLayoutsReproduceKeySwitcher) {
     }
     // sigma_k coefficient by coefficient (automorphism_kernel).
     const auto k_inv = static_cast<std::uint32_t>(core::pow_mod<u64>(k, n - 1, p.ring.M()));
-    Vec sa(len), sb(len);
+    Vec sa(len, kPoison), sb(len, kPoison);
     for (std::size_t x = 0; x < len; ++x) {
       const std::size_t row = x / n;
       const auto j = static_cast<std::uint32_t>(x % n);
@@ -58,7 +60,7 @@ TEST(KeySwitchEmulation, DeviceLayoutsReproduceKeySwitcher) {
                                                      p.ring.m());
     }
     // decompose_kernel, then lift and NTT per prime: residues [p][i][c][N].
-    Vec digits(l * len);
+    Vec digits(l * len, kPoison);
     for (std::size_t x = 0; x < len; ++x) {
       rlwe::detail::decompose_word(sa[x], decomposer.view(), digits.data() + x, len);
     }
@@ -66,7 +68,7 @@ TEST(KeySwitchEmulation, DeviceLayoutsReproduceKeySwitcher) {
     const ring::LimbProduct& limbs = ring::LimbProduct::shared(p.ring);
     const ring::NttTables& tb = limbs.plan().tables();
     const auto& cpu = ring::simd::checked_kernels(ring::SimdIsa::scalar);
-    Vec residues(l * len);
+    Vec residues(l * len, kPoison);
     cpu.lift_torus(tb.q, tb.word_ratio, tb.two64_mod_q, digits.data(), residues.data(), l * len);
     limbs.plan().forward(residues);
     // The key as DeviceKeySwitchKey lays it out: [i][a, b][limb][N].
@@ -77,7 +79,7 @@ TEST(KeySwitchEmulation, DeviceLayoutsReproduceKeySwitcher) {
     }
     const ring::LimbSplit split = ksk.split();
     EXPECT_EQ(split.limbs, std::string(name) == "default-b8" ? 1U : 2U) << name;
-    Vec acc(2 * split.limbs * len);
+    Vec acc(2 * split.limbs * len, kPoison);  // device buffers start undefined
     for (std::uint32_t limb = 0; limb < split.limbs; ++limb) {
       for (std::size_t x = 0; x < len; ++x) {
         cuda::block::multiply_accumulate_element(tb.q, tb.montgomery_q_inv, residues.data(),
@@ -86,7 +88,7 @@ TEST(KeySwitchEmulation, DeviceLayoutsReproduceKeySwitcher) {
       }
     }
     limbs.plan().inverse(acc, ring::InverseScale::montgomery);
-    Vec out_a(len), out_b(len);
+    Vec out_a(len, kPoison), out_b(len, kPoison);
     const u64* acc_b = acc.data() + split.limbs * len;
     for (std::size_t x = 0; x < len; ++x) {
       out_a[x] = u64{0} -

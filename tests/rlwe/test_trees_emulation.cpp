@@ -1,12 +1,16 @@
 // The device trees' level-by-level algorithm (cuda/tree_levels.hpp) run on the CPU: buffers are
-// vectors, the per-thread functions of cuda/tree_element.cuh run in loops, and key switches go
-// through the CPU KeySwitcher. The outputs must equal rlwe::TraceTrees word for word, which checks
-// the device layouts and index arithmetic where there is no GPU.
+// vectors filled with poison when allocated, the per-thread functions of cuda/tree_element.cuh run
+// over each launch's threads (in index order, or on several std::threads at once from the top
+// down), and key switches go through the CPU KeySwitcher. The outputs must equal rlwe::TraceTrees
+// word for word, which checks the device layouts and index arithmetic where there is no GPU, on
+// the small rings and on the paper's 3^7, 7^4 and 5^5.
 #include <gtest/gtest.h>
 
 #include <map>
+#include <ostream>
 #include <memory>
 #include <random>
+#include <vector>
 
 #include "cpu_ops.hpp"
 #include "safhire/rlwe/trees.hpp"
@@ -18,6 +22,7 @@ using namespace safhire;
 using u64 = std::uint64_t;
 using Vec = std::vector<u64>;
 using safhire::testing::CpuOps;
+using safhire::testing::Schedule;
 
 void expect_equal(const rlwe::Ciphertext& ct, const Vec& a, const Vec& b, std::size_t at,
                   const std::string& what) {
@@ -26,10 +31,20 @@ void expect_equal(const rlwe::Ciphertext& ct, const Vec& a, const Vec& b, std::s
   ASSERT_TRUE(std::equal(ct.b.coeffs().begin(), ct.b.coeffs().end(), b.begin() + at * n)) << what;
 }
 
-class TreesEmulation : public ::testing::TestWithParam<ring::RingParams> {};
+struct TreeCase {
+  ring::RingParams ring;
+  Schedule schedule;
+};
+
+[[maybe_unused]] void PrintTo(const TreeCase& c, std::ostream* os) {
+  *os << c.ring.name() << (c.schedule == Schedule::concurrent ? ", concurrent" : ", sequential");
+}
+
+class TreesEmulation : public ::testing::TestWithParam<TreeCase> {};
 
 TEST_P(TreesEmulation, DeviceLevelsEqualTraceTrees) {
-  const ring::RingParams& r = GetParam();
+  const ring::RingParams& r = GetParam().ring;
+  const Schedule schedule = GetParam().schedule;
   const rlwe::ParameterSet p("test", 900, r, 8, -50, {1024, 4}, {1024, 4});
   auto random = core::SeededRandom::from_counter(130);
   const rlwe::SecretKey key(p, random);
@@ -48,7 +63,7 @@ TEST_P(TreesEmulation, DeviceLevelsEqualTraceTrees) {
     std::copy(cts[c].b.coeffs().begin(), cts[c].b.coeffs().end(), b.begin() + c * n);
   }
   for (std::uint32_t gamma = 0; gamma < r.a(); ++gamma) {
-    CpuOps ops{p, keys, rlwe::KeySwitcher(p, p.gadget(0))};
+    CpuOps ops{p, keys, rlwe::KeySwitcher(p, p.gadget(0)), schedule};
     const auto out = cuda::levels::split(ops, r, a.data(), b.data(), count, gamma);
     rlwe::TraceTrees trees(p, p.gadget(0), keys);
     for (std::size_t c = 0; c < count; ++c) {
@@ -73,7 +88,7 @@ TEST_P(TreesEmulation, DeviceLevelsEqualTraceTrees) {
         bodies.push_back(lwes[c].back().b);
       }
     }
-    CpuOps ops{p, keys, rlwe::KeySwitcher(p, p.gadget(0))};
+    CpuOps ops{p, keys, rlwe::KeySwitcher(p, p.gadget(0)), schedule};
     const auto out = cuda::levels::pack_lwes(ops, r, masks.data(), bodies.data(), count, k);
     rlwe::TraceTrees trees(p, p.gadget(0), keys);
     for (std::size_t c = 0; c < count; ++c) {
@@ -95,7 +110,7 @@ TEST_P(TreesEmulation, DeviceLevelsEqualTraceTrees) {
         bb.insert(bb.end(), groups[c].back().b.coeffs().begin(), groups[c].back().b.coeffs().end());
       }
     }
-    CpuOps ops{p, keys, rlwe::KeySwitcher(p, p.gadget(0))};
+    CpuOps ops{p, keys, rlwe::KeySwitcher(p, p.gadget(0)), schedule};
     const auto out = cuda::levels::pack_blocks(ops, r, ba.data(), bb.data(), count, gamma);
     rlwe::TraceTrees trees(p, p.gadget(0), keys);
     for (std::size_t c = 0; c < count; ++c) {
@@ -106,13 +121,27 @@ TEST_P(TreesEmulation, DeviceLevelsEqualTraceTrees) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Rings, TreesEmulation,
-                         ::testing::Values(ring::RingParams(3, 3), ring::RingParams(5, 2),
-                                           ring::RingParams(7, 2), ring::RingParams(3, 4),
-                                           ring::RingParams(5, 3)),
+// Every ring in the concurrent schedule; the small ones in index order too.
+std::vector<TreeCase> tree_cases() {
+  std::vector<TreeCase> cases;
+  for (const ring::RingParams& r :
+       {ring::RingParams(3, 3), ring::RingParams(5, 2), ring::RingParams(7, 2),
+        ring::RingParams(3, 4), ring::RingParams(5, 3)}) {
+    cases.push_back({r, Schedule::sequential});
+    cases.push_back({r, Schedule::concurrent});
+  }
+  for (const ring::RingParams& r :
+       {ring::RingParams(3, 7), ring::RingParams(7, 4), ring::RingParams(5, 5)})
+    cases.push_back({r, Schedule::concurrent});
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Rings, TreesEmulation, ::testing::ValuesIn(tree_cases()),
                          [](const auto& param_info) {
-                           return std::to_string(param_info.param.t()) + "_" +
-                                  std::to_string(param_info.param.a());
+                           const TreeCase& c = param_info.param;
+                           return std::to_string(c.ring.t()) + "_" + std::to_string(c.ring.a()) +
+                                  (c.schedule == Schedule::concurrent ? "_concurrent"
+                                                                      : "_sequential");
                          });
 
 }  // namespace
