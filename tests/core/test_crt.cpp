@@ -1,4 +1,4 @@
-// The exact two-prime CRT to Z_{2^64} (reference §2.4) against 128-bit integer arithmetic.
+// The exact two-prime CRT to Z_{2^64} (Garner's formula) against 128-bit integer arithmetic.
 #include <gtest/gtest.h>
 
 #include <random>

@@ -1,10 +1,11 @@
-// Primality, prime search and roots of unity against the reference tables (cyclotomic-math.md
-// §2.1, computed there by an independent Python implementation).
+// Primality, prime search and roots of unity against tables computed by an independent
+// exact-integer Python implementation.
 #include <gtest/gtest.h>
 
 #include "safhire/core/error.hpp"
 #include "safhire/core/modarith.hpp"
 #include "safhire/core/primes.hpp"
+#include "test_util.hpp"
 
 namespace {
 
@@ -42,8 +43,8 @@ struct PrimeRow {
   u64 omega;
 };
 
-// Reference §2.1: the largest primes below 2^B with q = 1 mod M, omega = g^((q-1)/M) for the
-// smallest g giving order M.
+// The largest primes below 2^B with q = 1 mod M, omega = g^((q-1)/M) for the smallest g giving
+// order M.
 const PrimeRow kReferencePrimes[] = {
     {2187, 62, 4611686018427230833ULL, 1452167827725682184ULL},
     {2187, 60, 1152921504606833953ULL, 831809159562290363ULL},
@@ -81,7 +82,7 @@ TEST(Primes, SearchMatchesReferenceTable) {
 }
 
 TEST(Primes, SmallTestPrimesAndRoots) {
-  // Reference §2.1 small test primes: (M, q, omega).
+  // Small test primes: (M, q, omega).
   EXPECT_EQ(root_of_unity(19, 9), 4U);
   EXPECT_EQ(root_of_unity(37, 9), 16U);
   EXPECT_EQ(root_of_unity(109, 27), 81U);
@@ -98,15 +99,8 @@ TEST(Primes, PrimeFactors) {
 }
 
 TEST(Primes, InvalidArgumentsAreTypedErrors) {
-  auto code_of = [](auto&& fn) {
-    try {
-      fn();
-    } catch (const safhire::Error& e) {
-      return e.code();
-    }
-    return safhire::ErrorCode::internal;
-  };
   using safhire::ErrorCode;
+  using safhire::testing::code_of;
   EXPECT_EQ(code_of([] { primes_below(63, 2187, 1); }), ErrorCode::invalid_argument);
   EXPECT_EQ(code_of([] { primes_below(1, 2187, 1); }), ErrorCode::invalid_argument);
   EXPECT_EQ(code_of([] { primes_below(62, 0, 1); }), ErrorCode::invalid_argument);

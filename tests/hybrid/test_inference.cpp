@@ -10,6 +10,7 @@
 #include "model_files.hpp"
 #include "safhire/core/error.hpp"
 #include "safhire/hybrid/inference.hpp"
+#include "test_util.hpp"
 
 namespace {
 
@@ -354,12 +355,7 @@ TEST(Messages, MalformedUploadsAreRejectedAndTheSessionContinues) {
   Server server(model, params, {}, client.evaluation_keys(), seed_of(3));
   std::optional<Upload> up = client.start(server.model_info(), refs[0].pixels);
   auto code_of = [&](const Upload& bad) {
-    try {
-      server.process(bad);
-    } catch (const safhire::Error& e) {
-      return e.code();
-    }
-    return ErrorCode::internal;
+    return safhire::testing::code_of([&] { server.process(bad); });
   };
   Upload wrong_round = *up;
   wrong_round.round = 3;

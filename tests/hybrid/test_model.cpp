@@ -11,6 +11,7 @@
 #include "safhire/core/error.hpp"
 #include "safhire/hybrid/model.hpp"
 #include "safhire/hybrid/zoo.hpp"
+#include "test_util.hpp"
 
 namespace {
 
@@ -103,13 +104,8 @@ INSTANTIATE_TEST_SUITE_P(Trained, TrainedModels,
                            return s;
                          });
 
-ErrorCode parse_error(const std::vector<std::uint8_t>& bytes) {
-  try {
-    Model::parse(bytes);
-  } catch (const safhire::Error& e) {
-    return e.code();
-  }
-  return ErrorCode::internal;
+std::optional<ErrorCode> parse_error(const std::vector<std::uint8_t>& bytes) {
+  return safhire::testing::code_of([&] { Model::parse(bytes); });
 }
 
 TEST(ModelEvaluator, CountCorrectRefusesUnequalSizesAndTiesGoToTheFirstClass) {

@@ -191,7 +191,7 @@ TEST(Protocol, BadMessagesGetTypedErrorsAndOtherSessionsContinue) {
   Bytes insecure = hello_bytes;
   insecure[16] = 1;  // parameter-set id 1: paper-b8, below 128 bits
   insecure[17] = 0;
-  EXPECT_NE(reply_code(service.handle(insecure)), ErrorCode::internal);
+  EXPECT_EQ(reply_code(service.handle(insecure)), ErrorCode::insecure_parameters);
   // Too few keys for packing (rlwe::packing_elements): refused at the hello, no session opened.
   const std::size_t open = service.sessions();
   Hello fewer = hello;

@@ -1,4 +1,5 @@
-// Coefficient-domain ring operations: the worked examples of reference §1.4 and §8 (M = 9, 27),
+// Coefficient-domain ring operations: worked examples for M = 9 and 27 (computed independently
+// with exact-integer Python),
 // then properties on every ring (reduction identities, the automorphism group action, trace
 // formulas, ring axioms of the schoolbook product).
 #include <gtest/gtest.h>

@@ -27,6 +27,7 @@ using safhire::ring::TorusArith;
 using safhire::rlwe::testing::Context;
 using safhire::rlwe::testing::power;
 using safhire::rlwe::testing::small_set;
+using safhire::testing::code_of;
 using safhire::testing::u64;
 
 // Lane j of block u of a polynomial: coefficient u + T j.
@@ -391,14 +392,6 @@ INSTANTIATE_TEST_SUITE_P(PaperRings, PartialOnPaperRings,
 TEST(Partial, BadLevelsAndShapesAreTypedErrors) {
   const RingParams r(3, 3);
   Context ctx(small_set(r));
-  auto code_of = [](auto&& f) {
-    try {
-      f();
-    } catch (const safhire::Error& e) {
-      return e.code();
-    }
-    return ErrorCode::internal;
-  };
   EXPECT_EQ(code_of([&] { PartialExtraction(r, 0); }), ErrorCode::invalid_argument);
   EXPECT_EQ(code_of([&] { PartialExtraction(r, 3); }), ErrorCode::invalid_argument);
   PartialExtraction px(r, 1);

@@ -1,7 +1,7 @@
 // RLWE on the torus: message encoding, encryption and decryption on every parameter set, seeded
 // ciphertexts, fresh-noise width, gadget decomposition against 128-bit arithmetic, and key
 // switching: correctness for automorphisms and for a switch between two keys, counting, the
-// measured noise against the formula of reference §4.1, and typed errors.
+// measured noise against the key-switching variance formula (rlwe/noise.hpp), and typed errors.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -246,15 +246,16 @@ TEST(KeySwitching, SwitchesBetweenTwoKeysAndMayWorkInPlace) {
   EXPECT_EQ(enc.decrypt(ct), expected);
 }
 
-TEST(KeySwitching, ProductCountsOfReference12) {
-  // Reference §1.2: the average cnt is 1.375 N (3^7), 1.656 N (5^5), 1.764 N (7^4).
+TEST(KeySwitching, ProductCountsMatchTheirEnumeration) {
+  // The average number of products a coefficient of a reduced product collects: 1.375 N (3^7),
+  // 1.656 N (5^5), 1.764 N (7^4), as an exact-integer Python enumeration of the reduction counts.
   EXPECT_NEAR(mean_product_count(RingParams(3, 7)) / 1458, 1.375, 0.001);
   EXPECT_NEAR(mean_product_count(RingParams(5, 5)) / 2500, 1.656, 0.001);
   EXPECT_NEAR(mean_product_count(RingParams(7, 4)) / 2058, 1.764, 0.001);
 }
 
 TEST(KeySwitching, MeasuredNoiseMatchesTheFormulas) {
-  // Measured e_KS = phase(out) - sigma_k(phase(in)) against reference §4.1 evaluated exactly
+  // Measured e_KS = phase(out) - sigma_k(phase(in)) against V_KS (rlwe/noise.hpp) evaluated exactly
   // for the key (within 0.1 bit), and against its zero-mean-key form, an upper bound for binary
   // keys (measured at most 0.1 bit above it and within 1 bit below).
   for (const char* name : {"paper-b8", "default-b8", "paper-b16", "default-b12"}) {

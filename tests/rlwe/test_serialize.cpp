@@ -7,22 +7,15 @@
 
 #include "safhire/core/error.hpp"
 #include "safhire/rlwe/serialize.hpp"
+#include "test_util.hpp"
 
 namespace {
 
 using namespace safhire::rlwe;
 using safhire::ErrorCode;
 using safhire::core::SeededRandom;
+using safhire::testing::code_of;
 using Bytes = std::vector<std::uint8_t>;
-
-ErrorCode code_of(auto&& fn) {
-  try {
-    fn();
-  } catch (const safhire::Error& e) {
-    return e.code();
-  }
-  return ErrorCode::internal;  // no error
-}
 
 struct Fixture {
   const ParameterSet& p = parameter_set("default-b8");
