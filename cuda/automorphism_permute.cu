@@ -1,4 +1,4 @@
-// Automorphisms in the NTT domain: sigma_k permutes the slots (reference §3.2), so applying it to
+// Automorphisms in the NTT domain: sigma_k permutes the slots (f(omega^e) -> f(omega^(ke))), so applying it to
 // a batch is a gather through the permutation of NttPlan::automorphism_permutation(k).
 #include <cuda_runtime.h>
 

@@ -1,5 +1,5 @@
 // Element-wise kernels: Montgomery products in the NTT domain, the lift of torus words to
-// residues mod q, and the exact two-prime CRT back to Z_{2^64} (reference §2.4). Grid-stride
+// residues mod q, and the exact two-prime CRT back to Z_{2^64} (core/crt.hpp). Grid-stride
 // loops, one word per thread, the same arithmetic as the CPU kernels (core/modarith.hpp,
 // core/crt.hpp, detail/dft_small.hpp).
 #include <cuda_runtime.h>

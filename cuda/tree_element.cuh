@@ -72,7 +72,7 @@ SAFHIRE_HD u64 merge_w_coefficient(const NodeInputs& in, u32 items, u32 e, u32 r
   return sum;
 }
 
-// Coefficient k of the embedding of an LWE mask A (reference §5.2): a_0 = A_0, and
+// Coefficient k of the embedding of an LWE mask A (rlwe::embed_lwe): a_0 = A_0, and
 // a_k = -A_(N-k) + a_(k+m) unrolled: a_k = -sum_(i >= 0, k + i m < N) A_(N - k - i m).
 SAFHIRE_HD u64 embed_coefficient(const u64* mask, u32 k, u32 N, u32 m) {
   if (k == 0) return mask[0];

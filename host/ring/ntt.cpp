@@ -124,7 +124,7 @@ NttPlan::NttPlan(const RingParams& ring, u64 q, u64 omega, SimdIsa isa)
   tb.dft_inverse_last[0] = make_dft_constants(t, w_t_inv, scale, q);
   tb.dft_inverse_last[1] = make_dft_constants(t, w_t_inv, mul_mod(scale, tb.two64_mod_q, q), q);
 
-  // The factorisation tree of reference §2.2: level 0 leaves blocks j = 1..t-1 modulo
+  // The factorisation tree of Phi_M: level 0 leaves blocks j = 1..t-1 modulo
   // X^m - w_t^j (e = j known mod t), each of m words; levels 1..a-1 split them t ways.
   std::vector<u64> level0_exponents;
   for (u64 j = 1; j < t; ++j)

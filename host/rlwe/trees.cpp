@@ -152,7 +152,7 @@ u64 sample_extract_into(const RingParams& r, const Ciphertext& ct, std::uint32_t
     throw Error(ErrorCode::invalid_argument, "sample_extract: coefficient " + std::to_string(j) +
                                                  " of a ring of degree " + std::to_string(r.N()));
   const std::uint32_t N = r.N(), M = r.M(), m = r.m(), rr = j % m;
-  // A_i = [i <= j] a_(j-i) + [i > j+m] a_(j+M-i) - [i > r] a_(N+r-i)   (reference §5.1)
+  // A_i = [i <= j] a_(j-i) + [i > j+m] a_(j+M-i) - [i > r] a_(N+r-i)   (sample extraction mod Phi_M)
   for (std::uint32_t i = 0; i < N; ++i) {
     u64 v = 0;
     if (i <= j) v += ct.a[j - i];
@@ -174,7 +174,7 @@ Ciphertext embed_lwe(const RingParams& r, const LweCiphertext& lwe) {
   ring::require_degree(r, lwe.a.size(), "embed_lwe mask");
   const std::uint32_t N = r.N(), m = r.m();
   Ciphertext ct(r);
-  // a_0 = A_0; a_k = -A_(N-k) + a_(k+m) (when k + m < N), k = N-1 .. 1   (reference §5.2)
+  // a_0 = A_0; a_k = -A_(N-k) + a_(k+m) (when k + m < N), k = N-1 .. 1   (inverting extraction at 0)
   ct.a[0] = lwe.a[0];
   for (std::uint32_t k = N - 1; k >= 1; --k) {
     ct.a[k] = (k + m < N ? ct.a[k + m] : 0) - lwe.a[N - k];
@@ -207,7 +207,7 @@ Ciphertext TraceTrees::ks(const Ciphertext& ct, std::uint64_t k) {
 }
 
 // Node at level b >= 2 over K_b: c_s = Tr_(K_b/K_(b-1))(zeta^(-s delta) c), delta = t^(a-b),
-// s < t. DFT trick (reference §4.2): with d_j = sigma_(1 + j t^(b-1))(c),
+// s < t. DFT trick (a length-t DFT over the t conjugates): with d_j = sigma_(1 + j t^(b-1))(c),
 // c_s = zeta^(-s delta) sum_j zeta_t^(-s j) d_j, zeta_t = X^m: t - 1 key switches for all t.
 std::vector<Ciphertext> TraceTrees::split_node(const Ciphertext& c, std::uint32_t b,
                                                TreeMode mode) {
@@ -241,7 +241,7 @@ std::vector<Ciphertext> TraceTrees::split_node(const Ciphertext& c, std::uint32_
   return out;
 }
 
-// Tr_(K_1/Q) = sum over (Z/t)^* through its subgroup tower (reference §3.3): t = 3: 1 + sigma_-1;
+// Tr_(K_1/Q) = sum over (Z/t)^* through its subgroup tower: t = 3: 1 + sigma_-1;
 // t = 5: (1 + sigma_-1)(1 + sigma_2); t = 7: (1 + sigma_-1)(1 + sigma_2 + sigma_4), the last by
 // Horner: (t - 1)/2 key switches.
 Ciphertext TraceTrees::trace_k1(const Ciphertext& c) {
@@ -263,7 +263,7 @@ Ciphertext TraceTrees::trace_k1(const Ciphertext& c) {
 }
 
 // Bottom node over K_1: t y_v for v < t-1, y = sum_v y_v zeta_t^v, through
-// y_v = (1/t) Tr_(K_1/Q)((zeta_t^(-v) - zeta_t) y) (reference §1.4). Fast: with
+// y_v = (1/t) Tr_(K_1/Q)((zeta_t^(-v) - zeta_t) y) (coefficient v of y in K_1 = Q(zeta_t)). Fast: with
 // d_k = sigma_k(c), k = 1..t-1, out_v = sum_k (zeta_t^(-v k) - zeta_t^k) d_k: t - 2 switches.
 std::vector<Ciphertext> TraceTrees::bottom_node(const Ciphertext& c, TreeMode mode) {
   const RingParams& r = params_.ring;
@@ -299,7 +299,8 @@ std::vector<Ciphertext> TraceTrees::split(const Ciphertext& ct, std::uint32_t ga
   require(gamma < r.a(), ErrorCode::invalid_argument,
           "extraction level gamma = " + std::to_string(gamma) +
               " must be below a = " + std::to_string(r.a()));
-  // Pre-scale by F^-1 mod 2^64, F = M (gamma = 0) or t^(a-gamma) (reference §5.4).
+  // Pre-scale by F^-1 mod 2^64, F = M (gamma = 0) or t^(a-gamma): the traces multiply by F,
+  // which is odd, hence invertible on the torus.
   const std::uint64_t factor = gamma == 0 ? r.M() : power(r.t(), r.a() - gamma);
   Ciphertext scaled = ct;
   scale(scaled, core::inverse_mod_word(factor));
@@ -336,7 +337,7 @@ std::vector<Ciphertext> TraceTrees::split(const Ciphertext& ct, std::uint32_t ga
   return out;
 }
 
-// Merge at level b (reference §4.2, check4.merge): inputs c_s (t of them; t-1 at b = 0) over
+// Merge at level b: inputs c_s (t of them; t-1 at b = 0) over
 // K_b, beta = X^(t^(a-b-1)): sum_s beta^s T_b(c_s), T_b = sum over the representatives rho of
 // H_b / H_(b+1) (b >= 1: 1 + j t^b; b = 0: 1..t-1). Fast: sum_rho sigma_rho(sum_s
 // sigma_rho^-1(beta^s) c_s), one switch per rho != 1. Paper: each T_b(c_s) separately.
@@ -385,7 +386,7 @@ Ciphertext TraceTrees::merge(std::span<const Ciphertext* const> cs, std::uint32_
   return out;
 }
 
-// The merge tree from level `bottom` to level `top` (reference §4.4): item I lands at
+// The merge tree from level `bottom` to level `top`: item I lands at
 // X^(I t^(a-1-top)) (LWE packing, bottom = 0) or X^I (blocks, bottom = gamma, top = a-1), the
 // children of a node being stride-t subsequences. Items travel as pointers, so the recursion
 // copies no ciphertext.

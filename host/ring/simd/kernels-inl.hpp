@@ -464,7 +464,7 @@ void lift_torus(u64 q, u64 word_ratio, u64 two64_mod_q, const u64* in, u64* out,
   });
 }
 
-// Reference §2.4: y = (x2 - x1) q1^-1 mod q2, x = x1 + q1 y, negative when x > Q/2.
+// Garner's CRT: y = (x2 - x1) q1^-1 mod q2, x = x1 + q1 y, negative when x > Q/2.
 void crt_lift(const core::Crt2& crt, const u64* x1p, const u64* x2p, u64* out, std::size_t len) {
   for_each_lane_block(len, [&](auto lanes, std::size_t i) {
     using L = decltype(lanes);

@@ -1,4 +1,4 @@
-// The interface through which the hybrid server computes (DESIGN.md §3, layer 4): the three heavy
+// The interface through which the hybrid server computes (layer 4, between rlwe and hybrid): the three heavy
 // steps of a round (extraction, the linear layer, packing) on ciphertext rows that live where the
 // backend lives. The server (hybrid::Server) is written once against it: it decides which values
 // go where (shuffling, un-shuffling, the taps of each output, the download precision) and hands

@@ -1,4 +1,4 @@
-// Exact two-prime CRT from residues mod q1, q2 to Z_{2^64} (reference §2.4): the integer
+// Exact two-prime CRT from residues mod q1, q2 to Z_{2^64} (Garner's formula): the integer
 // x in (-Q/2, Q/2], Q = q1*q2, with x = x1 (mod q1) and x = x2 (mod q2), is returned mod 2^64.
 // This is how exact products over the torus come back from the NTT domain.
 #pragma once

@@ -1,5 +1,5 @@
 // Primes for the NTT: deterministic primality of 64-bit words, the search for primes
-// q = 1 (mod M) below a bit bound, and primitive M-th roots of unity (reference §2.1).
+// q = 1 (mod M) below a bit bound, and primitive M-th roots of unity.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// One hybrid inference (DESIGN.md §1): the client encrypts its activations, the server runs each
+// One hybrid inference: the client encrypts its activations, the server runs each
 // round's linear block on ciphertexts, shuffles and packs the outputs, and the client decrypts,
 // applies ReLU and requantization, and re-encrypts for the next round; after the last round
 // (never shuffled) it holds the logits. Level gamma = 0 works on LWE samples (sample extraction,

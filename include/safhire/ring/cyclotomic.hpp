@@ -1,4 +1,4 @@
-// Coefficient-domain operations in Z[X]/Phi_M(X), M = t^a (reference §1.2, §3.1): reduction of
+// Coefficient-domain operations in Z[X]/Phi_M(X), M = t^a: reduction of
 // any polynomial modulo Phi_M, multiplication by X^e, the automorphisms sigma_k: X -> X^k, and the
 // schoolbook product (the test oracle for every faster product). They use additions only (except
 // the schoolbook product), so they are exact over the torus Z_{2^64} and over any Z_q alike.

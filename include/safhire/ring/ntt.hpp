@@ -1,4 +1,4 @@
-// The direct radix-t NTT of Z_q[X]/Phi_M(X), M = t^a, t in {3, 5, 7} (reference §2.2): a
+// The direct radix-t NTT of Z_q[X]/Phi_M(X), M = t^a, t in {3, 5, 7}: a
 // (t-1)-way split at level 0, then a-1 levels of t-way splits, each a twist and a length-t DFT
 // (Rader/Winograd kernels, detail/dft_small.hpp). Slot k of the output holds f(omega^e_k) with
 // e_k = (1 + floor(k/m)) + t * rev_(a-1)(k mod m); automorphisms are slot permutations (§3.2).

@@ -1,4 +1,4 @@
-// Precomputed tables of the radix-t NTT for one ring and one prime (reference §2.2), in the layout
+// Precomputed tables of the radix-t NTT for one ring and one prime, in the layout
 // that both the CPU kernels and the CUDA kernels read (ntt_view.hpp describes it). Built by
 // NttPlan; the CUDA backend uploads these arrays as they are.
 #pragma once

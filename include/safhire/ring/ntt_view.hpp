@@ -2,7 +2,7 @@
 // kernels (per instruction set) and the CUDA kernels read exactly this layout. The owning tables,
 // built by NttPlan, are in ntt_tables.hpp.
 //
-// Layout of a transform (reference §2.2, with one change of order). Level 0 splits Phi_M into
+// Layout of a transform (the factorisation tree of Phi_M, with one change of order). Level 0 splits Phi_M into
 // t-1 blocks of m words; level l = 1..a-1 splits each block of n = t*nn words into t blocks of
 // nn. Levels l < c ("natural" levels) work in place on the natural layout, where the children of
 // block b are blocks t*b + j. Before level c, the first level whose blocks are shorter than

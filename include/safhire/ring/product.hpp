@@ -1,4 +1,4 @@
-// Exact products in Z_{2^64}[X]/Phi_M(X) (reference §2.4). There is no M-th root of unity mod
+// Exact products in Z_{2^64}[X]/Phi_M(X). There is no M-th root of unity mod
 // 2^64, so the product is computed exactly over the integers, modulo Q = q1 q2 for two ~62-bit
 // NTT primes, and brought back by the centred CRT. Exact when the true coefficients lie in
 // (-Q/2, Q/2], which holds when (2t-3) m |a|_inf |b|_inf <= (Q-1)/2 (the worst-case expansion

@@ -1,4 +1,4 @@
-// Gadget decomposition and key switching on the 64-bit torus (reference §4.1), with every key
+// Gadget decomposition and key switching on the 64-bit torus, with every key
 // switch counted.
 //
 // A ciphertext (a', b') valid under s' is switched to s with a key KSK[i] = (a_i, a_i s + e_i +
@@ -7,7 +7,7 @@
 // phase is that of (a', b') under s' plus the key-switching noise
 // eps s' - sum d_i e_i (eps: the rounding error of a'). Keys live in the limb-NTT form of
 // ring::LimbProduct (one prime, each key word in two 32-bit limbs), so one switch costs l forward
-// and 4 inverse transforms of size N; the two-prime product of reference §2.4 would take 2l
+// and 4 inverse transforms of size N; the exact two-prime product (ring::ExactProduct) would take 2l
 // forward transforms for the same words. Where the key's noise is wide enough (key_split:
 // default-b8), the server rounds the key words to one limb each: 2 inverse transforms and half
 // the products, for a key noise wider by at most 1/256 in variance.

@@ -1,4 +1,4 @@
-// Noise formulas of key switching (reference §4.1), to compare with what NoiseProbe measures and
+// Noise formulas of key switching, to compare with what NoiseProbe measures and
 // to estimate decryption failures. Variances are relative to the torus.
 #pragma once
 
@@ -19,13 +19,13 @@ double key_variance(const ParameterSet& params);
 
 // Mean over the coefficients l of cnt(l) = n(l) + n(l + M) + n(N + l mod m), where
 // n(e) = #{(i, j) in [0, N)^2 : i + j = e}: the number of +-1 terms a coefficient of a product
-// mod Phi_M collects (reference §1.2; 1.375 N for 3^7).
+// mod Phi_M collects (1.375 N for 3^7).
 double mean_product_count(const ring::RingParams& ring);
 
 // E[d^2] of a balanced digit in base D: (D^2 + 2)/12 for even D, (D^2 - 1)/12 for odd D.
 double digit_second_moment(std::uint32_t base);
 
-// Reference §4.1: V_KS = cnt (E[s^2] / (12 D^(2l)) + l E[d^2] sigma_k^2), averaged over the
+// V_KS = cnt (E[s^2] / (12 D^(2l)) + l E[d^2] sigma_k^2), averaged over the
 // coefficients, with E[s^2] = 1/2 (binary) or 2/3 (ternary). It treats the key's coefficients as
 // independent and centred; a binary key has mean 1/2, which makes the rounding term smaller than
 // this (by up to 0.8 bits for 7^4): an upper bound for binary keys. sigma_k^2 is the key's noise
@@ -40,7 +40,7 @@ double keyswitch_variance_for_key(const ParameterSet& params, const Gadget& gadg
                                   std::span<const std::uint64_t> from_key);
 
 // Predicted noise of what the trees output, and the probability that one coefficient decrypts
-// wrongly (|error| >= 2^-(b+1), a Gaussian tail). From reference §4.5, Var_out ~ c F^2 V_KS with
+// wrongly (|error| >= 2^-(b+1), a Gaussian tail). Var_out ~ c F^2 V_KS with
 // F the trace factor (M for gamma = 0 and for packing LWE samples, t^(a-gamma) for gamma >= 1)
 // and c at the upper end of the measured ranges: 0.4 for extraction at gamma = 0, 1.7/(t+1) at
 // gamma >= 1, 0.15 for packing; V_KS from keyswitch_variance (itself an upper bound for binary

@@ -1,7 +1,7 @@
 // RLWE parameter sets: the ring, the message precision b, the noise width, the gadget of key
 // switching, the key distribution, and an estimate of their security. The sets of the seed paper
 // (its Table 4: paper-b8, paper-b12, paper-b16) are reproduced exactly; the default sets meet 128
-// bits on current estimates (cyclotomic-math.md §6). A set below 128 bits is refused unless the
+// bits on current estimates (estimate_security). A set below 128 bits is refused unless the
 // caller says SecurityPolicy::allow_insecure.
 #pragma once
 
@@ -40,7 +40,7 @@ struct SecurityEstimate {
 // q = 2^64): current log2(sigma_128) = -0.025697 n + 2.6759; 2022: -0.026405 n + 2.4826
 // (zama-ai/concrete-security-curves). Scaling by 1/g is a first-order model of the estimator
 // near these dimensions: it gives 3.7 bits of security per bit of log2(sigma) at n = 1458, where
-// reference §6 reads about 3 off the curves; re-run the lattice estimator before relying on a
+// the lattice estimator's own figures read about 3 off the curves; re-run the lattice estimator before relying on a
 // set far from the 128-bit line. Ternary secrets are at least as hard as binary ones at equal
 // width, so the estimate is a lower bound for them.
 SecurityEstimate estimate_security(std::uint32_t n, double log2_sigma);

@@ -1,4 +1,4 @@
-// Trace trees along the tower K_a > K_(a-1) > ... > K_1 > Q (reference §4.2-4.4, §5): the split
+// Trace trees along the tower K_a > K_(a-1) > ... > K_1 > Q : the split
 // tree (extraction of coefficients or of K_gamma blocks), the merge tree (packing of LWE samples
 // or of K_gamma blocks into one RLWE ciphertext), sample extraction RLWE -> LWE and the embedding
 // LWE -> RLWE. Every node costs t-1 key switches with the DFT trick (the bottom K_1/Q node t-2);
@@ -6,7 +6,7 @@
 // switches; at the bottom one Tr_(K_1/Q) of (t-1)/2 switches per output, through the subgroup
 // tower of (Z/t)^*), which reproduces the seed paper's Table 2 counts. The trace factor F
 // (M, or t^(a-gamma)) is odd and is cancelled by pre-multiplying the inputs by F^-1 mod 2^64
-// (reference §5.4), so outputs carry the messages themselves.
+// (F is odd), so outputs carry the messages themselves.
 #pragma once
 
 #include <cstdint>
@@ -65,12 +65,12 @@ std::vector<std::uint64_t> galois_elements(const ring::RingParams& ring, std::ui
 GaloisKeys make_galois_keys(const SecretKey& key, const Gadget& gadget, core::RandomSource& noise,
                             std::span<const std::uint64_t> elements = {});
 
-// RLWE -> LWE of coefficient j (free): (A^(j), b_j) with <A^(j), s> = (a s)_j (reference §5.1).
+// RLWE -> LWE of coefficient j (free): (A^(j), b_j) with <A^(j), s> = (a s)_j.
 LweCiphertext sample_extract(const ring::RingParams& ring, const Ciphertext& ct, std::uint32_t j);
 // The same into caller memory (N words of A, no allocation); returns b_j.
 u64 sample_extract_into(const ring::RingParams& ring, const Ciphertext& ct, std::uint32_t j,
                         std::span<u64> a);
-// LWE -> RLWE: (a, b = B) with (a s)_0 = <A, s>, phase mu + e at coefficient 0 (reference §5.2).
+// LWE -> RLWE: (a, b = B) with (a s)_0 = <A, s>, phase mu + e at coefficient 0.
 Ciphertext embed_lwe(const ring::RingParams& ring, const LweCiphertext& lwe);
 
 // Server side. Owns a KeySwitcher (one object per thread); counts its key switches.

@@ -1,7 +1,7 @@
 // One coefficient of sigma_k(a) = a(X^k) mod Phi_M, computed on its own (no state carried from
 // the previous coefficient), for kernels that give each thread one coefficient. With
 // c[e] = a[e k^-1 mod M] (0 where that index is >= N): out[j] = c[j] - c[N + (j mod m)]
-// (reference §1.2, §3.1). ring::automorphism computes the same values with a running index.
+// (X^(k j) reduced mod Phi_M). ring::automorphism computes the same values with a running index.
 #pragma once
 
 #include <cstdint>
