@@ -34,7 +34,7 @@ void print_usage() {
       "usage: safhire <command> [options]\n"
       "  demo                 encrypted inference of Fashion-MNIST test images, in process:\n"
       "                       accuracy, agreement with plaintext, time, communication\n"
-      "      [--images N (100)] [--first K (0)] [--gamma G (2)] [--mode fast|paper]\n"
+      "      [--images N (25)] [--first K (0)] [--gamma G (2)] [--mode fast|paper]\n"
       "      [--model FILE] [--set NAME] [--threads T (all cores)] [--backend cpu|cuda] [--json]\n"
       "  serve                serve encrypted inference over TCP\n"
       "      [--port P (7788)] [--model FILE] [--threads T (1)] [--backend cpu|cuda]\n"
