@@ -3,8 +3,9 @@
 # in front of it, runs every CUDA test with SAFHIRE_REQUIRE_CUDA=1 (a "no CUDA device" skip is a
 # failure), the encrypted ResNet-20 end to end on the CUDA backend (a logits mismatch is a
 # failure), the CUDA benchmarks and, when time is left, Nsight Compute over the main kernels
-# (profiles/ncu.sh). It ends with a one-screen summary (summary.txt) and writes everything to $OUT
-# (default ./out/device-check). It fails on any failed or skipped test, a missing report, a logits
+# (profiles/ncu.sh). It ends with a one-screen summary and writes to $OUT (default
+# ./out/device-check) three files: summary.txt, device-check.log and device-check-files.tar.gz
+# (every report, files/ beside them when run outside the device tool). It fails on any failed or skipped test, a missing report, a logits
 # mismatch, a benchmark error or a step out of time.
 #
 # Sized for a lent GPU window: the whole check stops within SAFHIRE_CHECK_BUDGET_S (default 290 s),
@@ -31,20 +32,29 @@ for arg in "$@"; do
     *) echo "device-check: unknown option $arg" >&2; exit 2 ;;
   esac
 done
-mkdir -p "$out"
-: >"$out/steps.tsv"
+files="$out/files"  # every report; packed into device-check-files.tar.gz at the end
+rm -rf "$files"
+mkdir -p "$files"
+: >"$files/steps.tsv"
 exec > >(tee "$out/device-check.log") 2>&1
 start=$(date +%s)
 deadline=$((start + budget))
 step() { echo "== [$(($(date +%s) - start))s] $*"; }
+# Prints the summary, packs the reports (the device tool brings back at most 8 files, so under
+# it, where OUT is set, the loose ones are removed) and exits with the verdict.
 summary() {
+  local rc=1
   if command -v python3 >/dev/null; then
-    python3 "$root/profiles/device_summary.py" "$out" | tee "$out/summary.txt"
-    exit "${PIPESTATUS[0]}"
+    python3 "$root/profiles/device_summary.py" "$files" "$out/device-check.log" |
+      tee "$out/summary.txt"
+    rc=${PIPESTATUS[0]}
+  else
+    echo "device check: FAIL (no python3 for the summary); steps:"
+    cat "$files/steps.tsv"
   fi
-  echo "device check: FAIL (no python3 for the summary); steps:"
-  cat "$out/steps.tsv"
-  exit 1
+  tar czf "$out/device-check-files.tar.gz" -C "$out" files
+  [ -n "${OUT:-}" ] && rm -rf "$files"
+  exit "$rc"
 }
 
 # run NAME LIMIT_S COMMAND...: runs COMMAND within min(LIMIT_S, the time left), records
@@ -55,7 +65,7 @@ run() {
   local left=$((deadline - $(date +%s)))
   ((left < limit)) && limit=$left
   if ((limit < 5)); then
-    printf '%s\t124\t0\n' "$name" >>"$out/steps.tsv"
+    printf '%s\t124\t0\n' "$name" >>"$files/steps.tsv"
     echo "device-check: no time left for $name"
     return 124
   fi
@@ -63,7 +73,7 @@ run() {
   t0=$(date +%s)
   timeout "$limit" "$@"
   rc=$?
-  printf '%s\t%d\t%d\n' "$name" "$rc" "$(($(date +%s) - t0))" >>"$out/steps.tsv"
+  printf '%s\t%d\t%d\n' "$name" "$rc" "$(($(date +%s) - t0))" >>"$files/steps.tsv"
   return "$rc"
 }
 
@@ -77,7 +87,7 @@ step "machine"
   fi
   command -v nvcc >/dev/null && nvcc --version | tail -1 | sed 's/^/nvcc: /'
   echo "cpus: $(nproc)"
-} | tee "$out/machine.txt"
+} | tee "$files/machine.txt"
 
 # ---- probe: every tool and library, system first, then the carried copy ----------------------
 step "probe"
@@ -94,17 +104,17 @@ fi
 # lib NAME HEADER LIBRARY PACKAGE: "system", "carried", or added to `missing`.
 declare -A where
 probe_lib() {
-  local name=$1 header=$2 lib=$3 package=$4 src="$out/probe-$1.cpp"
+  local name=$1 header=$2 lib=$3 package=$4 src="$files/probe-$1.cpp"
   printf '#include <%s>\nint main() { return 0; }\n' "$header" >"$src"
-  if "$cxx" -std=c++20 "$src" -o "$out/probe-$name" -l"$lib" -pthread >/dev/null 2>&1; then
+  if "$cxx" -std=c++20 "$src" -o "$files/probe-$name" -l"$lib" -pthread >/dev/null 2>&1; then
     where[$name]=system
-  elif [ -d "$deps" ] && "$cxx" -std=c++20 "$src" -o "$out/probe-$name" -I"$deps/usr/include" \
+  elif [ -d "$deps" ] && "$cxx" -std=c++20 "$src" -o "$files/probe-$name" -I"$deps/usr/include" \
          -L"$deps/usr/lib/x86_64-linux-gnu" -l"$lib" -pthread >/dev/null 2>&1; then
     where[$name]=carried
   else
     missing+=("$name (<$header>, -l$lib; Debian: $package)")
   fi
-  rm -f "$src" "$out/probe-$name"
+  rm -f "$src" "$files/probe-$name"
 }
 if [ -n "$cxx" ]; then
   probe_lib sodium sodium.h sodium libsodium-dev
@@ -116,7 +126,7 @@ if ((${#missing[@]})); then
   printf 'device-check: missing on this machine:\n' >&2
   printf '  %s\n' "${missing[@]}" >&2
   [ -d "$deps" ] || echo "  (no .device-deps: run profiles/fetch-device-deps.sh where Debian's registry is reachable, and carry .device-deps)" >&2
-  printf 'probe\t2\t0\n' >>"$out/steps.tsv"
+  printf 'probe\t2\t0\n' >>"$files/steps.tsv"
   summary
 fi
 for name in sodium zlib gtest benchmark; do echo "  $name: ${where[$name]}"; done
@@ -135,8 +145,8 @@ config=(-DCMAKE_BUILD_TYPE=Release -DSAFHIRE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=
 [ "${where[benchmark]}" = carried ] && config+=(-Dbenchmark_DIR="$lib/cmake/benchmark")
 export LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 step "configure (CUDA for sm_$arch)"
-run configure 60 cmake -S "$root" -B "$build" -G Ninja "${config[@]}" >"$out/configure.log" 2>&1 ||
-  { tail -30 "$out/configure.log"; summary; }
+run configure 60 cmake -S "$root" -B "$build" -G Ninja "${config[@]}" >"$files/configure.log" 2>&1 ||
+  { tail -30 "$files/configure.log"; summary; }
 step "build test_cuda bench_cuda safhire"
 run build 170 cmake --build "$build" -j "$(nproc)" --target test_cuda bench_cuda safhire ||
   summary
@@ -153,28 +163,28 @@ run device 30 "$build/tests/cuda/test_cuda" --gtest_filter='CudaDevice.*' --gtes
 
 step "CUDA tests (SAFHIRE_REQUIRE_CUDA=1)"
 run test_cuda 100 "$build/tests/cuda/test_cuda" --gtest_brief=1 \
-  --gtest_output="json:$out/test_cuda.json"
+  --gtest_output="json:$files/test_cuda.json"
 
 step "end to end: synthetic ResNet-20, b = 8, CUDA backend at gamma 2 and 0, CPU backend at gamma 2"
 for g in 2 0; do
   run "e2e_cuda_gamma$g" 60 "$build/host/apps/safhire" bench --backend cuda --gamma "$g" --json \
-    >"$out/e2e-resnet20-b8-gamma$g-cuda.json"
-  cat "$out/e2e-resnet20-b8-gamma$g-cuda.json"
+    >"$files/e2e-resnet20-b8-gamma$g-cuda.json"
+  cat "$files/e2e-resnet20-b8-gamma$g-cuda.json"
 done
 run e2e_cpu_gamma2 45 "$build/host/apps/safhire" bench --backend cpu --gamma 2 \
-  --threads "$(nproc)" --json >"$out/e2e-resnet20-b8-gamma2-cpu.json"
-cat "$out/e2e-resnet20-b8-gamma2-cpu.json"
+  --threads "$(nproc)" --json >"$files/e2e-resnet20-b8-gamma2-cpu.json"
+cat "$files/e2e-resnet20-b8-gamma2-cpu.json"
 
 step "CUDA benchmarks"
 run bench_cuda 60 "$build/bench/bench_cuda" --benchmark_repetitions=3 --benchmark_min_time=0.05 \
   --benchmark_report_aggregates_only=true --benchmark_out_format=json \
-  --benchmark_out="$out/bench_cuda.json" >/dev/null
+  --benchmark_out="$files/bench_cuda.json" >/dev/null
 
 if ((ncu)) && (($(date +%s) + 60 < deadline)); then
   step "Nsight Compute (profiles/ncu.sh, $((deadline - $(date +%s) - 10)) s left)"
   t0=$(date +%s)
-  bash "$root/profiles/ncu.sh" "$build" "$out" "$((deadline - t0 - 10))"
-  printf 'ncu\t%d\t%d\n' "$?" "$(($(date +%s) - t0))" >>"$out/steps.tsv"
+  bash "$root/profiles/ncu.sh" "$build" "$files" "$((deadline - t0 - 10))"
+  printf 'ncu\t%d\t%d\n' "$?" "$(($(date +%s) - t0))" >>"$files/steps.tsv"
 fi
 step "summary"
 summary

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""The one-screen summary of a device check (profiles/device-check.sh), read from the files it
-wrote: steps.tsv, machine.txt, test_cuda.json, e2e-*.json, bench_cuda.json, ncu-summary.txt.
+"""The one-screen summary of a device check (profiles/device-check.sh), read from the reports it
+wrote (steps.tsv, machine.txt, test_cuda.json, e2e-*.json, bench_cuda.json, ncu-summary.txt) and
+its log.
 
 Exit status 0 only when every step ran and passed, no test failed or was skipped, every
 end-to-end run's logits equal the plaintext evaluator's and no benchmark reported an error.
-Usage: device_summary.py OUT_DIR
+Usage: device_summary.py FILES_DIR [LOG]
 """
 import json
 import re
@@ -67,7 +68,8 @@ def main():
     steps = read_steps(out)
     problems = []
     lines = []
-    log = (out / "device-check.log").read_text(errors="replace") if (out / "device-check.log").exists() else ""
+    log_path = Path(sys.argv[2]) if len(sys.argv) > 2 else out / "device-check.log"
+    log = log_path.read_text(errors="replace") if log_path.exists() else ""
 
     machine = (out / "machine.txt").read_text().strip().splitlines() if (out / "machine.txt").exists() else []
     lines.append("device    " + ("; ".join(machine) if machine else "(unknown)"))
@@ -78,7 +80,10 @@ def main():
         if name == "ncu" or rc == 0:
             continue
         if name == "probe":
-            problems.append("probe: something the build needs is missing (see the log)")
+            found = re.search(r"missing on this machine:\n((?:  .*\n?)+)", log)
+            lines_ = found.group(1).splitlines() if found else []
+            names = [l.strip().split(" (")[0] for l in lines_ if not l.strip().startswith("(")]
+            problems.append("probe: missing " + (", ".join(n for n in names if n) or "(see the log)"))
         elif rc == 124:
             problems.append(f"{name}: out of time")
         elif name == "device":
