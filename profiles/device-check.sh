@@ -2,8 +2,8 @@
 # The device check: builds the CUDA targets it runs (test_cuda, bench_cuda, safhire) for the GPU
 # in front of it, runs every CUDA test with SAFHIRE_REQUIRE_CUDA=1 (a "no CUDA device" skip is a
 # failure), the encrypted ResNet-20 end to end on the CUDA backend (a logits mismatch is a
-# failure), the CUDA benchmarks and, when time is left, Nsight Compute over the main kernels
-# (profiles/ncu.sh). It ends with a one-screen summary and writes to $OUT (default
+# failure), the CUDA benchmarks and, when time is left, compute-sanitizer over a few tests and
+# Nsight Compute over the main kernels (profiles/ncu.sh). It ends with a one-screen summary and writes to $OUT (default
 # ./out/device-check) three files: summary.txt, device-check.log and device-check-files.tar.gz
 # (every report, files/ beside them when run outside the device tool). It fails on any failed or skipped test, a missing report, a logits
 # mismatch, a benchmark error or a step out of time.
@@ -179,6 +179,21 @@ step "CUDA benchmarks"
 run bench_cuda 60 "$build/bench/bench_cuda" --benchmark_repetitions=3 --benchmark_min_time=0.05 \
   --benchmark_report_aggregates_only=true --benchmark_out_format=json \
   --benchmark_out="$files/bench_cuda.json" >/dev/null
+
+# compute-sanitizer (memcheck: out-of-bounds and misaligned accesses; initcheck: reads of device
+# memory nothing wrote) over a few CUDA tests that run every kind of kernel, when time is left.
+sanitizer=$(command -v compute-sanitizer || ls -1 /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)
+if [ -n "$sanitizer" ] && (($(date +%s) + 120 < deadline)); then
+  step "compute-sanitizer (memcheck, initcheck) over a subset of the CUDA tests"
+  subset='AllRings/CudaKernels.*/3_3:AllRings/CudaKernels.*/7_2:DefaultSets/CudaKeySwitch.*/default_b8'
+  subset+=':Trained/CudaBackend.*/small_b8_gamma2'
+  for tool in memcheck initcheck; do
+    run "sanitizer_$tool" 50 "$sanitizer" --tool "$tool" --error-exitcode 9 \
+      "$build/tests/cuda/test_cuda" --gtest_brief=1 --gtest_filter="$subset" \
+      >"$files/sanitizer-$tool.log" 2>&1
+    grep -E "ERROR SUMMARY|PASSED|FAILED" "$files/sanitizer-$tool.log" | tail -3
+  done
+fi
 
 if ((ncu)) && (($(date +%s) + 60 < deadline)); then
   step "Nsight Compute (profiles/ncu.sh, $((deadline - $(date +%s) - 10)) s left)"

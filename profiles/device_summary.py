@@ -77,6 +77,20 @@ def main():
                                           for k, v in steps.items()))
 
     for name, (rc, _) in steps.items():
+        if name.startswith("sanitizer_"):
+            tool = name.split("_", 1)[1]
+            text = (out / f"sanitizer-{tool}.log")
+            text = text.read_text(errors="replace") if text.exists() else ""
+            found = re.search(r"ERROR SUMMARY: (\d+) error", text)
+            if found and int(found.group(1)) > 0:
+                problems.append(f"compute-sanitizer {tool}: {found.group(1)} error(s) "
+                                f"(sanitizer-{tool}.log)")
+            elif rc == 0:
+                lines.append(f"sanitizer {tool}: no error")
+            else:
+                lines.append(f"sanitizer {tool}: inconclusive (exit status {rc}; "
+                             f"sanitizer-{tool}.log)")
+            continue
         if name == "ncu" or rc == 0:
             continue
         if name == "probe":
