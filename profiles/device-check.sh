@@ -3,10 +3,11 @@
 # in front of it, runs every CUDA test with SAFHIRE_REQUIRE_CUDA=1 (a "no CUDA device" skip is a
 # failure), the encrypted ResNet-20 end to end on the CUDA backend (a logits mismatch is a
 # failure), the CUDA benchmarks and, when time is left, compute-sanitizer over a few tests and
-# Nsight Compute over the main kernels (profiles/ncu.sh). It ends with a one-screen summary and writes to $OUT (default
-# ./out/device-check) three files: summary.txt, device-check.log and device-check-files.tar.gz
-# (every report, files/ beside them when run outside the device tool). It fails on any failed or skipped test, a missing report, a logits
-# mismatch, a benchmark error or a step out of time.
+# Nsight Compute over the main kernels (profiles/ncu.sh). It ends with a one-screen summary and
+# leaves three files in $OUT (default ./out/device-check): summary.txt, device-check.log and
+# device-check-files.tar.gz with every report (also unpacked in files/ when run by hand). It
+# fails on any failed or skipped test, a missing report, a logits mismatch, a benchmark error, a
+# sanitizer error or a step out of time.
 #
 # Sized for a lent GPU window: the whole check stops within SAFHIRE_CHECK_BUDGET_S (default 290 s),
 # each step within its own limit, so that a second try fits in the window.
@@ -37,6 +38,7 @@ rm -rf "$files"
 mkdir -p "$files"
 : >"$files/steps.tsv"
 exec > >(tee "$out/device-check.log") 2>&1
+tee_pid=$!
 start=$(date +%s)
 deadline=$((start + budget))
 step() { echo "== [$(($(date +%s) - start))s] $*"; }
@@ -54,6 +56,8 @@ summary() {
   fi
   tar czf "$out/device-check-files.tar.gz" -C "$out" files
   [ -n "${OUT:-}" ] && rm -rf "$files"
+  exec >&- 2>&-
+  wait "$tee_pid" 2>/dev/null  # the log is complete when the check returns
   exit "$rc"
 }
 
