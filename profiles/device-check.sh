@@ -129,7 +129,8 @@ fi
 if ((${#missing[@]})); then
   printf 'device-check: missing on this machine:\n' >&2
   printf '  %s\n' "${missing[@]}" >&2
-  [ -d "$deps" ] || echo "  (no .device-deps: run profiles/fetch-device-deps.sh where Debian's registry is reachable, and carry .device-deps)" >&2
+  [ -d "$deps" ] || echo "  (no .device-deps: run profiles/fetch-device-deps.sh where" \
+    "Debian's registry is reachable, and carry .device-deps)" >&2
   printf 'probe\t2\t0\n' >>"$files/steps.tsv"
   summary
 fi
