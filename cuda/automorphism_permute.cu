@@ -1,5 +1,6 @@
-// Automorphisms in the NTT domain: sigma_k permutes the slots (f(omega^e) -> f(omega^(ke))), so applying it to
-// a batch is a gather through the permutation of NttPlan::automorphism_permutation(k).
+// Automorphisms in the NTT domain: sigma_k permutes the slots (f(omega^e) -> f(omega^(ke))), so
+// applying it to a batch is a gather through the permutation of
+// NttPlan::automorphism_permutation(k).
 #include <cuda_runtime.h>
 
 #include "launch.cuh"

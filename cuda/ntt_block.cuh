@@ -6,8 +6,8 @@
 // std::barrier, so the GPU's index arithmetic is checked where there is no GPU.
 //
 // The butterflies are the CPU's (detail/dft_small.hpp), run on the natural in-place layout of
-// NttPlan's factorisation tree; the CPU's transposed column levels (ntt_view.hpp) appear only in the twiddle
-// indexing and in the final store, so the outputs match the CPU kernels word for word.
+// NttPlan's factorisation tree; the CPU's transposed column levels (ntt_view.hpp) appear only in
+// the twiddle indexing and in the final store, so the outputs match the CPU kernels word for word.
 #pragma once
 
 #include <cstddef>

@@ -350,7 +350,7 @@ int run_bench(int argc, char** argv) {
               static_cast<double>(r.bytes_up) / 1e6, static_cast<double>(r.bytes_down) / 1e6,
               static_cast<double>(r.key_bytes) / 1e6, e2e);
   std::printf("logits: %s\n", logits_equal ? "equal to the plaintext evaluator's"
-                                            : "MISMATCH against the plaintext evaluator's");
+                                           : "MISMATCH against the plaintext evaluator's");
   return logits_equal ? 0 : 1;
 }
 

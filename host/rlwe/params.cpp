@@ -76,8 +76,8 @@ std::span<const ParameterSet> builtin_parameter_sets() {
       ParameterSet("paper-b12", 2, RingParams(7, 4), 12, -51, {4096, 3}, {65536, 2}),
       ParameterSet("paper-b16", 3, RingParams(5, 5), 16, -51, {310, 5}, {310, 4}),
       // 128 bits on the current curve. 3^7: sigma 2^-34.5 (129 bits), and base 2^6 with 5
-      // levels, which keeps the key-switching noise (V_KS, rlwe/noise.hpp) about 2^6 below the paper's
-      // despite the wider key noise. 7^4: sigma 2^-50 (128.5 bits), the paper's gadgets.
+      // levels, which keeps the key-switching noise (V_KS, rlwe/noise.hpp) about 2^6 below the
+      // paper's despite the wider key noise. 7^4: sigma 2^-50 (128.5 bits), the paper's gadgets.
       // 5^5: the paper's width (154 bits) with a power-of-two gadget.
       ParameterSet("default-b8", 11, RingParams(3, 7), 8, -34.5, {64, 5}, {64, 5}),
       ParameterSet("default-b12", 12, RingParams(7, 4), 12, -50, {4096, 3}, {65536, 2}),

@@ -152,7 +152,8 @@ u64 sample_extract_into(const RingParams& r, const Ciphertext& ct, std::uint32_t
     throw Error(ErrorCode::invalid_argument, "sample_extract: coefficient " + std::to_string(j) +
                                                  " of a ring of degree " + std::to_string(r.N()));
   const std::uint32_t N = r.N(), M = r.M(), m = r.m(), rr = j % m;
-  // A_i = [i <= j] a_(j-i) + [i > j+m] a_(j+M-i) - [i > r] a_(N+r-i)   (sample extraction mod Phi_M)
+  // Sample extraction mod Phi_M:
+  // A_i = [i <= j] a_(j-i) + [i > j+m] a_(j+M-i) - [i > r] a_(N+r-i)
   for (std::uint32_t i = 0; i < N; ++i) {
     u64 v = 0;
     if (i <= j) v += ct.a[j - i];
@@ -174,7 +175,7 @@ Ciphertext embed_lwe(const RingParams& r, const LweCiphertext& lwe) {
   ring::require_degree(r, lwe.a.size(), "embed_lwe mask");
   const std::uint32_t N = r.N(), m = r.m();
   Ciphertext ct(r);
-  // a_0 = A_0; a_k = -A_(N-k) + a_(k+m) (when k + m < N), k = N-1 .. 1   (inverting extraction at 0)
+  // Extraction at 0 inverted: a_0 = A_0; a_k = -A_(N-k) + a_(k+m) (when k + m < N), k = N-1 .. 1
   ct.a[0] = lwe.a[0];
   for (std::uint32_t k = N - 1; k >= 1; --k) {
     ct.a[k] = (k + m < N ? ct.a[k + m] : 0) - lwe.a[N - k];
@@ -263,8 +264,8 @@ Ciphertext TraceTrees::trace_k1(const Ciphertext& c) {
 }
 
 // Bottom node over K_1: t y_v for v < t-1, y = sum_v y_v zeta_t^v, through
-// y_v = (1/t) Tr_(K_1/Q)((zeta_t^(-v) - zeta_t) y) (coefficient v of y in K_1 = Q(zeta_t)). Fast: with
-// d_k = sigma_k(c), k = 1..t-1, out_v = sum_k (zeta_t^(-v k) - zeta_t^k) d_k: t - 2 switches.
+// y_v = (1/t) Tr_(K_1/Q)((zeta_t^(-v) - zeta_t) y) (coefficient v of y in K_1 = Q(zeta_t)). Fast:
+// with d_k = sigma_k(c), k = 1..t-1, out_v = sum_k (zeta_t^(-v k) - zeta_t^k) d_k: t - 2 switches.
 std::vector<Ciphertext> TraceTrees::bottom_node(const Ciphertext& c, TreeMode mode) {
   const RingParams& r = params_.ring;
   const std::uint32_t t = r.t();

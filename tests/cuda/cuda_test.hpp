@@ -24,15 +24,15 @@ inline bool cuda_required() {
 
 // Skips the current test with "no CUDA device" (or fails it, under SAFHIRE_REQUIRE_CUDA=1) when
 // no device is usable. Returns from the calling function either way.
-#define SAFHIRE_REQUIRE_DEVICE_OR_SKIP()                                                      \
-  do {                                                                                        \
-    if (!::safhire::cuda::device_available()) {                                               \
-      if (::safhire::testing::cuda_required()) {                                              \
-        GTEST_FAIL() << "no CUDA device, and SAFHIRE_REQUIRE_CUDA=1 asks for one: "           \
-                     << ::safhire::cuda::describe_devices();                                  \
-      }                                                                                       \
-      GTEST_SKIP() << "no CUDA device";                                                       \
-    }                                                                                         \
+#define SAFHIRE_REQUIRE_DEVICE_OR_SKIP()                                            \
+  do {                                                                              \
+    if (!::safhire::cuda::device_available()) {                                     \
+      if (::safhire::testing::cuda_required()) {                                    \
+        GTEST_FAIL() << "no CUDA device, and SAFHIRE_REQUIRE_CUDA=1 asks for one: " \
+                     << ::safhire::cuda::describe_devices();                        \
+      }                                                                             \
+      GTEST_SKIP() << "no CUDA device";                                             \
+    }                                                                               \
   } while (0)
 
 namespace safhire::testing {

@@ -28,15 +28,14 @@ class BackendEmulation : public ::testing::TestWithParam<BackendCase> {};
 
 TEST_P(BackendEmulation, DownloadsEqualTheCpuBackendWordForWord) {
   const std::uint32_t gamma = GetParam().gamma;
-  hybrid::testing::expect_same_downloads(
-      GetParam(), [gamma](const rlwe::ParameterSet& params, const backend::Config& config,
-                          const rlwe::GaloisKeys& keys) {
-        return std::make_unique<cuda::DeviceBackend<CpuOps>>(
-            params, config,
-            CpuOps{params, keys, rlwe::KeySwitcher(params, params.gadget(gamma)),
-                   Schedule::concurrent},
-            "emulated cuda", backend::has_power_keys(keys, params.ring, gamma));
-      });
+  hybrid::testing::expect_same_downloads(GetParam(), [gamma](const rlwe::ParameterSet& params,
+                                                             const backend::Config& config,
+                                                             const rlwe::GaloisKeys& keys) {
+    return std::make_unique<cuda::DeviceBackend<CpuOps>>(
+        params, config,
+        CpuOps{params, keys, rlwe::KeySwitcher(params, params.gadget(gamma)), Schedule::concurrent},
+        "emulated cuda", backend::has_power_keys(keys, params.ring, gamma));
+  });
 }
 
 // The CPU backend on one thread against its two-thread self, which cuts the packings of rounds

@@ -1,7 +1,8 @@
-// The radix-t NTT: vectors for M = 9 and 27 computed independently in Python, the length-t DFT kernels against the naive DFT,
-// then properties on every ring and every instruction set the machine has (evaluation at
-// omega^e_k by Horner, round trip, convolution theorem against the schoolbook oracle,
-// automorphisms as slot permutations, vector kernels bit-identical to scalar ones).
+// The radix-t NTT: vectors for M = 9 and 27 computed independently in Python, the length-t DFT
+// kernels against the naive DFT, then properties on every ring and every instruction set the
+// machine has (evaluation at omega^e_k by Horner, round trip, convolution theorem against the
+// schoolbook oracle, automorphisms as slot permutations, vector kernels bit-identical to scalar
+// ones).
 #include <gtest/gtest.h>
 
 #include <random>

@@ -1,8 +1,8 @@
-// The interface through which the hybrid server computes (layer 4, between rlwe and hybrid): the three heavy
-// steps of a round (extraction, the linear layer, packing) on ciphertext rows that live where the
-// backend lives. The server (hybrid::Server) is written once against it: it decides which values
-// go where (shuffling, un-shuffling, the taps of each output, the download precision) and hands
-// the backend plain index arrays; the backend does the arithmetic. Two implementations:
+// The interface through which the hybrid server computes (layer 4, between rlwe and hybrid): the
+// three heavy steps of a round (extraction, the linear layer, packing) on ciphertext rows that live
+// where the backend lives. The server (hybrid::Server) is written once against it: it decides which
+// values go where (shuffling, un-shuffling, the taps of each output, the download precision) and
+// hands the backend plain index arrays; the backend does the arithmetic. Two implementations:
 // make_cpu_backend (host/backend, threaded and vectorized, the reference) and
 // cuda::make_cuda_backend (device-resident). Both give bit-identical rows and ciphertexts. Rows
 // must not outlive the backend that made them.

@@ -2,12 +2,12 @@
 // kernels (per instruction set) and the CUDA kernels read exactly this layout. The owning tables,
 // built by NttPlan, are in ntt_tables.hpp.
 //
-// Layout of a transform (the factorisation tree of Phi_M, with one change of order). Level 0 splits Phi_M into
-// t-1 blocks of m words; level l = 1..a-1 splits each block of n = t*nn words into t blocks of
-// nn. Levels l < c ("natural" levels) work in place on the natural layout, where the children of
-// block b are blocks t*b + j. Before level c, the first level whose blocks are shorter than
-// kColumnWidth words, the array of B blocks of n words is transposed to n rows of B columns, and
-// levels c..a-1 run on the columns, so that every level reads and writes whole registers. Hence
+// Layout of a transform (the factorisation tree of Phi_M, with one change of order). Level 0 splits
+// Phi_M into t-1 blocks of m words; level l = 1..a-1 splits each block of n = t*nn words into t
+// blocks of nn. Levels l < c ("natural" levels) work in place on the natural layout, where the
+// children of block b are blocks t*b + j. Before level c, the first level whose blocks are shorter
+// than kColumnWidth words, the array of B blocks of n words is transposed to n rows of B columns,
+// and levels c..a-1 run on the columns, so that every level reads and writes whole registers. Hence
 // the output order: slot k*B + b holds natural slot b*n + k. NttPlan::slot_exponents() gives the
 // evaluation point omega^e of every slot.
 #pragma once

@@ -1,6 +1,6 @@
-// The ring R = Z[X]/Phi_M(X) for a prime power M = t^a (N = phi(M) = (t-1) t^(a-1)): the sizes that every
-// other ring object derives from. Constructed only through validation, so a RingParams in hand is
-// always a valid ring.
+// The ring R = Z[X]/Phi_M(X) for a prime power M = t^a (N = phi(M) = (t-1) t^(a-1)): the sizes that
+// every other ring object derives from. Constructed only through validation, so a RingParams in
+// hand is always a valid ring.
 #pragma once
 
 #include <cstddef>

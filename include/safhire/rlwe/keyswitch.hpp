@@ -7,8 +7,8 @@
 // phase is that of (a', b') under s' plus the key-switching noise
 // eps s' - sum d_i e_i (eps: the rounding error of a'). Keys live in the limb-NTT form of
 // ring::LimbProduct (one prime, each key word in two 32-bit limbs), so one switch costs l forward
-// and 4 inverse transforms of size N; the exact two-prime product (ring::ExactProduct) would take 2l
-// forward transforms for the same words. Where the key's noise is wide enough (key_split:
+// and 4 inverse transforms of size N; the exact two-prime product (ring::ExactProduct) would take
+// 2l forward transforms for the same words. Where the key's noise is wide enough (key_split:
 // default-b8), the server rounds the key words to one limb each: 2 inverse transforms and half
 // the products, for a key noise wider by at most 1/256 in variance.
 #pragma once

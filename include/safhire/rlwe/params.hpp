@@ -40,9 +40,9 @@ struct SecurityEstimate {
 // q = 2^64): current log2(sigma_128) = -0.025697 n + 2.6759; 2022: -0.026405 n + 2.4826
 // (zama-ai/concrete-security-curves). Scaling by 1/g is a first-order model of the estimator
 // near these dimensions: it gives 3.7 bits of security per bit of log2(sigma) at n = 1458, where
-// the lattice estimator's own figures read about 3 off the curves; re-run the lattice estimator before relying on a
-// set far from the 128-bit line. Ternary secrets are at least as hard as binary ones at equal
-// width, so the estimate is a lower bound for them.
+// the lattice estimator's own figures read about 3 off the curves; re-run the lattice estimator
+// before relying on a set far from the 128-bit line. Ternary secrets are at least as hard as binary
+// ones at equal width, so the estimate is a lower bound for them.
 SecurityEstimate estimate_security(std::uint32_t n, double log2_sigma);
 inline constexpr std::string_view kSecurityMethod =
     "lambda = 128 * g128(N) / (-log2 sigma), g128 from the Concrete/TFHE-rs 128-bit curve "
