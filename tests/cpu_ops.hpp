@@ -8,7 +8,8 @@
 // cudaMallocAsync leaves them uninitialised (a read of a word no launch wrote changes the result),
 // and Schedule::concurrent runs a launch's threads on several std::threads at once, each taking
 // every kWorkers-th index from the top down (a thread that reads what another thread of the same
-// launch writes then sees another order than index order, and races are there for a sanitizer).
+// launch writes then sees another order than index order, and scripts/test-replays-tsan has
+// ThreadSanitizer report any race between them).
 #pragma once
 
 #include <algorithm>
