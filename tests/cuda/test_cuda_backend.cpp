@@ -38,11 +38,16 @@ INSTANTIATE_TEST_SUITE_P(Trained, CudaBackend,
                            return hybrid::testing::case_name(param_info.param);
                          });
 
+// Galois keys of a fresh secret key on `params`, for the gadget of gamma = 0.
+rlwe::GaloisKeys gamma0_keys(const rlwe::ParameterSet& params, std::uint64_t seed) {
+  auto random = core::SeededRandom::from_counter(seed);
+  const rlwe::SecretKey key(params, random);
+  return rlwe::make_galois_keys(key, params.gadget(0), random);
+}
+
 TEST(CudaBackendRows, OtherWidthsAreRefused) {
   const rlwe::ParameterSet& params = rlwe::parameter_set("default-b8");
-  auto random = core::SeededRandom::from_counter(302);
-  const rlwe::SecretKey key(params, random);
-  const rlwe::GaloisKeys keys = rlwe::make_galois_keys(key, params.gadget(0), random);
+  const rlwe::GaloisKeys keys = gamma0_keys(params, 302);
   try {
     cuda::make_cuda_backend(params, {0, rlwe::TreeMode::fast, 48}, keys);
     FAIL() << "48-bit rows accepted";
@@ -55,9 +60,7 @@ TEST(CudaBackendRows, OtherWidthsAreRefused) {
 // why, never a crash or a backend that fails later; where one is, it gives the "cuda" backend.
 TEST(CudaBackendDevice, WithoutADeviceTheBackendIsATypedError) {
   const rlwe::ParameterSet& params = rlwe::parameter_set("default-b8");
-  auto random = core::SeededRandom::from_counter(303);
-  const rlwe::SecretKey key(params, random);
-  const rlwe::GaloisKeys keys = rlwe::make_galois_keys(key, params.gadget(0), random);
+  const rlwe::GaloisKeys keys = gamma0_keys(params, 303);
   const backend::Config config{0, rlwe::TreeMode::fast, 64};
   if (cuda::device_available()) {
     EXPECT_EQ(cuda::make_cuda_backend(params, config, keys)->name(), "cuda");
