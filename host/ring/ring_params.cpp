@@ -1,5 +1,7 @@
 #include "safhire/ring/ring_params.hpp"
 
+#include <algorithm>
+
 #include "safhire/core/error.hpp"
 #include "safhire/core/primes.hpp"
 
@@ -7,8 +9,19 @@ namespace safhire::ring {
 
 RingParams::RingParams(std::uint32_t t, std::uint32_t a) : t_(t), a_(a) {
   const std::string what = "ring " + std::to_string(t) + "^" + std::to_string(a) + ": ";
+  if (t == 2) {
+    // X^N + 1, N = 2^(a-1): a = 1 would be the degenerate ring Z[X]/(X + 1).
+    require(
+        a >= 2 && (std::uint64_t{1} << std::min<std::uint32_t>(a - 1, 63)) <= kMaxPowerOfTwoDegree,
+        ErrorCode::invalid_parameters,
+        what + "a power-of-two ring needs 2 <= a and N = 2^(a-1) <= " +
+            std::to_string(kMaxPowerOfTwoDegree));
+    m_ = N_ = 1U << (a - 1);
+    M_ = 2 * N_;
+    return;
+  }
   require(t >= 3 && t % 2 == 1 && core::is_prime(t), ErrorCode::invalid_parameters,
-          what + "t must be an odd prime");
+          what + "t must be 2 or an odd prime");
   require(a >= 1, ErrorCode::invalid_parameters, what + "a must be at least 1");
   // N = (t-1) t^(a-1) grows with a; stop as soon as it passes the limit (no overflow).
   std::uint64_t m = 1;

@@ -27,7 +27,10 @@ TEST(RingParams, PaperRings) {
 }
 
 TEST(RingParams, InvalidParametersAreTypedErrors) {
-  for (auto [t, a] : {std::pair{2U, 5U},
+  for (auto [t, a] : {std::pair{2U, 1U},
+                      {2U, 0U},
+                      {2U, 19U},
+                      {2U, 64U},
                       {9U, 2U},
                       {1U, 3U},
                       {0U, 1U},
@@ -43,6 +46,18 @@ TEST(RingParams, InvalidParametersAreTypedErrors) {
         << t << "^" << a;
   }
   EXPECT_THROW(RingParams(3, 7).power(8), safhire::Error);
+}
+
+TEST(RingParams, PowerOfTwoRings) {
+  for (std::uint32_t a = 2; a <= 18; ++a) {
+    const RingParams r(2, a);
+    EXPECT_TRUE(r.power_of_two());
+    EXPECT_EQ(r.N(), 1U << (a - 1));
+    EXPECT_EQ(r.M(), 2 * r.N());
+    EXPECT_EQ(r.m(), r.N());  // one block: X^N = -1
+  }
+  EXPECT_EQ(RingParams(2, 17).name(), "2^17 (M = 131072, N = 65536)");
+  EXPECT_FALSE(RingParams(3, 7).power_of_two());
 }
 
 }  // namespace

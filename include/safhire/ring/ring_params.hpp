@@ -1,6 +1,7 @@
 // The ring R = Z[X]/Phi_M(X) for a prime power M = t^a (N = phi(M) = (t-1) t^(a-1)): the sizes that
-// every other ring object derives from. Constructed only through validation, so a RingParams in
-// hand is always a valid ring.
+// every other ring object derives from. t = 2 gives the power-of-two rings of CKKS,
+// Phi_{2^a} = X^N + 1 with N = 2^(a-1); the odd t the rings of part 1. Constructed only through
+// validation, so a RingParams in hand is always a valid ring.
 #pragma once
 
 #include <cstddef>
@@ -15,8 +16,11 @@ class RingParams {
   // in shared memory; 2^16 is far above every ring of the paper and keeps index arithmetic in
   // 32 bits.
   static constexpr std::uint32_t kMaxDegree = 1U << 16;
+  // Largest power-of-two degree (t = 2): the CKKS rings go up to N = 2^17.
+  static constexpr std::uint32_t kMaxPowerOfTwoDegree = 1U << 17;
 
-  // t an odd prime, a >= 1, N = (t-1) t^(a-1) <= kMaxDegree; anything else throws
+  // t an odd prime with a >= 1 and N = (t-1) t^(a-1) <= kMaxDegree, or t = 2 with a >= 2 and
+  // N = 2^(a-1) <= kMaxPowerOfTwoDegree; anything else throws
   // Error(ErrorCode::invalid_parameters) with the reason.
   RingParams(std::uint32_t t, std::uint32_t a);
 
@@ -29,6 +33,8 @@ class RingParams {
 
   // t^j for 0 <= j <= a.
   std::uint32_t power(std::uint32_t j) const;
+
+  bool power_of_two() const { return t_ == 2; }  // Phi_M = X^N + 1
 
   std::string name() const;  // "3^7 (M = 2187, N = 1458)"
 
