@@ -1,0 +1,254 @@
+#include "safhire/ckks/ckks.hpp"
+
+#include <cmath>
+#include <string>
+
+#include "safhire/core/error.hpp"
+
+namespace safhire::ckks {
+
+namespace {
+
+// Residues of signed integers modulo each prime, as coefficient limbs.
+void set_signed(RnsPoly& p, std::span<const std::int64_t> values, const CkksContext& context) {
+  for (std::size_t k = 0; k < p.limbs(); ++k) {
+    const u64 q = context.prime(p.moduli[k]);
+    const auto limb = p.limb(k);
+    for (std::uint32_t t = 0; t < p.n; ++t) {
+      const std::int64_t v = values[t];
+      const u64 magnitude = static_cast<u64>(v < 0 ? -v : v) % q;
+      limb[t] = v < 0 ? core::neg_mod(magnitude, q) : magnitude;
+    }
+  }
+}
+
+std::vector<std::int64_t> ternary(core::RandomSource& random, std::uint32_t n) {
+  std::vector<u64> words(n);
+  core::sample_ternary(random, words);
+  std::vector<std::int64_t> out(n);
+  for (std::uint32_t i = 0; i < n; ++i)
+    out[i] = static_cast<std::int64_t>(words[i]);
+  return out;
+}
+
+}  // namespace
+
+const SwitchingKey& GaloisKeys::at(std::uint64_t galois) const {
+  const auto it = keys.find(galois);
+  require(it != keys.end(), ErrorCode::invalid_argument,
+          "no Galois key for element " + std::to_string(galois));
+  return it->second;
+}
+
+std::uint64_t rotation_galois_element(const CkksContext& context, int step) {
+  const std::uint64_t M = 2ULL * context.degree(), order = context.degree() / 2;
+  const auto e = static_cast<std::uint64_t>(
+      ((static_cast<std::int64_t>(step) % static_cast<std::int64_t>(order)) +
+       static_cast<std::int64_t>(order)) %
+      static_cast<std::int64_t>(order));
+  return core::pow_mod<u64>(5, e, M);
+}
+
+std::uint64_t conjugation_galois_element(const CkksContext& context) {
+  return 2ULL * context.degree() - 1;
+}
+
+// ---- keys ---------------------------------------------------------------------------------------
+
+KeyGenerator::KeyGenerator(const CkksContext& context, const RnsOps& ops,
+                           core::RandomSource& random)
+    : context_(&context), ops_(&ops), random_(&random) {}
+
+std::vector<ModulusIndex> KeyGenerator::all_moduli() const {
+  auto m = context_->q_moduli(context_->max_level());
+  for (ModulusIndex p : context_->p_moduli())
+    m.push_back(p);
+  return m;
+}
+
+RnsPoly KeyGenerator::sample_uniform(const std::vector<ModulusIndex>& moduli) {
+  // Uniform residues are uniform in either form; drawn directly as NTT values.
+  RnsPoly p(context_->degree(), moduli, true);
+  std::vector<u64> words(p.n);
+  for (std::size_t k = 0; k < p.limbs(); ++k) {
+    const u64 q = context_->prime(p.moduli[k]);
+    const int shift = __builtin_clzll(q);
+    const auto limb = p.limb(k);
+    for (std::uint32_t t = 0; t < p.n;) {
+      random_->fill_words(words);
+      for (std::uint32_t i = 0; i < p.n && t < p.n; ++i) {
+        const u64 x = words[i] >> shift;  // rejection sampling below q
+        if (x < q) limb[t++] = x;
+      }
+    }
+  }
+  return p;
+}
+
+RnsPoly KeyGenerator::small(std::span<const std::int64_t> coeffs,
+                            const std::vector<ModulusIndex>& moduli) {
+  RnsPoly p(context_->degree(), moduli, false);
+  set_signed(p, coeffs, *context_);
+  ops_->forward(p);
+  return p;
+}
+
+std::vector<std::int64_t> KeyGenerator::sample_error() {
+  const std::uint32_t n = context_->degree();
+  std::vector<u64> words(n);
+  core::sample_gaussian(*random_, std::ldexp(context_->params().sigma, -64), words);
+  std::vector<std::int64_t> out(n);
+  for (std::uint32_t i = 0; i < n; ++i)
+    out[i] = static_cast<std::int64_t>(words[i]);
+  return out;
+}
+
+SecretKey KeyGenerator::secret_key() {
+  const auto& params = context_->params();
+  const std::uint32_t n = context_->degree();
+  std::vector<std::int64_t> s(n, 0);
+  if (params.secret == SecretDistribution::uniform_ternary) {
+    s = ternary(*random_, n);
+  } else {
+    // H positions from a uniform permutation, each +-1 from one random bit.
+    const auto order = core::random_permutation(*random_, n);
+    std::vector<std::uint8_t> bits(params.hamming_weight);
+    random_->fill(bits);
+    for (std::uint32_t i = 0; i < params.hamming_weight; ++i)
+      s[order[i]] = (bits[i] & 1U) ? 1 : -1;
+  }
+  return {small(s, all_moduli())};
+}
+
+PublicKey KeyGenerator::public_key(const SecretKey& sk) {
+  const auto moduli = context_->q_moduli(context_->max_level());
+  PublicKey pk{RnsPoly(context_->degree(), moduli, true), sample_uniform(moduli)};
+  const RnsPoly e = small(sample_error(), moduli);
+  RnsPoly as(context_->degree(), moduli, true);
+  ops_->multiply(pk.a, sk.s, as);
+  ops_->sub(e, as, pk.b);
+  return pk;
+}
+
+SwitchingKey KeyGenerator::switching_key(const SecretKey& sk, const RnsPoly& s_prime) {
+  const auto moduli = all_moduli();
+  const std::uint32_t top = context_->max_level();
+  // P mod q_i, for the gadget factor of each digit.
+  std::vector<u64> p_mod(context_->primes().size(), 0);
+  for (ModulusIndex i = 0; i <= top; ++i) {
+    u64 v = 1;
+    for (ModulusIndex p : context_->p_moduli())
+      v = core::mul_mod(v, context_->prime(p) % context_->prime(i), context_->prime(i));
+    p_mod[i] = v;
+  }
+  SwitchingKey key;
+  for (std::uint32_t j = 0; j < context_->digits(top); ++j) {
+    RnsPoly a = sample_uniform(moduli);
+    RnsPoly b = small(sample_error(), moduli);
+    RnsPoly as(context_->degree(), moduli, true);
+    ops_->multiply(a, sk.s, as);
+    ops_->sub(b, as, b);
+    // + [P]_{digit j} s' on the primes of digit j.
+    std::vector<u64> factor(context_->primes().size(), 0);
+    for (ModulusIndex i : context_->digit_moduli(top, j))
+      factor[i] = p_mod[i];
+    RnsPoly scaled(context_->degree(), moduli, true);
+    ops_->multiply_scalars(s_prime, factor, scaled);
+    ops_->add(b, scaled, b);
+    key.b.push_back(std::move(b));
+    key.a.push_back(std::move(a));
+  }
+  return key;
+}
+
+SwitchingKey KeyGenerator::relinearization_key(const SecretKey& sk) {
+  RnsPoly s2(sk.s.n, sk.s.moduli, true);
+  ops_->multiply(sk.s, sk.s, s2);
+  return switching_key(sk, s2);
+}
+
+SwitchingKey KeyGenerator::galois_key(const SecretKey& sk, std::uint64_t galois) {
+  const auto perm = context_->ntt(0).automorphism_permutation(galois);
+  RnsPoly rotated(sk.s.n, sk.s.moduli, true);
+  ops_->permute(sk.s, perm, rotated);
+  return switching_key(sk, rotated);
+}
+
+GaloisKeys KeyGenerator::galois_keys(const SecretKey& sk, std::span<const int> steps,
+                                     bool conjugation) {
+  GaloisKeys keys;
+  for (int step : steps) {
+    const u64 g = rotation_galois_element(*context_, step);
+    if (!keys.keys.contains(g)) keys.keys.emplace(g, galois_key(sk, g));
+  }
+  if (conjugation) {
+    const u64 g = conjugation_galois_element(*context_);
+    keys.keys.emplace(g, galois_key(sk, g));
+  }
+  return keys;
+}
+
+// ---- encryption ---------------------------------------------------------------------------------
+
+Encryptor::Encryptor(const CkksContext& context, const RnsOps& ops, core::RandomSource& random)
+    : context_(&context), ops_(&ops), random_(&random) {}
+
+Ciphertext Encryptor::encrypt(const Plaintext& plain, const PublicKey& pk) {
+  KeyGenerator gen(*context_, *ops_, *random_);
+  const auto& moduli = plain.poly.moduli;
+  const std::uint32_t n = context_->degree();
+  RnsPoly v(n, moduli, false);
+  set_signed(v, ternary(*random_, n), *context_);
+  ops_->forward(v);
+  Ciphertext ct;
+  ct.scale = plain.scale;
+  ct.slots = plain.slots;
+  for (const RnsPoly* key : {&pk.b, &pk.a}) {
+    RnsPoly e(n, moduli, false);
+    set_signed(e, gen.sample_error(), *context_);
+    ops_->forward(e);
+    RnsPoly c(n, moduli, true);
+    ops_->multiply(v, *key, c);
+    ops_->add(c, e, c);
+    ct.c.push_back(std::move(c));
+  }
+  ops_->add(ct.c[0], plain.poly, ct.c[0]);
+  return ct;
+}
+
+Ciphertext Encryptor::encrypt(const Plaintext& plain, const SecretKey& sk) {
+  KeyGenerator gen(*context_, *ops_, *random_);
+  const auto& moduli = plain.poly.moduli;
+  const std::uint32_t n = context_->degree();
+  Ciphertext ct;
+  ct.scale = plain.scale;
+  ct.slots = plain.slots;
+  RnsPoly a = gen.sample_uniform(moduli);
+  RnsPoly e(n, moduli, false);
+  set_signed(e, gen.sample_error(), *context_);
+  ops_->forward(e);
+  RnsPoly c0(n, moduli, true);
+  ops_->multiply(a, sk.s, c0);
+  ops_->sub(e, c0, c0);
+  ops_->add(c0, plain.poly, c0);
+  ct.c.push_back(std::move(c0));
+  ct.c.push_back(std::move(a));
+  return ct;
+}
+
+Plaintext decrypt(const CkksContext& context, const RnsOps& ops, const Ciphertext& ct,
+                  const SecretKey& sk) {
+  require(ct.size() >= 2 && ct.size() <= 3, ErrorCode::invalid_argument,
+          "decryption takes a ciphertext of 2 or 3 components");
+  const auto& moduli = ct.c[0].moduli;
+  Plaintext plain{ct.c[0], ct.scale, ct.slots};
+  ops.multiply_accumulate(ct.c[1], sk.s, plain.poly);
+  if (ct.size() == 3) {
+    RnsPoly s2(context.degree(), moduli, true);
+    ops.multiply(sk.s, sk.s, s2);
+    ops.multiply_accumulate(ct.c[2], s2, plain.poly);
+  }
+  return plain;
+}
+
+}  // namespace safhire::ckks

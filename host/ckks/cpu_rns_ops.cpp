@@ -1,0 +1,206 @@
+// The CPU implementation of the RNS primitives: each operation splits its output limbs between
+// threads (core::parallel_for); the per-limb loops are plain word arithmetic (a product of two
+// varying residues is the 128-bit product and a Barrett reduction, a product by a constant a
+// Shoup multiplication).
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "safhire/ckks/rns_ops.hpp"
+#include "safhire/core/error.hpp"
+#include "safhire/core/parallel.hpp"
+
+namespace safhire::ckks {
+
+namespace {
+
+using core::u128;
+
+// a * b mod q for a, b in [0, q), q < 2^62 of k bits: Barrett with mu = floor(2^2k / q)
+// (Menezes et al., Handbook 14.42): the quotient estimate floor(floor(x / 2^(k-1)) mu / 2^(k+1))
+// is at most 2 below the true one.
+struct Barrett {
+  u64 q;
+  u64 mu;
+  int k;
+
+  explicit Barrett(u64 modulus) : q(modulus), mu(0), k(64 - __builtin_clzll(modulus)) {
+    mu = static_cast<u64>((static_cast<u128>(1) << (2 * k)) / modulus);
+  }
+
+  u64 mul(u64 a, u64 b) const {
+    const u128 x = static_cast<u128>(a) * b;
+    const u64 top = static_cast<u64>(x >> (k - 1));
+    const u64 estimate = static_cast<u64>((static_cast<u128>(top) * mu) >> (k + 1));
+    u64 r = static_cast<u64>(x) - estimate * q;
+    r = r >= 2 * q ? r - 2 * q : r;
+    return r >= q ? r - q : r;
+  }
+};
+
+class CpuRnsOps final : public RnsOps {
+ public:
+  CpuRnsOps(const CkksContext& context, unsigned threads)
+      : RnsOps(context), threads_(std::max(1U, threads)) {
+    for (u64 q : context.primes())
+      barrett_.emplace_back(q);
+  }
+
+  void forward(RnsPoly& p, std::size_t first, std::size_t last) const override {
+    transform(p, first, last, true);
+  }
+  void inverse(RnsPoly& p, std::size_t first, std::size_t last) const override {
+    transform(p, first, last, false);
+  }
+
+  void add(const RnsPoly& a, const RnsPoly& b, RnsPoly& out) const override {
+    binary(a, b, out, [](u64 x, u64 y, const Barrett& m) { return core::add_mod(x, y, m.q); });
+  }
+  void sub(const RnsPoly& a, const RnsPoly& b, RnsPoly& out) const override {
+    binary(a, b, out, [](u64 x, u64 y, const Barrett& m) { return core::sub_mod(x, y, m.q); });
+  }
+  void multiply(const RnsPoly& a, const RnsPoly& b, RnsPoly& out) const override {
+    binary(a, b, out, [](u64 x, u64 y, const Barrett& m) { return m.mul(x, y); });
+  }
+  void negate(const RnsPoly& a, RnsPoly& out) const override {
+    binary(a, a, out, [](u64 x, u64, const Barrett& m) { return core::neg_mod(x, m.q); });
+  }
+
+  void multiply_accumulate(const RnsPoly& a, const RnsPoly& b, RnsPoly& out) const override {
+    check_pair(a, b, out);
+    for_limbs(out, [&](std::size_t k) {
+      const ModulusIndex mod = out.moduli[k];
+      const Barrett& m = barrett_[mod];
+      const u64* x = a.limb(a.position(mod)).data();
+      const u64* y = b.limb(b.position(mod)).data();
+      u64* o = out.limb(k).data();
+      for (std::uint32_t t = 0; t < out.n; ++t)
+        o[t] = core::add_mod(o[t], m.mul(x[t], y[t]), m.q);
+    });
+  }
+
+  void sub_scale(const RnsPoly& a, const RnsPoly& b, std::span<const u64> scalars,
+                 RnsPoly& out) const override {
+    check_pair(a, b, out);
+    for_limbs(out, [&](std::size_t k) {
+      const ModulusIndex mod = out.moduli[k];
+      const u64 q = barrett_[mod].q;
+      const auto c = core::make_shoup(scalars[mod], q);
+      const u64* x = a.limb(a.position(mod)).data();
+      const u64* y = b.limb(b.position(mod)).data();
+      u64* o = out.limb(k).data();
+      for (std::uint32_t t = 0; t < out.n; ++t)
+        o[t] = core::mul_shoup(x[t] + q - y[t], c.value, c.quotient, q);
+    });
+  }
+
+  void multiply_scalars(const RnsPoly& a, std::span<const u64> scalars,
+                        RnsPoly& out) const override {
+    check_pair(a, a, out);
+    for_limbs(out, [&](std::size_t k) {
+      const ModulusIndex mod = out.moduli[k];
+      const u64 q = barrett_[mod].q;
+      const auto c = core::make_shoup(scalars[mod], q);
+      const u64* x = a.limb(a.position(mod)).data();
+      u64* o = out.limb(k).data();
+      for (std::uint32_t t = 0; t < out.n; ++t)
+        o[t] = core::mul_shoup(x[t], c.value, c.quotient, q);
+    });
+  }
+
+  void permute(const RnsPoly& a, std::span<const std::uint32_t> perm, RnsPoly& out) const override {
+    require(&a != &out, ErrorCode::invalid_argument, "permute: output aliases input");
+    require(a.ntt && perm.size() == out.n, ErrorCode::size_mismatch,
+            "permute takes NTT-form limbs and a permutation of N slots");
+    check_pair(a, a, out);
+    for_limbs(out, [&](std::size_t k) {
+      const u64* x = a.limb(a.position(out.moduli[k])).data();
+      u64* o = out.limb(k).data();
+      for (std::uint32_t t = 0; t < out.n; ++t)
+        o[t] = x[perm[t]];
+    });
+  }
+
+  void convert(const BaseConverter& converter, const RnsPoly& in, RnsPoly& out,
+               Conversion variant) const override {
+    require(!in.ntt && !out.ntt && in.n == out.n, ErrorCode::size_mismatch,
+            "base conversion takes and writes coefficients");
+    const std::size_t from = converter.from().size(), to = converter.to().size();
+    std::vector<u64> y(from * in.n);
+    // y_i per input limb, then the output limbs split between the threads.
+    converter.prepare(in, y);
+    const std::size_t parts = std::min<std::size_t>(threads_, to);
+    core::parallel_for(parts, threads_, [&](std::size_t part, unsigned) {
+      converter.convert_range(in, out, variant, y, part * to / parts, (part + 1) * to / parts);
+    });
+  }
+
+ private:
+  void check_pair(const RnsPoly& a, const RnsPoly& b, const RnsPoly& out) const {
+    require(a.n == out.n && b.n == out.n && a.ntt == b.ntt, ErrorCode::size_mismatch,
+            "RNS operands of different degrees or forms");
+  }
+
+  template <class Fn>
+  void for_limbs(const RnsPoly& out, Fn&& fn) const {
+    if (threads_ == 1 || out.limbs() == 1) {
+      for (std::size_t k = 0; k < out.limbs(); ++k)
+        fn(k);
+      return;
+    }
+    core::parallel_for(out.limbs(), threads_, [&](std::size_t k, unsigned) { fn(k); });
+  }
+
+  template <class Op>
+  void binary(const RnsPoly& a, const RnsPoly& b, RnsPoly& out, Op op) const {
+    check_pair(a, b, out);
+    out.ntt = a.ntt;
+    for_limbs(out, [&](std::size_t k) {
+      const ModulusIndex mod = out.moduli[k];
+      const Barrett& m = barrett_[mod];
+      const u64* x = a.limb(a.position(mod)).data();
+      const u64* y = b.limb(b.position(mod)).data();
+      u64* o = out.limb(k).data();
+      for (std::uint32_t t = 0; t < out.n; ++t)
+        o[t] = op(x[t], y[t], m);
+    });
+  }
+
+  void transform(RnsPoly& p, std::size_t first, std::size_t last, bool to_ntt) const {
+    last = std::min(last, p.limbs());
+    require(p.ntt != to_ntt, ErrorCode::invalid_argument,
+            to_ntt ? "forward NTT of a polynomial already in NTT form"
+                   : "inverse NTT of a polynomial in coefficient form");
+    for_limbs_range(first, last, [&](std::size_t k) {
+      const auto& plan = context().ntt(p.moduli[k]);
+      if (to_ntt) {
+        plan.forward(p.limb(k));
+      } else {
+        plan.inverse(p.limb(k));
+      }
+    });
+    if (first == 0 && last == p.limbs()) p.ntt = to_ntt;
+  }
+
+  template <class Fn>
+  void for_limbs_range(std::size_t first, std::size_t last, Fn&& fn) const {
+    if (first >= last) return;
+    if (threads_ == 1) {
+      for (std::size_t k = first; k < last; ++k)
+        fn(k);
+      return;
+    }
+    core::parallel_for(last - first, threads_, [&](std::size_t k, unsigned) { fn(first + k); });
+  }
+
+  unsigned threads_;
+  std::vector<Barrett> barrett_;
+};
+
+}  // namespace
+
+std::unique_ptr<RnsOps> make_cpu_rns_ops(const CkksContext& context, unsigned threads) {
+  return std::make_unique<CpuRnsOps>(context, threads);
+}
+
+}  // namespace safhire::ckks

@@ -1,0 +1,368 @@
+// The CKKS evaluator over the RNS primitives. Nothing here touches a residue directly: every
+// step is an RnsOps call, so a backend that provides the primitives runs all of it.
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "safhire/ckks/ckks.hpp"
+#include "safhire/core/error.hpp"
+
+namespace safhire::ckks {
+
+namespace {
+
+bool same_scale(double a, double b) {
+  return std::fabs(a - b) <= std::ldexp(std::fabs(a), -40);
+}
+
+std::vector<ModulusIndex> q_and_p(const CkksContext& context, std::uint32_t level) {
+  auto m = context.q_moduli(level);
+  for (ModulusIndex p : context.p_moduli())
+    m.push_back(p);
+  return m;
+}
+
+// The residues of round(c) for a real c (|c| < 2^62), one per modulus index.
+std::vector<u64> constant_residues(const CkksContext& context, long double c) {
+  require(std::isfinite(c) && std::fabs(c) < 4.6e18L, ErrorCode::invalid_argument,
+          "constant too large to encode");
+  const auto v = static_cast<std::int64_t>(std::llround(c));
+  std::vector<u64> r(context.primes().size());
+  for (std::size_t i = 0; i < r.size(); ++i) {
+    const u64 q = context.primes()[i];
+    const u64 magnitude = static_cast<u64>(v < 0 ? -v : v) % q;
+    r[i] = v < 0 ? core::neg_mod(magnitude, q) : magnitude;
+  }
+  return r;
+}
+
+}  // namespace
+
+Evaluator::Evaluator(const CkksContext& context, const RnsOps& ops)
+    : context_(&context), ops_(&ops) {
+  const std::size_t count = context.primes().size();
+  p_inv_.assign(count, 0);
+  for (ModulusIndex i = 0; i <= context.max_level(); ++i) {
+    const u64 q = context.prime(i);
+    u64 p_mod = 1;
+    for (ModulusIndex p : context.p_moduli())
+      p_mod = core::mul_mod(p_mod, context.prime(p) % q, q);
+    p_inv_[i] = core::inv_mod(p_mod, q);
+  }
+  q_last_inv_.assign(context.max_level() + 1, std::vector<u64>(count, 0));
+  for (std::uint32_t l = 1; l <= context.max_level(); ++l) {
+    for (ModulusIndex i = 0; i < l; ++i) {
+      const u64 q = context.prime(i);
+      q_last_inv_[l][i] = core::inv_mod(context.prime(l) % q, q);
+    }
+  }
+}
+
+const BaseConverter& Evaluator::mod_up_converter(std::uint32_t level, std::uint32_t digit) const {
+  std::lock_guard lock(cache_mutex_);
+  auto& slot = mod_up_[{level, digit}];
+  if (!slot) {
+    const auto from = context_->digit_moduli(level, digit);
+    std::vector<ModulusIndex> to;
+    for (ModulusIndex m : q_and_p(*context_, level)) {
+      if (std::find(from.begin(), from.end(), m) == from.end()) to.push_back(m);
+    }
+    slot = std::make_unique<BaseConverter>(*context_, from, to);
+  }
+  return *slot;
+}
+
+const BaseConverter& Evaluator::mod_down_converter(std::uint32_t level) const {
+  std::lock_guard lock(cache_mutex_);
+  auto& slot = mod_down_[level];
+  if (!slot) {
+    slot =
+        std::make_unique<BaseConverter>(*context_, context_->p_moduli(), context_->q_moduli(level));
+  }
+  return *slot;
+}
+
+const BaseConverter& Evaluator::rescale_converter(std::uint32_t level) const {
+  std::lock_guard lock(cache_mutex_);
+  auto& slot = rescale_[level];
+  if (!slot) {
+    slot = std::make_unique<BaseConverter>(*context_, std::vector<ModulusIndex>{level},
+                                           context_->q_moduli(level - 1));
+  }
+  return *slot;
+}
+
+const std::vector<std::uint32_t>& Evaluator::permutation(std::uint64_t galois) const {
+  std::lock_guard lock(cache_mutex_);
+  auto it = permutations_.find(galois);
+  if (it == permutations_.end()) {
+    it = permutations_.emplace(galois, context_->ntt(0).automorphism_permutation(galois)).first;
+  }
+  return it->second;
+}
+
+void Evaluator::check_pair(const Ciphertext& x, const Ciphertext& y) const {
+  require(x.level() == y.level(), ErrorCode::invalid_argument,
+          "ciphertexts at different levels (" + std::to_string(x.level()) + ", " +
+              std::to_string(y.level()) + "): drop one first");
+  require(same_scale(x.scale, y.scale), ErrorCode::invalid_argument,
+          "ciphertexts at different scales (2^" + std::to_string(std::log2(x.scale)) + ", 2^" +
+              std::to_string(std::log2(y.scale)) + ")");
+}
+
+// ---- linear operations --------------------------------------------------------------------------
+
+Ciphertext Evaluator::add(const Ciphertext& x, const Ciphertext& y) const {
+  check_pair(x, y);
+  const Ciphertext& big = x.size() >= y.size() ? x : y;
+  const Ciphertext& other = x.size() >= y.size() ? y : x;
+  Ciphertext out = big;
+  for (std::size_t i = 0; i < other.size(); ++i)
+    ops_->add(x.c[i], y.c[i], out.c[i]);
+  return out;
+}
+
+Ciphertext Evaluator::sub(const Ciphertext& x, const Ciphertext& y) const {
+  return add(x, negate(y));
+}
+
+Ciphertext Evaluator::negate(const Ciphertext& x) const {
+  Ciphertext out = x;
+  for (auto& c : out.c)
+    ops_->negate(c, c);
+  return out;
+}
+
+Ciphertext Evaluator::add_plain(const Ciphertext& x, const Plaintext& p) const {
+  require(p.level() >= x.level() && same_scale(x.scale, p.scale), ErrorCode::invalid_argument,
+          "plaintext below the ciphertext's level or at another scale");
+  Ciphertext out = x;
+  ops_->add(x.c[0], p.poly, out.c[0]);
+  return out;
+}
+
+Ciphertext Evaluator::multiply_plain(const Ciphertext& x, const Plaintext& p) const {
+  require(p.level() >= x.level(), ErrorCode::invalid_argument,
+          "plaintext below the ciphertext's level");
+  Ciphertext out = x;
+  for (auto& c : out.c)
+    ops_->multiply(c, p.poly, c);
+  out.scale = x.scale * p.scale;
+  return out;
+}
+
+Ciphertext Evaluator::add_constant(const Ciphertext& x, double c) const {
+  // A constant polynomial is the same value in every NTT slot.
+  const auto r = constant_residues(*context_, static_cast<long double>(c) * x.scale);
+  Ciphertext out = x;
+  RnsPoly ones(x.c[0].n, x.c[0].moduli, true);
+  for (std::size_t k = 0; k < ones.limbs(); ++k) {
+    for (auto& w : ones.limb(k))
+      w = r[ones.moduli[k]];
+  }
+  ops_->add(x.c[0], ones, out.c[0]);
+  return out;
+}
+
+Ciphertext Evaluator::multiply_constant(const Ciphertext& x, double c,
+                                        double constant_scale) const {
+  require(constant_scale > 0, ErrorCode::invalid_argument, "constant scale must be positive");
+  const auto r = constant_residues(*context_, static_cast<long double>(c) * constant_scale);
+  Ciphertext out = x;
+  for (auto& poly : out.c)
+    ops_->multiply_scalars(poly, r, poly);
+  out.scale = x.scale * constant_scale;
+  return out;
+}
+
+Ciphertext Evaluator::drop_to_level(const Ciphertext& x, std::uint32_t level) const {
+  require(level <= x.level(), ErrorCode::invalid_argument,
+          "cannot drop to level " + std::to_string(level) + " from " + std::to_string(x.level()));
+  Ciphertext out = x;
+  for (auto& c : out.c)
+    c.truncate(level + 1);
+  return out;
+}
+
+// ---- multiplication -----------------------------------------------------------------------------
+
+Ciphertext Evaluator::multiply(const Ciphertext& x, const Ciphertext& y) const {
+  require(x.size() == 2 && y.size() == 2, ErrorCode::invalid_argument,
+          "the tensor product takes two 2-component ciphertexts (relinearize first)");
+  require(x.level() == y.level(), ErrorCode::invalid_argument,
+          "ciphertexts at different levels: drop one first");
+  Ciphertext out;
+  out.scale = x.scale * y.scale;
+  out.slots = x.slots;
+  const auto& moduli = x.c[0].moduli;
+  const std::uint32_t n = context_->degree();
+  out.c.assign(3, RnsPoly(n, moduli, true));
+  ops_->multiply(x.c[0], y.c[0], out.c[0]);
+  ops_->multiply(x.c[0], y.c[1], out.c[1]);
+  ops_->multiply_accumulate(x.c[1], y.c[0], out.c[1]);
+  ops_->multiply(x.c[1], y.c[1], out.c[2]);
+  return out;
+}
+
+Ciphertext Evaluator::relinearize(const Ciphertext& x, const SwitchingKey& rlk) const {
+  require(x.size() == 3, ErrorCode::invalid_argument, "relinearize takes 3 components");
+  auto [u0, u1] = key_switch(x.c[2], rlk);
+  Ciphertext out;
+  out.scale = x.scale;
+  out.slots = x.slots;
+  out.c = {x.c[0], x.c[1]};
+  ops_->add(out.c[0], u0, out.c[0]);
+  ops_->add(out.c[1], u1, out.c[1]);
+  return out;
+}
+
+Ciphertext Evaluator::multiply_relinearize(const Ciphertext& x, const Ciphertext& y,
+                                           const SwitchingKey& rlk) const {
+  return relinearize(multiply(x, y), rlk);
+}
+
+Ciphertext Evaluator::rescale(const Ciphertext& x) const {
+  const std::uint32_t l = x.level();
+  require(l >= 1, ErrorCode::invalid_argument, "cannot rescale at level 0");
+  const auto& converter = rescale_converter(l);
+  const std::uint32_t n = context_->degree();
+  Ciphertext out;
+  out.scale = x.scale / static_cast<double>(context_->prime(l));
+  out.slots = x.slots;
+  for (const auto& c : x.c) {
+    // (c - centred [c]_{q_l}) / q_l on q_0 .. q_{l-1}: division with rounding.
+    RnsPoly last(n, {static_cast<ModulusIndex>(l)}, true);
+    std::copy(c.limb(l).begin(), c.limb(l).end(), last.data.begin());
+    ops_->inverse(last);
+    RnsPoly lifted(n, context_->q_moduli(l - 1), false);
+    ops_->convert(converter, last, lifted, Conversion::exact);
+    ops_->forward(lifted);
+    RnsPoly r(n, context_->q_moduli(l - 1), true);
+    ops_->sub_scale(c, lifted, q_last_inv_[l], r);
+    out.c.push_back(std::move(r));
+  }
+  return out;
+}
+
+// ---- key switching ------------------------------------------------------------------------------
+
+std::vector<RnsPoly> Evaluator::mod_up(const RnsPoly& d) const {
+  require(d.ntt, ErrorCode::invalid_argument, "key switching takes an NTT-form polynomial");
+  const auto l = static_cast<std::uint32_t>(d.limbs() - 1);
+  const std::uint32_t n = context_->degree();
+  RnsPoly coeffs = d;
+  ops_->inverse(coeffs);
+  std::vector<RnsPoly> out;
+  for (std::uint32_t j = 0; j < context_->digits(l); ++j) {
+    const auto& converter = mod_up_converter(l, j);
+    // The digit's own limbs first (copied in NTT form), then the converted ones.
+    std::vector<ModulusIndex> moduli(converter.from().begin(), converter.from().end());
+    moduli.insert(moduli.end(), converter.to().begin(), converter.to().end());
+    RnsPoly ext(n, moduli, false);
+    ops_->convert(converter, coeffs, ext, Conversion::exact);
+    const std::size_t own = converter.from().size();
+    ops_->forward(ext, own, ext.limbs());
+    for (std::size_t k = 0; k < own; ++k) {
+      const auto src = d.limb(d.position(moduli[k]));
+      std::copy(src.begin(), src.end(), ext.limb(k).begin());
+    }
+    ext.ntt = true;
+    out.push_back(std::move(ext));
+  }
+  return out;
+}
+
+RnsPoly Evaluator::mod_down(const RnsPoly& x, std::uint32_t level) const {
+  const std::uint32_t n = context_->degree();
+  const auto p_moduli = context_->p_moduli();
+  RnsPoly p_part(n, p_moduli, true);
+  for (std::size_t k = 0; k < p_moduli.size(); ++k) {
+    const auto src = x.limb(x.position(p_moduli[k]));
+    std::copy(src.begin(), src.end(), p_part.limb(k).begin());
+  }
+  ops_->inverse(p_part);
+  RnsPoly converted(n, context_->q_moduli(level), false);
+  ops_->convert(mod_down_converter(level), p_part, converted, Conversion::exact);
+  ops_->forward(converted);
+  RnsPoly out(n, context_->q_moduli(level), true);
+  ops_->sub_scale(x, converted, p_inv_, out);
+  return out;
+}
+
+std::pair<RnsPoly, RnsPoly> Evaluator::key_switch_extended(
+    const std::vector<RnsPoly>& digits, const SwitchingKey& key, std::uint32_t level,
+    std::span<const std::uint32_t> perm) const {
+  require(digits.size() <= key.b.size(), ErrorCode::invalid_argument,
+          "switching key has fewer digits than the ciphertext needs");
+  const std::uint32_t n = context_->degree();
+  const auto moduli = q_and_p(*context_, level);
+  RnsPoly acc0(n, moduli, true), acc1(n, moduli, true);
+  RnsPoly permuted;
+  for (std::size_t j = 0; j < digits.size(); ++j) {
+    const RnsPoly* digit = &digits[j];
+    if (!perm.empty()) {
+      permuted = RnsPoly(n, digits[j].moduli, true);
+      ops_->permute(digits[j], perm, permuted);
+      digit = &permuted;
+    }
+    ops_->multiply_accumulate(*digit, key.b[j], acc0);
+    ops_->multiply_accumulate(*digit, key.a[j], acc1);
+  }
+  return {mod_down(acc0, level), mod_down(acc1, level)};
+}
+
+std::pair<RnsPoly, RnsPoly> Evaluator::key_switch(const RnsPoly& d, const SwitchingKey& key) const {
+  return key_switch_extended(mod_up(d), key, static_cast<std::uint32_t>(d.limbs() - 1), {});
+}
+
+// ---- automorphisms ------------------------------------------------------------------------------
+
+Ciphertext Evaluator::apply_galois(const Ciphertext& x, std::uint64_t galois,
+                                   const SwitchingKey& key) const {
+  require(x.size() == 2, ErrorCode::invalid_argument, "rotate a relinearized ciphertext");
+  const auto& perm = permutation(galois);
+  Ciphertext out;
+  out.scale = x.scale;
+  out.slots = x.slots;
+  RnsPoly c0(x.c[0].n, x.c[0].moduli, true), c1(x.c[1].n, x.c[1].moduli, true);
+  ops_->permute(x.c[0], perm, c0);
+  ops_->permute(x.c[1], perm, c1);
+  auto [u0, u1] = key_switch(c1, key);
+  ops_->add(c0, u0, c0);
+  out.c = {std::move(c0), std::move(u1)};
+  return out;
+}
+
+Ciphertext Evaluator::rotate(const Ciphertext& x, int step, const GaloisKeys& keys) const {
+  const u64 g = rotation_galois_element(*context_, step);
+  return apply_galois(x, g, keys.at(g));
+}
+
+Ciphertext Evaluator::conjugate(const Ciphertext& x, const GaloisKeys& keys) const {
+  const u64 g = conjugation_galois_element(*context_);
+  return apply_galois(x, g, keys.at(g));
+}
+
+std::vector<Ciphertext> Evaluator::rotate_hoisted(const Ciphertext& x, std::span<const int> steps,
+                                                  const GaloisKeys& keys) const {
+  require(x.size() == 2, ErrorCode::invalid_argument, "rotate a relinearized ciphertext");
+  const auto digits = mod_up(x.c[1]);
+  std::vector<Ciphertext> out;
+  for (int step : steps) {
+    const u64 g = rotation_galois_element(*context_, step);
+    const auto& key = keys.at(g);
+    const auto& perm = permutation(g);
+    auto [u0, u1] = key_switch_extended(digits, key, x.level(), perm);
+    Ciphertext r;
+    r.scale = x.scale;
+    r.slots = x.slots;
+    RnsPoly c0(x.c[0].n, x.c[0].moduli, true);
+    ops_->permute(x.c[0], perm, c0);
+    ops_->add(c0, u0, c0);
+    r.c = {std::move(c0), std::move(u1)};
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace safhire::ckks

@@ -1,0 +1,197 @@
+#include "safhire/ckks/rns.hpp"
+
+#include <cmath>
+#include <map>
+#include <string>
+
+#include "safhire/core/error.hpp"
+#include "safhire/core/primes.hpp"
+
+namespace safhire::ckks {
+
+using core::mul_mod;
+
+CkksContext::CkksContext(CkksParams params, bool allow_insecure)
+    : params_((params.validate(allow_insecure), std::move(params))),
+      ring_(2, params_.log_n + 1),
+      p_bits_count_(params_.p_bits.size()) {
+  // The largest primes of each size, handed out in order (q's first, then p's).
+  std::map<int, int> count;
+  for (int b : params_.q_bits)
+    ++count[b];
+  for (int b : params_.p_bits)
+    ++count[b];
+  std::map<int, std::vector<u64>> pool;
+  for (auto [bits, c] : count)
+    pool[bits] = core::primes_below(bits, ring_.M(), c);
+  std::map<int, std::size_t> used;
+  auto take = [&](int bits) { primes_.push_back(pool[bits][used[bits]++]); };
+  for (int b : params_.q_bits)
+    take(b);
+  for (int b : params_.p_bits)
+    take(b);
+  for (u64 q : primes_)
+    plans_.push_back(
+        std::make_unique<ring::NegacyclicNtt>(ring::NegacyclicNtt::for_prime(ring_, q)));
+}
+
+std::vector<ModulusIndex> CkksContext::q_moduli(std::uint32_t level) const {
+  require(level <= max_level(), ErrorCode::invalid_argument,
+          "level " + std::to_string(level) + " above the top level " + std::to_string(max_level()));
+  std::vector<ModulusIndex> m(level + 1);
+  for (std::uint32_t i = 0; i <= level; ++i)
+    m[i] = i;
+  return m;
+}
+
+std::vector<ModulusIndex> CkksContext::p_moduli() const {
+  std::vector<ModulusIndex> m(p_bits_count_);
+  for (std::size_t k = 0; k < m.size(); ++k)
+    m[k] = static_cast<ModulusIndex>(max_level() + 1 + k);
+  return m;
+}
+
+std::uint32_t CkksContext::digits(std::uint32_t level) const {
+  const std::uint32_t a = params_.alpha();
+  return (level + 1 + a - 1) / a;
+}
+
+std::vector<ModulusIndex> CkksContext::digit_moduli(std::uint32_t level,
+                                                    std::uint32_t digit) const {
+  require(level <= max_level() && digit < digits(level), ErrorCode::invalid_argument,
+          "digit " + std::to_string(digit) + " does not exist at level " + std::to_string(level));
+  const std::uint32_t a = params_.alpha();
+  std::vector<ModulusIndex> m;
+  for (std::uint32_t i = digit * a; i < std::min((digit + 1) * a, level + 1); ++i)
+    m.push_back(i);
+  return m;
+}
+
+std::size_t RnsPoly::position(ModulusIndex modulus) const {
+  for (std::size_t k = 0; k < moduli.size(); ++k) {
+    if (moduli[k] == modulus) return k;
+  }
+  throw Error(ErrorCode::size_mismatch,
+              "RNS polynomial has no limb for modulus #" + std::to_string(modulus));
+}
+
+bool RnsPoly::has(ModulusIndex modulus) const {
+  for (ModulusIndex m : moduli) {
+    if (m == modulus) return true;
+  }
+  return false;
+}
+
+void RnsPoly::truncate(std::size_t count) {
+  require(
+      count <= moduli.size(), ErrorCode::invalid_argument,
+      "cannot keep " + std::to_string(count) + " of " + std::to_string(moduli.size()) + " limbs");
+  moduli.resize(count);
+  data.resize(count * n);
+}
+
+BaseConverter::BaseConverter(const CkksContext& context, std::vector<ModulusIndex> from,
+                             std::vector<ModulusIndex> to)
+    : n_(context.degree()), from_(std::move(from)), to_(std::move(to)) {
+  require(!from_.empty() && !to_.empty(), ErrorCode::invalid_argument,
+          "base conversion needs non-empty bases");
+  for (ModulusIndex f : from_) {
+    for (ModulusIndex t : to_)
+      require(f != t, ErrorCode::invalid_argument, "base conversion between overlapping bases");
+    from_q_.push_back(context.prime(f));
+  }
+  for (ModulusIndex t : to_)
+    to_p_.push_back(context.prime(t));
+  const std::size_t k = from_q_.size();
+  for (std::size_t i = 0; i < k; ++i) {
+    const u64 qi = from_q_[i];
+    u64 qhat = 1;  // prod_{j != i} q_j mod q_i
+    for (std::size_t j = 0; j < k; ++j) {
+      if (j != i) qhat = mul_mod(qhat, from_q_[j] % qi, qi);
+    }
+    qhat_inv_.push_back(core::make_shoup(core::inv_mod(qhat, qi), qi));
+    inv_q_.push_back(1.0 / static_cast<double>(qi));
+  }
+  for (u64 p : to_p_) {
+    u64 q_mod = 1;
+    for (std::size_t i = 0; i < k; ++i) {
+      u64 qhat = 1;
+      for (std::size_t j = 0; j < k; ++j) {
+        if (j != i) qhat = mul_mod(qhat, from_q_[j] % p, p);
+      }
+      qhat_mod_.push_back(core::make_shoup(qhat, p));
+      q_mod = mul_mod(q_mod, from_q_[i] % p, p);
+    }
+    q_mod_.push_back(core::make_shoup(q_mod, p));
+  }
+}
+
+void BaseConverter::prepare(const RnsPoly& in, std::span<u64> y) const {
+  require(!in.ntt && in.n == n_, ErrorCode::size_mismatch,
+          "base conversion takes coefficients of the context's degree");
+  for (std::size_t i = 0; i < from_.size(); ++i) {
+    const auto x = in.limb(in.position(from_[i]));
+    u64* out = y.data() + i * n_;
+    const u64 q = from_q_[i];
+    const auto c = qhat_inv_[i];
+    for (std::uint32_t t = 0; t < n_; ++t)
+      out[t] = core::mul_shoup(x[t], c.value, c.quotient, q);
+  }
+}
+
+void BaseConverter::convert_range(const RnsPoly& in, RnsPoly& out, Conversion variant,
+                                  std::span<const u64> y, std::size_t first,
+                                  std::size_t last) const {
+  (void)in;
+  const std::size_t k = from_.size();
+  std::vector<u64> v;
+  if (variant == Conversion::exact) {
+    // v = round(sum_i y_i / q_i): how many Q the approximate sum exceeds the centred value by.
+    v.resize(n_);
+    for (std::uint32_t t = 0; t < n_; ++t) {
+      double s = 0;
+      for (std::size_t i = 0; i < k; ++i)
+        s += static_cast<double>(y[i * n_ + t]) * inv_q_[i];
+      v[t] = static_cast<u64>(std::llround(s));
+    }
+  }
+  for (std::size_t j = first; j < last; ++j) {
+    const u64 p = to_p_[j], p2 = 2 * p;
+    const auto acc = out.limb(out.position(to_[j]));
+    const auto* c = &qhat_mod_[j * k];
+    {
+      const u64* yi = y.data();
+      for (std::uint32_t t = 0; t < n_; ++t)
+        acc[t] = core::mul_shoup_lazy(yi[t], c[0].value, c[0].quotient, p);
+    }
+    for (std::size_t i = 1; i < k; ++i) {
+      const u64* yi = y.data() + i * n_;
+      const u64 w = c[i].value, wq = c[i].quotient;
+      for (std::uint32_t t = 0; t < n_; ++t) {
+        const u64 s = acc[t] + core::mul_shoup_lazy(yi[t], w, wq, p);
+        acc[t] = s >= p2 ? s - p2 : s;
+      }
+    }
+    if (variant == Conversion::exact) {
+      const auto qm = q_mod_[j];
+      for (std::uint32_t t = 0; t < n_; ++t) {
+        const u64 a = core::reduce_once(acc[t], p);
+        acc[t] = core::sub_mod(a, core::mul_shoup(v[t], qm.value, qm.quotient, p), p);
+      }
+    } else {
+      for (std::uint32_t t = 0; t < n_; ++t)
+        acc[t] = core::reduce_once(acc[t], p);
+    }
+  }
+}
+
+void BaseConverter::convert(const RnsPoly& in, RnsPoly& out, Conversion variant,
+                            std::vector<u64>& scratch) const {
+  require(out.n == n_ && !out.ntt, ErrorCode::size_mismatch,
+          "base conversion writes coefficients of the context's degree");
+  scratch.resize(from_.size() * n_);
+  prepare(in, scratch);
+  convert_range(in, out, variant, scratch, 0, to_.size());
+}
+
+}  // namespace safhire::ckks

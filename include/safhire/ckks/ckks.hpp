@@ -1,0 +1,178 @@
+// RNS-CKKS: keys, encryption, and the evaluator, written once over the RNS primitives
+// (rns_ops.hpp). Ciphertexts and keys are in NTT form. A ciphertext at level l lives modulo
+// Q_l = q_0 ... q_l with a scale (a real number tracked exactly through every operation);
+// rescaling divides by q_l and moves to level l - 1.
+//
+// Key switching is the hybrid method (Han-Ki): the primes of Q are cut into digits of alpha
+// consecutive primes (dnum digits at the top level); a key for s' holds, per digit j,
+// (b_j, a_j) = (-a_j s + e_j + [P]_{digit j} s', a_j) modulo Q P, where [P]_{digit j} is P on
+// the primes of digit j and 0 elsewhere. Switching d: ModUp each digit of d to Q_l P,
+// multiply-accumulate with the key, ModDown by P. Both conversions are the exact (centred)
+// variant: the lifted digits are centred, so the error sum_j d_j e_j / P has mean zero and
+// E[d_j^2] = Q_j^2 / 12 (the approximate lift in [0, alpha Q_j) has a mean of alpha Q_j / 2,
+// whose constant part concentrates the error in a few slots), and ModDown rounds to nearest.
+// Hoisted rotations share the ModUp of one ciphertext between many rotations: an automorphism
+// commutes with ModUp, so each rotation permutes the extended digits instead of recomputing them.
+#pragma once
+
+#include <complex>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "safhire/ckks/encoder.hpp"
+#include "safhire/ckks/rns.hpp"
+#include "safhire/ckks/rns_ops.hpp"
+#include "safhire/core/random.hpp"
+
+namespace safhire::ckks {
+
+struct Ciphertext {
+  std::vector<RnsPoly> c;  // c_0, c_1 (and c_2 after a tensor product), NTT form over Q_level
+  double scale = 1;
+  std::uint32_t slots = 0;
+  std::uint32_t level() const { return static_cast<std::uint32_t>(c.at(0).limbs()) - 1; }
+  std::size_t size() const { return c.size(); }
+};
+
+struct SecretKey {
+  RnsPoly s;  // NTT form over Q_L and P
+};
+
+struct PublicKey {
+  RnsPoly b, a;  // (-a s + e, a), NTT form over Q_L
+};
+
+struct SwitchingKey {
+  std::vector<RnsPoly> b, a;  // one pair per digit, NTT form over Q_L and P
+};
+
+struct GaloisKeys {
+  std::map<std::uint64_t, SwitchingKey> keys;  // by Galois element
+  const SwitchingKey& at(std::uint64_t galois) const;
+};
+
+// The Galois element of a left rotation by `step` slots (5^step mod 2N, negative steps
+// allowed), and of complex conjugation (2N - 1).
+std::uint64_t rotation_galois_element(const CkksContext& context, int step);
+std::uint64_t conjugation_galois_element(const CkksContext& context);
+
+class KeyGenerator {
+ public:
+  // Secrets and noise come from `random` (an OsRandom for real keys).
+  KeyGenerator(const CkksContext& context, const RnsOps& ops, core::RandomSource& random);
+
+  SecretKey secret_key();
+  PublicKey public_key(const SecretKey& sk);
+  SwitchingKey relinearization_key(const SecretKey& sk);
+  // A key from sigma_galois(s) to s.
+  SwitchingKey galois_key(const SecretKey& sk, std::uint64_t galois);
+  // Keys for every rotation step in `steps` and, when asked, conjugation.
+  GaloisKeys galois_keys(const SecretKey& sk, std::span<const int> steps, bool conjugation);
+  // A switching key from s' (NTT form over Q_L and P) to s.
+  SwitchingKey switching_key(const SecretKey& sk, const RnsPoly& s_prime);
+
+  // The samplers the keys and encryption share: uniform residues (NTT form) over `moduli`, and
+  // N rounded-Gaussian error coefficients of the set's sigma.
+  RnsPoly sample_uniform(const std::vector<ModulusIndex>& moduli);
+  std::vector<std::int64_t> sample_error();
+
+ private:
+  RnsPoly small(std::span<const std::int64_t> coeffs, const std::vector<ModulusIndex>& moduli);
+  std::vector<ModulusIndex> all_moduli() const;
+
+  const CkksContext* context_;
+  const RnsOps* ops_;
+  core::RandomSource* random_;
+};
+
+class Encryptor {
+ public:
+  Encryptor(const CkksContext& context, const RnsOps& ops, core::RandomSource& random);
+  // (v b + e_0 + m, v a + e_1) with v ternary: at the plaintext's level.
+  Ciphertext encrypt(const Plaintext& plain, const PublicKey& pk);
+  // (-a s + e + m, a) with a uniform.
+  Ciphertext encrypt(const Plaintext& plain, const SecretKey& sk);
+
+ private:
+  const CkksContext* context_;
+  const RnsOps* ops_;
+  core::RandomSource* random_;
+};
+
+// m = c_0 + c_1 s (+ c_2 s^2), as a plaintext at the ciphertext's level and scale.
+Plaintext decrypt(const CkksContext& context, const RnsOps& ops, const Ciphertext& ct,
+                  const SecretKey& sk);
+
+class Evaluator {
+ public:
+  Evaluator(const CkksContext& context, const RnsOps& ops);
+
+  const CkksContext& context() const { return *context_; }
+  const RnsOps& ops() const { return *ops_; }
+
+  // Same level and scale (relative difference below 2^-40) or Error(invalid_argument).
+  Ciphertext add(const Ciphertext& x, const Ciphertext& y) const;
+  Ciphertext sub(const Ciphertext& x, const Ciphertext& y) const;
+  Ciphertext negate(const Ciphertext& x) const;
+  Ciphertext add_plain(const Ciphertext& x, const Plaintext& p) const;
+  Ciphertext multiply_plain(const Ciphertext& x, const Plaintext& p) const;  // scales multiply
+  // x + c (c real, encoded at x's scale).
+  Ciphertext add_constant(const Ciphertext& x, double c) const;
+  // x * round(c * constant_scale); the scale is multiplied by constant_scale (1 for integers).
+  Ciphertext multiply_constant(const Ciphertext& x, double c, double constant_scale) const;
+
+  // The tensor product (3 components), relinearization back to 2, and both together.
+  Ciphertext multiply(const Ciphertext& x, const Ciphertext& y) const;
+  Ciphertext relinearize(const Ciphertext& x, const SwitchingKey& rlk) const;
+  Ciphertext multiply_relinearize(const Ciphertext& x, const Ciphertext& y,
+                                  const SwitchingKey& rlk) const;
+  // Divide by q_level: level - 1, scale / q_level.
+  Ciphertext rescale(const Ciphertext& x) const;
+  // Drop primes down to `level` (the scale is unchanged).
+  Ciphertext drop_to_level(const Ciphertext& x, std::uint32_t level) const;
+
+  Ciphertext rotate(const Ciphertext& x, int step, const GaloisKeys& keys) const;
+  Ciphertext conjugate(const Ciphertext& x, const GaloisKeys& keys) const;
+  Ciphertext apply_galois(const Ciphertext& x, std::uint64_t galois, const SwitchingKey& key) const;
+  // Every step of `steps` from one ModUp of x's c_1 (single hoisting).
+  std::vector<Ciphertext> rotate_hoisted(const Ciphertext& x, std::span<const int> steps,
+                                         const GaloisKeys& keys) const;
+
+  // The key switching of d (NTT form over Q_l): (u_0, u_1) with u_0 + u_1 s ~ d s'.
+  std::pair<RnsPoly, RnsPoly> key_switch(const RnsPoly& d, const SwitchingKey& key) const;
+
+  // The pieces, exposed for tests and for the bootstrapping built on them.
+  // ModUp of every digit of d (NTT form over Q_l): one polynomial per digit over Q_l and P.
+  std::vector<RnsPoly> mod_up(const RnsPoly& d) const;
+  // (x - ([x]_P converted to Q_l)) P^-1 for x in NTT form over Q_l and P.
+  RnsPoly mod_down(const RnsPoly& x, std::uint32_t level) const;
+  // The inner product of mod_up's digits (permuted by perm when non-empty) with a key, then
+  // ModDown.
+  std::pair<RnsPoly, RnsPoly> key_switch_extended(const std::vector<RnsPoly>& digits,
+                                                  const SwitchingKey& key, std::uint32_t level,
+                                                  std::span<const std::uint32_t> perm) const;
+
+  const std::vector<std::uint32_t>& permutation(std::uint64_t galois) const;
+
+ private:
+  const BaseConverter& mod_up_converter(std::uint32_t level, std::uint32_t digit) const;
+  const BaseConverter& mod_down_converter(std::uint32_t level) const;
+  const BaseConverter& rescale_converter(std::uint32_t level) const;
+  void check_pair(const Ciphertext& x, const Ciphertext& y) const;
+
+  const CkksContext* context_;
+  const RnsOps* ops_;
+  std::vector<u64> p_inv_;                    // P^-1 mod q_i, by modulus index
+  std::vector<std::vector<u64>> q_last_inv_;  // [l][i]: q_l^-1 mod q_i
+  mutable std::mutex cache_mutex_;
+  mutable std::map<std::pair<std::uint32_t, std::uint32_t>, std::unique_ptr<BaseConverter>> mod_up_;
+  mutable std::map<std::uint32_t, std::unique_ptr<BaseConverter>> mod_down_, rescale_;
+  mutable std::map<std::uint64_t, std::vector<std::uint32_t>> permutations_;
+};
+
+}  // namespace safhire::ckks

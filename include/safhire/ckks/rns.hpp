@@ -1,0 +1,118 @@
+// The RNS layer of CKKS: a context that owns the primes of a parameter set (q_0 .. q_L, then the
+// special primes p_0 .. p_{K-1}) with one negacyclic NTT plan each; RNS polynomials, whose limbs
+// name the primes they hold by their index in that list; and base conversion between any two
+// disjoint sets of those primes.
+//
+// Base conversion (Bajard et al., Halevi-Polyakov-Shoup). For x given by its residues x_i modulo
+// the primes of Q = prod q_i, with y_i = x_i (Q/q_i)^-1 mod q_i:
+//   approximate: out_j = sum_i y_i (Q/q_i) mod p_j, the residues of x + u Q for some
+//                0 <= u < #from (what ModUp and ModDown use: the u Q term is absorbed later);
+//   exact:       the same minus v Q with v = round(sum_i y_i / q_i) computed in double, the
+//                residues of the centred representative of x in (-Q/2, Q/2] (exact unless x
+//                lies within about 2^-50 Q of +-Q/2).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "safhire/ckks/params.hpp"
+#include "safhire/core/modarith.hpp"
+#include "safhire/ring/negacyclic_ntt.hpp"
+#include "safhire/ring/ring_params.hpp"
+
+namespace safhire::ckks {
+
+using core::u64;
+using ModulusIndex = std::uint32_t;
+
+// The primes of a parameter set and everything derived from them alone.
+class CkksContext {
+ public:
+  // Validates params (see CkksParams::validate) and picks distinct primes q = 1 mod 2N of the
+  // requested sizes, the largest of each size first.
+  explicit CkksContext(CkksParams params, bool allow_insecure = false);
+
+  const CkksParams& params() const { return params_; }
+  const ring::RingParams& ring() const { return ring_; }
+  std::uint32_t degree() const { return ring_.N(); }
+  std::uint32_t max_level() const { return params_.max_level(); }
+  std::uint32_t special_count() const { return static_cast<std::uint32_t>(p_bits_count_); }
+
+  std::span<const u64> primes() const { return primes_; }  // q_0 .. q_L, p_0 .. p_{K-1}
+  u64 prime(ModulusIndex i) const { return primes_.at(i); }
+  const ring::NegacyclicNtt& ntt(ModulusIndex i) const { return *plans_.at(i); }
+
+  // Moduli of Q_l = q_0 .. q_l, of P, and of digit j at level l (primes j alpha .. ).
+  std::vector<ModulusIndex> q_moduli(std::uint32_t level) const;
+  std::vector<ModulusIndex> p_moduli() const;
+  std::uint32_t digits(std::uint32_t level) const;  // ceil((l + 1) / alpha)
+  std::vector<ModulusIndex> digit_moduli(std::uint32_t level, std::uint32_t digit) const;
+
+ private:
+  CkksParams params_;
+  ring::RingParams ring_;
+  std::size_t p_bits_count_;
+  std::vector<u64> primes_;
+  std::vector<std::unique_ptr<ring::NegacyclicNtt>> plans_;
+};
+
+// A polynomial in RNS form: limb k holds the residues modulo prime moduli[k] of the context,
+// either as coefficients or in NTT form (all limbs alike).
+struct RnsPoly {
+  std::uint32_t n = 0;
+  std::vector<ModulusIndex> moduli;
+  std::vector<u64> data;  // moduli.size() * n words, limb by limb
+  bool ntt = false;
+
+  RnsPoly() = default;
+  RnsPoly(std::uint32_t degree, std::vector<ModulusIndex> limbs, bool ntt_form)
+      : n(degree), moduli(std::move(limbs)), data(moduli.size() * degree, 0), ntt(ntt_form) {}
+
+  std::size_t limbs() const { return moduli.size(); }
+  std::span<u64> limb(std::size_t k) { return {data.data() + k * n, n}; }
+  std::span<const u64> limb(std::size_t k) const { return {data.data() + k * n, n}; }
+  // The position of a modulus among the limbs; Error(size_mismatch) if absent.
+  std::size_t position(ModulusIndex modulus) const;
+  bool has(ModulusIndex modulus) const;
+  // Keep only the first `count` limbs (a level drop when they are q_0 .. q_{count-1}).
+  void truncate(std::size_t count);
+
+  friend bool operator==(const RnsPoly&, const RnsPoly&) = default;
+};
+
+enum class Conversion { approximate, exact };
+
+// Conversion from the primes `from` to the disjoint primes `to` (both of one context).
+class BaseConverter {
+ public:
+  BaseConverter(const CkksContext& context, std::vector<ModulusIndex> from,
+                std::vector<ModulusIndex> to);
+
+  std::span<const ModulusIndex> from() const { return from_; }
+  std::span<const ModulusIndex> to() const { return to_; }
+
+  // in: coefficient limbs for every `from` prime (found by modulus); out: the `to` limbs of out
+  // (found by modulus) are overwritten with coefficients. Other limbs of out are untouched.
+  // `scratch` holds from().size() * N words (reused across calls).
+  void convert(const RnsPoly& in, RnsPoly& out, Conversion variant,
+               std::vector<u64>& scratch) const;
+  // Only the output limbs [first, last) of to(): for splitting the work between threads.
+  void convert_range(const RnsPoly& in, RnsPoly& out, Conversion variant, std::span<const u64> y,
+                     std::size_t first, std::size_t last) const;
+  // y_i = x_i (Q/q_i)^-1 mod q_i for every `from` limb, into y (from().size() * N words).
+  void prepare(const RnsPoly& in, std::span<u64> y) const;
+
+ private:
+  std::uint32_t n_;
+  std::vector<ModulusIndex> from_, to_;
+  std::vector<u64> from_q_, to_p_;
+  std::vector<core::ShoupConst<u64>> qhat_inv_;  // (Q/q_i)^-1 mod q_i
+  std::vector<core::ShoupConst<u64>> qhat_mod_;  // [j][i] (Q/q_i) mod p_j
+  std::vector<core::ShoupConst<u64>> q_mod_;     // Q mod p_j (exact variant)
+  std::vector<double> inv_q_;                    // 1 / q_i
+};
+
+}  // namespace safhire::ckks

@@ -1,0 +1,61 @@
+// The batched RNS primitives the CKKS evaluator is written over. Everything above this
+// interface (key switching, rescale, rotations, the evaluator) is written once; a backend
+// provides these few operations on whole RNS polynomials. The CPU backend threads them over
+// limbs and runs the ring layer's vector NTT; a CUDA backend provides the same with
+// device-resident limbs, bit for bit.
+//
+// Limbs are matched by modulus: an operation writes the limbs of its output and finds the limb
+// of the same modulus in each input (Error(size_mismatch) when an input lacks one), so that
+// polynomials over Q_l, over Q_l and P, and keys over every prime combine without copies.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "safhire/ckks/rns.hpp"
+
+namespace safhire::ckks {
+
+class RnsOps {
+ public:
+  virtual ~RnsOps() = default;
+  const CkksContext& context() const { return *context_; }
+
+  // Coefficients <-> NTT form for the limbs [first, last) (all by default); the whole
+  // polynomial must be in the source form, and the flag changes when every limb is done.
+  virtual void forward(RnsPoly& p, std::size_t first = 0, std::size_t last = SIZE_MAX) const = 0;
+  virtual void inverse(RnsPoly& p, std::size_t first = 0, std::size_t last = SIZE_MAX) const = 0;
+
+  // Over out's limbs: out = a + b, a - b, -a, a * b (pointwise: NTT form for ring products),
+  // out += a * b.
+  virtual void add(const RnsPoly& a, const RnsPoly& b, RnsPoly& out) const = 0;
+  virtual void sub(const RnsPoly& a, const RnsPoly& b, RnsPoly& out) const = 0;
+  virtual void negate(const RnsPoly& a, RnsPoly& out) const = 0;
+  virtual void multiply(const RnsPoly& a, const RnsPoly& b, RnsPoly& out) const = 0;
+  virtual void multiply_accumulate(const RnsPoly& a, const RnsPoly& b, RnsPoly& out) const = 0;
+  // out = (a - b) * scalars[modulus] per limb; scalars indexed by modulus index, in [0, q).
+  virtual void sub_scale(const RnsPoly& a, const RnsPoly& b, std::span<const u64> scalars,
+                         RnsPoly& out) const = 0;
+  // out = a * scalars[modulus] per limb (scalars by modulus index, in [0, q)).
+  virtual void multiply_scalars(const RnsPoly& a, std::span<const u64> scalars,
+                                RnsPoly& out) const = 0;
+  // An automorphism in NTT form: out[s] = a[perm[s]] on every limb (perm from
+  // NegacyclicNtt::automorphism_permutation, the same for every prime).
+  virtual void permute(const RnsPoly& a, std::span<const std::uint32_t> perm,
+                       RnsPoly& out) const = 0;
+  // Base conversion (rns.hpp) of in's coefficient limbs into out's.
+  virtual void convert(const BaseConverter& converter, const RnsPoly& in, RnsPoly& out,
+                       Conversion variant) const = 0;
+
+ protected:
+  explicit RnsOps(const CkksContext& context) : context_(&context) {}
+
+ private:
+  const CkksContext* context_;
+};
+
+// The CPU primitives on `threads` threads (limbs split between them).
+std::unique_ptr<RnsOps> make_cpu_rns_ops(const CkksContext& context, unsigned threads = 1);
+
+}  // namespace safhire::ckks

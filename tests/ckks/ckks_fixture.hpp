@@ -1,0 +1,108 @@
+// Shared pieces of the CKKS tests: one context per named set (built once per process), the CPU
+// primitives, and GMP reconstruction of RNS residues (the exact oracle).
+#pragma once
+
+#include <gmp.h>
+
+#include <complex>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "safhire/ckks/ckks.hpp"
+#include "safhire/core/random.hpp"
+
+namespace safhire::ckks::testing {
+
+struct Fixture {
+  CkksContext context;
+  std::unique_ptr<RnsOps> ops;
+  Encoder encoder;
+  Evaluator evaluator;
+
+  explicit Fixture(const CkksParams& params)
+      : context(params),
+        ops(make_cpu_rns_ops(context, 2)),
+        encoder(context, *ops),
+        evaluator(context, *ops) {}
+};
+
+inline Fixture& fixture(const std::string& name) {
+  static std::map<std::string, std::unique_ptr<Fixture>> cache;
+  auto& slot = cache[name];
+  if (!slot) slot = std::make_unique<Fixture>(named_set(name));
+  return *slot;
+}
+
+// RAII mpz_t.
+struct Mpz {
+  mpz_t v;
+  Mpz() { mpz_init(v); }
+  explicit Mpz(unsigned long x) { mpz_init_set_ui(v, x); }
+  ~Mpz() { mpz_clear(v); }
+  Mpz(const Mpz&) = delete;
+  Mpz& operator=(const Mpz&) = delete;
+};
+
+inline void set_u64(mpz_t out, std::uint64_t x) {
+  mpz_import(out, 1, 1, sizeof x, 0, 0, &x);
+}
+
+inline std::uint64_t mod_u64(const mpz_t x, std::uint64_t q) {
+  Mpz qq, r;
+  set_u64(qq.v, q);
+  mpz_mod(r.v, x, qq.v);  // non-negative
+  std::uint64_t out = 0;
+  mpz_export(&out, nullptr, -1, sizeof out, 0, 0, r.v);
+  return out;
+}
+
+// The product of the primes of `moduli`.
+inline void product(const CkksContext& context, const std::vector<ModulusIndex>& moduli,
+                    mpz_t out) {
+  mpz_set_ui(out, 1);
+  Mpz q;
+  for (ModulusIndex m : moduli) {
+    set_u64(q.v, context.prime(m));
+    mpz_mul(out, out, q.v);
+  }
+}
+
+// The integer in [0, prod) with residues p.limb(k)[t] (coefficient t), by GMP's CRT.
+inline void reconstruct(const CkksContext& context, const RnsPoly& p, std::uint32_t t, mpz_t out) {
+  mpz_set_ui(out, 0);
+  Mpz modulus(1), q, r, inv, step;
+  for (std::size_t k = 0; k < p.limbs(); ++k) {
+    // out = out + modulus * ((r - out) * modulus^-1 mod q)  (Garner)
+    set_u64(q.v, context.prime(p.moduli[k]));
+    set_u64(r.v, p.limb(k)[t]);
+    mpz_sub(step.v, r.v, out);
+    mpz_invert(inv.v, modulus.v, q.v);
+    mpz_mul(step.v, step.v, inv.v);
+    mpz_mod(step.v, step.v, q.v);
+    mpz_mul(step.v, step.v, modulus.v);
+    mpz_add(out, out, step.v);
+    mpz_mul(modulus.v, modulus.v, q.v);
+  }
+}
+
+inline std::vector<std::complex<double>> random_values(std::size_t n, double bound,
+                                                       std::uint64_t seed) {
+  auto rng = core::SeededRandom::from_counter(seed);
+  std::vector<std::complex<double>> z(n);
+  auto unit = [&] { return static_cast<double>(rng.word() >> 11) * 0x1p-53 * 2 - 1; };
+  for (auto& x : z)
+    x = {bound * unit(), bound * unit()};
+  return z;
+}
+
+inline double max_error(const std::vector<std::complex<double>>& a,
+                        const std::vector<std::complex<double>>& b) {
+  double e = 0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    e = std::max(e, std::abs(a[i] - b[i]));
+  return e;
+}
+
+}  // namespace safhire::ckks::testing

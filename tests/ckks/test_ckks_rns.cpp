@@ -1,0 +1,196 @@
+// The RNS layer against GMP: base conversion (both variants), ModUp, ModDown, rescale and the
+// CRT reconstruction of decoding, on every coefficient of random polynomials.
+#include <gtest/gtest.h>
+
+#include "ckks_fixture.hpp"
+#include "safhire/core/error.hpp"
+#include "test_util.hpp"
+
+namespace {
+
+using namespace safhire::ckks;
+using namespace safhire::ckks::testing;
+using safhire::ErrorCode;
+using safhire::testing::code_of;
+
+RnsPoly random_poly(const CkksContext& context, std::vector<ModulusIndex> moduli, bool ntt,
+                    std::uint64_t seed) {
+  auto rng = safhire::core::SeededRandom::from_counter(seed);
+  RnsPoly p(context.degree(), std::move(moduli), ntt);
+  for (std::size_t k = 0; k < p.limbs(); ++k) {
+    for (auto& x : p.limb(k))
+      x = rng.word() % context.prime(p.moduli[k]);
+  }
+  return p;
+}
+
+TEST(CkksRns, ApproximateConversionAddsASmallMultipleOfQ) {
+  auto& f = fixture("n14-l7");
+  const auto from = f.context.q_moduli(3);  // 4 primes
+  const std::vector<ModulusIndex> to{4, 5, 8, 9};
+  const BaseConverter conv(f.context, from, to);
+  const RnsPoly in = random_poly(f.context, from, false, 1);
+  RnsPoly out(f.context.degree(), to, false);
+  f.ops->convert(conv, in, out, Conversion::approximate);
+  Mpz x, Q, lifted, u;
+  product(f.context, from, Q.v);
+  for (std::uint32_t t = 0; t < f.context.degree(); t += 7) {
+    reconstruct(f.context, in, t, x.v);
+    // out on the first target prime fixes u; every target prime must agree with x + u Q.
+    bool found = false;
+    for (unsigned long k = 0; k < from.size() && !found; ++k) {
+      mpz_mul_ui(lifted.v, Q.v, k);
+      mpz_add(lifted.v, lifted.v, x.v);
+      bool all = true;
+      for (std::size_t j = 0; j < to.size(); ++j)
+        all = all && mod_u64(lifted.v, f.context.prime(to[j])) == out.limb(j)[t];
+      found = all;
+    }
+    ASSERT_TRUE(found) << "coefficient " << t << " is not x + u Q with 0 <= u < " << from.size();
+  }
+}
+
+TEST(CkksRns, ExactConversionGivesTheCentredRepresentative) {
+  auto& f = fixture("n14-l7");
+  for (std::uint32_t count : {1U, 3U, 6U}) {
+    const auto from = f.context.q_moduli(count - 1);
+    std::vector<ModulusIndex> to{7, 8, 9};
+    const BaseConverter conv(f.context, from, to);
+    const RnsPoly in = random_poly(f.context, from, false, 10 + count);
+    RnsPoly out(f.context.degree(), to, false);
+    f.ops->convert(conv, in, out, Conversion::exact);
+    Mpz x, Q, half;
+    product(f.context, from, Q.v);
+    mpz_fdiv_q_2exp(half.v, Q.v, 1);
+    for (std::uint32_t t = 0; t < f.context.degree(); t += 5) {
+      reconstruct(f.context, in, t, x.v);
+      if (mpz_cmp(x.v, half.v) > 0) mpz_sub(x.v, x.v, Q.v);  // centred
+      for (std::size_t j = 0; j < to.size(); ++j)
+        ASSERT_EQ(out.limb(j)[t], mod_u64(x.v, f.context.prime(to[j])))
+            << count << " primes, coefficient " << t;
+    }
+  }
+}
+
+TEST(CkksRns, ModDownIsRoundedDivisionByP) {
+  auto& f = fixture("n14-l7");
+  const std::uint32_t level = 5;
+  auto moduli = f.context.q_moduli(level);
+  for (ModulusIndex p : f.context.p_moduli())
+    moduli.push_back(p);
+  RnsPoly x = random_poly(f.context, moduli, false, 20);
+  const RnsPoly x_coeffs = x;
+  f.ops->forward(x);
+  RnsPoly r = f.evaluator.mod_down(x, level);
+  f.ops->inverse(r);
+  Mpz X, P, half, xp, expect;
+  product(f.context, f.context.p_moduli(), P.v);
+  mpz_fdiv_q_2exp(half.v, P.v, 1);
+  for (std::uint32_t t = 0; t < f.context.degree(); t += 11) {
+    reconstruct(f.context, x_coeffs, t, X.v);
+    mpz_mod(xp.v, X.v, P.v);
+    if (mpz_cmp(xp.v, half.v) > 0) mpz_sub(xp.v, xp.v, P.v);  // centred [X]_P
+    mpz_sub(expect.v, X.v, xp.v);
+    mpz_divexact(expect.v, expect.v, P.v);  // (X - [X]_P) / P: X / P rounded
+    for (std::size_t k = 0; k < r.limbs(); ++k)
+      ASSERT_EQ(r.limb(k)[t], mod_u64(expect.v, f.context.prime(r.moduli[k])))
+          << "coefficient " << t;
+  }
+}
+
+TEST(CkksRns, ModUpDigitsAreCentredLiftsOfTheDigitResidues) {
+  auto& f = fixture("n14-l7");
+  const std::uint32_t level = 6;
+  RnsPoly d = random_poly(f.context, f.context.q_moduli(level), false, 30);
+  const RnsPoly d_coeffs = d;
+  f.ops->forward(d);
+  auto digits = f.evaluator.mod_up(d);
+  ASSERT_EQ(digits.size(), f.context.digits(level));
+  Mpz x, Qj, half;
+  for (std::uint32_t j = 0; j < digits.size(); ++j) {
+    f.ops->inverse(digits[j]);
+    const auto own = f.context.digit_moduli(level, j);
+    product(f.context, own, Qj.v);
+    mpz_fdiv_q_2exp(half.v, Qj.v, 1);
+    RnsPoly own_part(f.context.degree(), own, false);
+    for (std::size_t k = 0; k < own.size(); ++k) {
+      const auto src = d_coeffs.limb(d_coeffs.position(own[k]));
+      std::copy(src.begin(), src.end(), own_part.limb(k).begin());
+    }
+    for (std::uint32_t t = 0; t < f.context.degree(); t += 13) {
+      reconstruct(f.context, own_part, t, x.v);
+      if (mpz_cmp(x.v, half.v) > 0) mpz_sub(x.v, x.v, Qj.v);
+      for (std::size_t k = 0; k < digits[j].limbs(); ++k)
+        ASSERT_EQ(digits[j].limb(k)[t], mod_u64(x.v, f.context.prime(digits[j].moduli[k])))
+            << "digit " << j << ", coefficient " << t;
+    }
+  }
+}
+
+TEST(CkksRns, RescaleIsRoundedDivisionByTheLastPrime) {
+  auto& f = fixture("n14-l7");
+  const std::uint32_t level = 4;
+  RnsPoly x = random_poly(f.context, f.context.q_moduli(level), false, 40);
+  const RnsPoly x_coeffs = x;
+  f.ops->forward(x);
+  Ciphertext ct;
+  ct.c = {x};
+  ct.scale = 0x1p80;
+  const Ciphertext r = f.evaluator.rescale(ct);
+  EXPECT_EQ(r.level(), level - 1);
+  EXPECT_DOUBLE_EQ(r.scale, 0x1p80 / static_cast<double>(f.context.prime(level)));
+  RnsPoly got = r.c[0];
+  f.ops->inverse(got);
+  Mpz X, ql, half, rem, expect, Q;
+  set_u64(ql.v, f.context.prime(level));
+  mpz_fdiv_q_2exp(half.v, ql.v, 1);
+  product(f.context, f.context.q_moduli(level - 1), Q.v);
+  for (std::uint32_t t = 0; t < f.context.degree(); t += 3) {
+    reconstruct(f.context, x_coeffs, t, X.v);
+    mpz_mod(rem.v, X.v, ql.v);
+    if (mpz_cmp(rem.v, half.v) > 0) mpz_sub(rem.v, rem.v, ql.v);
+    mpz_sub(expect.v, X.v, rem.v);
+    mpz_divexact(expect.v, expect.v, ql.v);
+    for (std::size_t k = 0; k < got.limbs(); ++k)
+      ASSERT_EQ(got.limb(k)[t], mod_u64(expect.v, f.context.prime(got.moduli[k])));
+  }
+}
+
+TEST(CkksRns, DecodingReconstructsTheCentredCoefficients) {
+  auto& f = fixture("n14-l7");
+  const std::uint32_t level = 7;
+  RnsPoly x = random_poly(f.context, f.context.q_moduli(level), false, 50);
+  const RnsPoly x_coeffs = x;
+  f.ops->forward(x);
+  const Plaintext plain{x, 1.0, f.context.degree() / 2};
+  const auto coeffs = f.encoder.decode_coefficients(plain);
+  Mpz X, Q, half;
+  product(f.context, f.context.q_moduli(level), Q.v);
+  mpz_fdiv_q_2exp(half.v, Q.v, 1);
+  for (std::uint32_t t = 0; t < f.context.degree(); t += 17) {
+    reconstruct(f.context, x_coeffs, t, X.v);
+    if (mpz_cmp(X.v, half.v) > 0) mpz_sub(X.v, X.v, Q.v);
+    const long double expect = mpz_get_d(X.v);  // 53 bits suffice for the comparison
+    ASSERT_NEAR(static_cast<double>(coeffs[t] / expect), 1.0, 1e-15) << t;
+  }
+}
+
+TEST(CkksRns, MismatchedPolynomialsAreTypedErrors) {
+  auto& f = fixture("n12-l2");
+  RnsPoly a(f.context.degree(), {0, 1}, true), b(f.context.degree(), {0}, true);
+  RnsPoly out(f.context.degree(), {0, 1}, true);
+  EXPECT_EQ(code_of([&] { f.ops->add(a, b, out); }), ErrorCode::size_mismatch);
+  EXPECT_EQ(code_of([&] { f.ops->forward(a); }), ErrorCode::invalid_argument);
+  EXPECT_EQ(code_of([&] {
+              BaseConverter(f.context, {0, 1}, {1, 2});
+            }),
+            ErrorCode::invalid_argument);
+  RnsPoly c(f.context.degree(), {0}, false);
+  EXPECT_EQ(code_of([&] {
+              f.ops->convert(BaseConverter(f.context, {0}, {2}), c, a, Conversion::approximate);
+            }),
+            ErrorCode::size_mismatch);
+  EXPECT_EQ(code_of([&] { a.truncate(3); }), ErrorCode::invalid_argument);
+}
+
+}  // namespace

@@ -1,0 +1,335 @@
+// CKKS operations against plaintext arithmetic in double, with error bounds from the noise
+// analysis; key-switching noise against its formula; rotations and conjugation as group actions.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "ckks_fixture.hpp"
+#include "safhire/core/error.hpp"
+#include "test_util.hpp"
+
+namespace {
+
+using namespace safhire::ckks;
+using namespace safhire::ckks::testing;
+using safhire::ErrorCode;
+using safhire::testing::code_of;
+using Values = std::vector<std::complex<double>>;
+
+struct Keys {
+  SecretKey sk;
+  PublicKey pk;
+  SwitchingKey rlk;
+  GaloisKeys galois;
+};
+
+Keys& keys(Fixture& f, const std::string& name) {
+  static std::map<std::string, std::unique_ptr<Keys>> cache;
+  auto& slot = cache[name];
+  if (!slot) {
+    auto rng = safhire::core::SeededRandom::from_counter(1234);
+    KeyGenerator gen(f.context, *f.ops, rng);
+    slot = std::make_unique<Keys>();
+    slot->sk = gen.secret_key();
+    slot->pk = gen.public_key(slot->sk);
+    slot->rlk = gen.relinearization_key(slot->sk);
+    const int n = static_cast<int>(f.context.degree() / 2);
+    const std::vector<int> steps{1, 2, 3, 5, 8, -3, n - 1, 16, 64};
+    slot->galois = gen.galois_keys(slot->sk, steps, true);
+  }
+  return *slot;
+}
+
+// Six standard deviations of a fresh public-key encryption's slot error: the coefficient error
+// v e + e_0 + e_1 s has variance sigma^2 (2N/3 + 1 + 2N/3) for ternary v and s, and a slot sums
+// N coefficients against unit roots.
+double fresh_bound(const Fixture& f, double scale) {
+  const double n = f.context.degree(), sigma = f.context.params().sigma;
+  return 6 * std::sqrt(n) * sigma * std::sqrt(4 * n / 3 + 1) / scale;
+}
+
+// Six standard deviations of the slot error that a rescale adds: rounding each of c_0, c_1 to
+// the nearest integer, (r_0 + r_1 s) with r uniform in [-1/2, 1/2].
+double rescale_bound(const Fixture& f, double scale) {
+  const double n = f.context.degree();
+  return 6 * std::sqrt(n) * std::sqrt((1 + 2 * n / 3) / 12) / scale;
+}
+
+// Key switching of a uniform d from s^2 to s: the error u_0 + u_1 s - d s^2 has mean square
+//   sum_j N sigma^2 Q_j^2 / (12 P^2)  +  (1 + h) / 12,
+// where Q_j^2 / 12 is the mean square of the centred lift of digit j (uniform on
+// [-Q_j/2, Q_j/2)), and the second term is ModDown's rounding to nearest of u_0 and u_1
+// (uniform on [-1/2, 1/2)), h the secret's weight.
+double key_switch_mean_square(const Fixture& f, std::uint32_t level, double h) {
+  double log_p = 0;
+  for (ModulusIndex p : f.context.p_moduli())
+    log_p += std::log2(static_cast<double>(f.context.prime(p)));
+  const double n = f.context.degree(), sigma = f.context.params().sigma;
+  double main = 0;
+  for (std::uint32_t j = 0; j < f.context.digits(level); ++j) {
+    double log_qj = 0;
+    for (ModulusIndex m : f.context.digit_moduli(level, j))
+      log_qj += std::log2(static_cast<double>(f.context.prime(m)));
+    main += n * sigma * sigma / 12 * std::exp2(2 * (log_qj - log_p));
+  }
+  return main + (1 + h) / 12;
+}
+
+// Six standard deviations of the slot error of one key switch (h taken as 2N/3, ternary).
+double key_switch_bound(const Fixture& f, std::uint32_t level, double scale) {
+  const double n = f.context.degree();
+  return 6 * std::sqrt(n) * std::sqrt(key_switch_mean_square(f, level, 2 * n / 3)) / scale;
+}
+
+Values decrypt_values(Fixture& f, const Ciphertext& ct, const SecretKey& sk) {
+  return f.encoder.decode(decrypt(f.context, *f.ops, ct, sk));
+}
+
+class CkksScheme : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(CkksScheme, EncryptDecryptWithinTheFreshNoiseBound) {
+  auto& f = fixture(GetParam());
+  auto& k = keys(f, GetParam());
+  auto rng = safhire::core::SeededRandom::from_counter(1);
+  Encryptor enc(f.context, *f.ops, rng);
+  const double scale = std::exp2(f.context.params().log_scale);
+  const auto z = random_values(f.context.degree() / 2, 1.0, 2);
+  const auto plain = f.encoder.encode(z, scale, f.context.max_level());
+  const auto pk_ct = enc.encrypt(plain, k.pk);
+  const auto sk_ct = enc.encrypt(plain, k.sk);
+  EXPECT_LE(max_error(decrypt_values(f, pk_ct, k.sk), z), fresh_bound(f, scale));
+  EXPECT_LE(max_error(decrypt_values(f, sk_ct, k.sk), z), fresh_bound(f, scale));
+  EXPECT_EQ(pk_ct.level(), f.context.max_level());
+}
+
+TEST_P(CkksScheme, LinearOperationsMatchPlaintextArithmetic) {
+  auto& f = fixture(GetParam());
+  auto& k = keys(f, GetParam());
+  auto rng = safhire::core::SeededRandom::from_counter(3);
+  Encryptor enc(f.context, *f.ops, rng);
+  const double scale = std::exp2(f.context.params().log_scale);
+  const std::uint32_t top = f.context.max_level();
+  const auto a = random_values(f.context.degree() / 2, 1.0, 4);
+  const auto b = random_values(f.context.degree() / 2, 1.0, 5);
+  const auto ca = enc.encrypt(f.encoder.encode(a, scale, top), k.pk);
+  const auto cb = enc.encrypt(f.encoder.encode(b, scale, top), k.pk);
+  const double bound = 2 * fresh_bound(f, scale);
+  Values sum(a.size()), diff(a.size()), neg(a.size()), shifted(a.size()), scaled(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    sum[i] = a[i] + b[i];
+    diff[i] = a[i] - b[i];
+    neg[i] = -a[i];
+    shifted[i] = a[i] + 0.25;
+    scaled[i] = a[i] * -3.0;
+  }
+  const auto& ev = f.evaluator;
+  EXPECT_LE(max_error(decrypt_values(f, ev.add(ca, cb), k.sk), sum), bound);
+  EXPECT_LE(max_error(decrypt_values(f, ev.sub(ca, cb), k.sk), diff), bound);
+  EXPECT_LE(max_error(decrypt_values(f, ev.negate(ca), k.sk), neg), bound);
+  EXPECT_LE(
+      max_error(decrypt_values(f, ev.add_plain(ca, f.encoder.encode(b, scale, top)), k.sk), sum),
+      bound);
+  EXPECT_LE(max_error(decrypt_values(f, ev.add_constant(ca, 0.25), k.sk), shifted), bound);
+  EXPECT_LE(max_error(decrypt_values(f, ev.multiply_constant(ca, -3.0, 1.0), k.sk), scaled),
+            3 * bound);
+}
+
+TEST_P(CkksScheme, MultiplyRelinearizeRescaleMatchesTheProduct) {
+  auto& f = fixture(GetParam());
+  auto& k = keys(f, GetParam());
+  auto rng = safhire::core::SeededRandom::from_counter(6);
+  Encryptor enc(f.context, *f.ops, rng);
+  const double scale = std::exp2(f.context.params().log_scale);
+  const std::uint32_t top = f.context.max_level();
+  const auto a = random_values(f.context.degree() / 2, 1.0, 7);
+  const auto b = random_values(f.context.degree() / 2, 1.0, 8);
+  const auto ca = enc.encrypt(f.encoder.encode(a, scale, top), k.pk);
+  const auto cb = enc.encrypt(f.encoder.encode(b, scale, top), k.pk);
+  Values prod(a.size()), plain_prod(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i)
+    prod[i] = a[i] * b[i];
+  const auto& ev = f.evaluator;
+  // Before relinearization (3 components) and after, then rescaled.
+  const auto tensor = ev.multiply(ca, cb);
+  const double e = fresh_bound(f, scale);
+  const double product_bound = 2 * std::sqrt(2.0) * e + e * e;  // |a|, |b| <= sqrt 2
+  EXPECT_LE(max_error(decrypt_values(f, tensor, k.sk), prod), product_bound);
+  const auto relin = ev.relinearize(tensor, k.rlk);
+  const auto rescaled = ev.rescale(relin);
+  EXPECT_EQ(rescaled.level(), top - 1);
+  EXPECT_DOUBLE_EQ(rescaled.scale, scale * scale / static_cast<double>(f.context.prime(top)));
+  const double bound = product_bound + rescale_bound(f, rescaled.scale) +
+                       key_switch_bound(f, top, scale * scale) * scale / rescaled.scale;
+  const double err = max_error(decrypt_values(f, rescaled, k.sk), prod);
+  EXPECT_LE(err, bound);
+  RecordProperty("precision_bits", std::to_string(-std::log2(err)));
+  // Times a plaintext, rescaled again: the scales multiply and divide exactly.
+  const auto pc = ev.multiply_plain(rescaled, f.encoder.encode(b, scale, rescaled.level()));
+  const auto twice = ev.rescale(pc);
+  for (std::size_t i = 0; i < a.size(); ++i)
+    plain_prod[i] = prod[i] * b[i];
+  EXPECT_LE(max_error(decrypt_values(f, twice, k.sk), plain_prod),
+            std::sqrt(2.0) * bound + 2 * e + rescale_bound(f, twice.scale));
+}
+
+TEST_P(CkksScheme, RotationsAndConjugationPermuteTheSlots) {
+  auto& f = fixture(GetParam());
+  auto& k = keys(f, GetParam());
+  auto rng = safhire::core::SeededRandom::from_counter(9);
+  Encryptor enc(f.context, *f.ops, rng);
+  const double scale = std::exp2(f.context.params().log_scale);
+  const std::uint32_t top = f.context.max_level();
+  const int n = static_cast<int>(f.context.degree() / 2);
+  const auto z = random_values(static_cast<std::size_t>(n), 1.0, 10);
+  const auto ct = enc.encrypt(f.encoder.encode(z, scale, top), k.pk);
+  const double bound = fresh_bound(f, scale) + key_switch_bound(f, top, scale);
+  auto rotated = [&](int step) {
+    Values r(z.size());
+    for (int j = 0; j < n; ++j)
+      r[static_cast<std::size_t>(j)] = z[static_cast<std::size_t>(((j + step) % n + n) % n)];
+    return r;
+  };
+  const std::vector<int> steps{1, 3, -3, n - 1, 64};
+  for (int step : steps) {
+    EXPECT_LE(
+        max_error(decrypt_values(f, f.evaluator.rotate(ct, step, k.galois), k.sk), rotated(step)),
+        bound)
+        << "step " << step;
+  }
+  const auto hoisted = f.evaluator.rotate_hoisted(ct, steps, k.galois);
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    EXPECT_LE(max_error(decrypt_values(f, hoisted[i], k.sk), rotated(steps[i])), bound)
+        << "hoisted step " << steps[i];
+  }
+  // Composition: 1 then 2 is 3; conjugating twice is the identity.
+  const auto r12 = f.evaluator.rotate(f.evaluator.rotate(ct, 1, k.galois), 2, k.galois);
+  EXPECT_LE(max_error(decrypt_values(f, r12, k.sk), rotated(3)), 2 * bound);
+  Values conj(z.size());
+  for (std::size_t i = 0; i < z.size(); ++i)
+    conj[i] = std::conj(z[i]);
+  const auto c1 = f.evaluator.conjugate(ct, k.galois);
+  EXPECT_LE(max_error(decrypt_values(f, c1, k.sk), conj), bound);
+  EXPECT_LE(max_error(decrypt_values(f, f.evaluator.conjugate(c1, k.galois), k.sk), z), 2 * bound);
+}
+
+INSTANTIATE_TEST_SUITE_P(Sets, CkksScheme, ::testing::Values("n12-l2", "n13-l3", "n14-l7"));
+
+TEST(CkksScheme, GaloisElementsFormTheRotationGroup) {
+  auto& f = fixture("n13-l3");
+  const std::uint64_t M = 2 * f.context.degree();
+  const int n = static_cast<int>(f.context.degree() / 2);
+  for (int a : {0, 1, 7, -5, n - 1}) {
+    for (int b : {1, 3, -2, n}) {
+      EXPECT_EQ(rotation_galois_element(f.context, a) * rotation_galois_element(f.context, b) % M,
+                rotation_galois_element(f.context, a + b));
+    }
+  }
+  EXPECT_EQ(rotation_galois_element(f.context, n), 1U);  // 5 has order N/2
+  const std::uint64_t c = conjugation_galois_element(f.context);
+  EXPECT_EQ(c * c % M, 1U);
+}
+
+TEST(CkksScheme, SparseSlotsRotateWithinTheirPeriod) {
+  auto& f = fixture("n13-l3");
+  auto& k = keys(f, "n13-l3");
+  auto rng = safhire::core::SeededRandom::from_counter(11);
+  Encryptor enc(f.context, *f.ops, rng);
+  const std::uint32_t slots = 64;
+  const auto z = random_values(slots, 1.0, 12);
+  const double scale = 0x1p33;
+  const auto ct = enc.encrypt(f.encoder.encode(z, scale, 3, slots), k.pk);
+  const auto r = decrypt_values(f, f.evaluator.rotate(ct, 5, k.galois), k.sk);
+  ASSERT_EQ(r.size(), slots);
+  for (std::uint32_t j = 0; j < slots; ++j)
+    EXPECT_LE(std::abs(r[j] - z[(j + 5) % slots]), 2 * fresh_bound(f, scale));
+}
+
+TEST(CkksScheme, KeySwitchingNoiseIsWithinABitOfItsFormula) {
+  for (const char* name : {"n12-l2", "n13-l3", "n14-l7"}) {
+    auto& f = fixture(name);
+    auto& k = keys(f, name);
+    const std::uint32_t level = f.context.max_level();
+    const std::uint32_t n = f.context.degree();
+    auto rng = safhire::core::SeededRandom::from_counter(13);
+    KeyGenerator gen(f.context, *f.ops, rng);
+    const RnsPoly d = gen.sample_uniform(f.context.q_moduli(level));
+    auto [u0, u1] = f.evaluator.key_switch(d, k.rlk);
+    RnsPoly s2(n, f.context.q_moduli(level), true), err(n, f.context.q_moduli(level), true);
+    f.ops->multiply(k.sk.s, k.sk.s, s2);
+    f.ops->multiply(d, s2, s2);        // d s^2
+    f.ops->multiply(u1, k.sk.s, err);  // u_1 s
+    f.ops->add(err, u0, err);
+    f.ops->sub(err, s2, err);
+    f.ops->inverse(err);
+    RnsPoly s(n, {0}, true);
+    std::copy(k.sk.s.limb(0).begin(), k.sk.s.limb(0).end(), s.data.begin());
+    f.ops->inverse(s);
+    const std::uint64_t q0 = f.context.prime(0);
+    double h = 0;
+    for (auto x : s.limb(0))
+      h += x != 0 ? 1 : 0;
+    double measured = 0;
+    for (auto x : err.limb(0)) {
+      const double v = x > q0 / 2 ? -static_cast<double>(q0 - x) : static_cast<double>(x);
+      measured += v * v;
+    }
+    measured /= n;
+    const double expected = key_switch_mean_square(f, level, h);
+    const double bits = 0.5 * std::log2(measured / expected);  // of the standard deviations
+    EXPECT_LE(std::fabs(bits), 1.0) << name << ": measured rms 2^" << 0.5 * std::log2(measured)
+                                    << ", formula 2^" << 0.5 * std::log2(expected);
+  }
+}
+
+TEST(CkksScheme, MismatchedOperandsAreTypedErrors) {
+  auto& f = fixture("n12-l2");
+  auto& k = keys(f, "n12-l2");
+  auto rng = safhire::core::SeededRandom::from_counter(14);
+  Encryptor enc(f.context, *f.ops, rng);
+  const auto z = random_values(4, 1.0, 15);
+  const auto top = enc.encrypt(f.encoder.encode(z, 0x1p24, 2, 4), k.pk);
+  const auto low = enc.encrypt(f.encoder.encode(z, 0x1p24, 1, 4), k.pk);
+  const auto other_scale = enc.encrypt(f.encoder.encode(z, 0x1p23, 2, 4), k.pk);
+  const auto& ev = f.evaluator;
+  EXPECT_EQ(code_of([&] { ev.add(top, low); }), ErrorCode::invalid_argument);
+  EXPECT_EQ(code_of([&] { ev.add(top, other_scale); }), ErrorCode::invalid_argument);
+  EXPECT_EQ(code_of([&] { ev.multiply(top, low); }), ErrorCode::invalid_argument);
+  EXPECT_EQ(code_of([&] { ev.rescale(ev.drop_to_level(top, 0)); }), ErrorCode::invalid_argument);
+  EXPECT_EQ(code_of([&] { ev.drop_to_level(low, 2); }), ErrorCode::invalid_argument);
+  EXPECT_EQ(code_of([&] { ev.rotate(top, 7, k.galois); }), ErrorCode::invalid_argument);
+  EXPECT_EQ(code_of([&] { ev.relinearize(top, k.rlk); }), ErrorCode::invalid_argument);
+  EXPECT_EQ(code_of([&] { ev.rotate(ev.multiply(top, top), 1, k.galois); }),
+            ErrorCode::invalid_argument);
+  // Dropping a level keeps the values.
+  EXPECT_LE(max_error(decrypt_values(f, ev.drop_to_level(top, 0), k.sk), z),
+            fresh_bound(f, 0x1p24));
+}
+
+// One N = 2^16 pass (the sparse-secret set, 21 primes): multiply, relinearize, rescale and
+// rotate, against plaintext arithmetic. Kept to one ciphertext product and one rotation key.
+TEST(CkksScheme, FullSizeRingMultipliesAndRotates) {
+  const CkksContext context(named_set("n16-l20-h192"));
+  const auto ops = make_cpu_rns_ops(context, 2);
+  const Encoder encoder(context, *ops);
+  const Evaluator ev(context, *ops);
+  auto rng = safhire::core::SeededRandom::from_counter(16);
+  KeyGenerator gen(context, *ops, rng);
+  const auto sk = gen.secret_key();
+  const auto rlk = gen.relinearization_key(sk);
+  const std::vector<int> steps{7};
+  const auto galois = gen.galois_keys(sk, steps, false);
+  Encryptor enc(context, *ops, rng);
+  const std::uint32_t level = 3;  // a low level keeps the test cheap; the keys cover all
+  const double scale = 0x1p45;
+  const auto a = random_values(context.degree() / 2, 1.0, 17);
+  const auto ct = enc.encrypt(encoder.encode(a, scale, level), sk);
+  const auto sq = ev.rotate(ev.rescale(ev.multiply_relinearize(ct, ct, rlk)), 7, galois);
+  const auto back = encoder.decode(decrypt(context, *ops, sq, sk));
+  const std::size_t n = a.size();
+  double err = 0;
+  for (std::size_t j = 0; j < n; ++j)
+    err = std::max(err, std::abs(back[j] - a[(j + 7) % n] * a[(j + 7) % n]));
+  EXPECT_LE(err, 0x1p-25);
+}
+
+}  // namespace
