@@ -2,12 +2,22 @@
 // compare across versions and against the CUDA counterparts (suffix /cuda in bench_cuda):
 //   ckks/ntt_forward/<N>, ckks/ntt_inverse/<N>       one polynomial, one 60-bit prime
 //   ckks/ntt_forward/<N>/<isa>                       the same on each available kernel set
+//   ckks/ntt_batch/<N>/<primes>                      forward NTT of every limb of an RNS poly
+//   ckks/keyswitch/<N>/L<l>/dnum<d>                  hybrid key switching of one polynomial
+//   ckks/mult_relin_rescale/<N>/L<l>                 ct x ct, relinearize, rescale
+//   ckks/rotate/<N>/L<l>, ckks/rotate_hoisted8/...   one rotation; eight from one ModUp
+//   ckks/encode/<N>, ckks/decode/<N>                 full slots (decode at level 1)
+// The CKKS operations run on the named sets n13-l3 .. n16-l24 at their top level.
 #include <benchmark/benchmark.h>
 
+#include <map>
+#include <memory>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "safhire/ckks/ckks.hpp"
 #include "safhire/core/primes.hpp"
 #include "safhire/ring/negacyclic_ntt.hpp"
 
@@ -56,10 +66,127 @@ void register_ntt() {
   }
 }
 
+using namespace safhire::ckks;
+
+// Keys and ciphertexts of one set, built once (key generation is not what is measured).
+struct State {
+  CkksContext context;
+  std::unique_ptr<RnsOps> ops;
+  Encoder encoder;
+  Evaluator evaluator;
+  SecretKey sk;
+  SwitchingKey rlk;
+  GaloisKeys galois;
+  Ciphertext x, y;
+  std::vector<std::complex<double>> values;
+
+  explicit State(const std::string& name)
+      : context(named_set(name)),
+        ops(make_cpu_rns_ops(context, 1)),
+        encoder(context, *ops),
+        evaluator(context, *ops) {
+    auto rng = safhire::core::SeededRandom::from_counter(1);
+    KeyGenerator gen(context, *ops, rng);
+    sk = gen.secret_key();
+    rlk = gen.relinearization_key(sk);
+    const std::vector<int> steps{1, 2, 3, 4, 5, 6, 7, 8};
+    galois = gen.galois_keys(sk, steps, false);
+    values.resize(context.degree() / 2);
+    std::mt19937_64 mt(2);
+    std::uniform_real_distribution<double> u(-1, 1);
+    for (auto& v : values)
+      v = {u(mt), u(mt)};
+    Encryptor enc(context, *ops, rng);
+    const double scale = std::exp2(context.params().log_scale);
+    x = enc.encrypt(encoder.encode(values, scale, context.max_level()), sk);
+    y = enc.encrypt(encoder.encode(values, scale, context.max_level()), sk);
+  }
+};
+
+State& state(const std::string& name) {
+  static std::map<std::string, std::unique_ptr<State>> cache;
+  auto& slot = cache[name];
+  if (!slot) slot = std::make_unique<State>(name);
+  return *slot;
+}
+
+// "a/b/c" from its parts (appended one by one: GCC 12's -Wrestrict misfires on chains of +).
+std::string path(std::initializer_list<std::string_view> parts) {
+  std::string out;
+  for (std::string_view part : parts) {
+    if (!out.empty()) out += '/';
+    out.append(part);
+  }
+  return out;
+}
+
+template <class Fn>
+void add(const std::string& name, Fn fn) {
+  benchmark::RegisterBenchmark(name.c_str(), fn)->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+
+void register_ckks() {
+  for (const char* set : {"n13-l3", "n14-l7", "n15-l14", "n16-l24"}) {
+    const CkksParams& p = named_set(set);
+    const std::string n = std::to_string(p.degree());
+    std::string l = "L";
+    l += std::to_string(p.max_level());
+    std::string dnum = "dnum";
+    dnum += std::to_string(p.dnum);
+    const std::string primes = std::to_string(p.q_bits.size());
+    const std::string name(set);
+    add(path({"ckks/ntt_batch", n, primes}), [name](benchmark::State& st) {
+      auto& s = state(name);
+      RnsPoly poly = s.x.c[0];
+      for (auto _ : st) {
+        s.ops->inverse(poly);
+        s.ops->forward(poly);
+      }
+      st.counters["transforms"] = 2;
+    });
+    add(path({"ckks/keyswitch", n, l, dnum}), [name](benchmark::State& st) {
+      auto& s = state(name);
+      for (auto _ : st)
+        benchmark::DoNotOptimize(s.evaluator.key_switch(s.x.c[1], s.rlk));
+    });
+    add(path({"ckks/mult_relin_rescale", n, l}), [name](benchmark::State& st) {
+      auto& s = state(name);
+      for (auto _ : st)
+        benchmark::DoNotOptimize(
+            s.evaluator.rescale(s.evaluator.multiply_relinearize(s.x, s.y, s.rlk)));
+    });
+    add(path({"ckks/rotate", n, l}), [name](benchmark::State& st) {
+      auto& s = state(name);
+      for (auto _ : st)
+        benchmark::DoNotOptimize(s.evaluator.rotate(s.x, 1, s.galois));
+    });
+    add(path({"ckks/rotate_hoisted8", n, l}), [name](benchmark::State& st) {
+      auto& s = state(name);
+      const std::vector<int> steps{1, 2, 3, 4, 5, 6, 7, 8};
+      for (auto _ : st)
+        benchmark::DoNotOptimize(s.evaluator.rotate_hoisted(s.x, steps, s.galois));
+    });
+    add(path({"ckks/encode", n}), [name](benchmark::State& st) {
+      auto& s = state(name);
+      const double scale = std::exp2(s.context.params().log_scale);
+      for (auto _ : st)
+        benchmark::DoNotOptimize(s.encoder.encode(s.values, scale, s.context.max_level()));
+    });
+    add(path({"ckks/decode", n}), [name](benchmark::State& st) {
+      auto& s = state(name);
+      const double scale = std::exp2(s.context.params().log_scale);
+      const Plaintext plain = s.encoder.encode(s.values, scale, 1);
+      for (auto _ : st)
+        benchmark::DoNotOptimize(s.encoder.decode(plain));
+    });
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   register_ntt();
+  register_ckks();
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

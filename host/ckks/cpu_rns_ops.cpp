@@ -3,6 +3,7 @@
 // varying residues is the 128-bit product and a Barrett reduction, a product by a constant a
 // Shoup multiplication).
 #include <algorithm>
+#include <array>
 #include <string>
 #include <vector>
 
@@ -42,8 +43,10 @@ class CpuRnsOps final : public RnsOps {
  public:
   CpuRnsOps(const CkksContext& context, unsigned threads)
       : RnsOps(context), threads_(std::max(1U, threads)) {
-    for (u64 q : context.primes())
+    for (u64 q : context.primes()) {
       barrett_.emplace_back(q);
+      ratio_.push_back(core::make_barrett128(q));
+    }
   }
 
   void forward(RnsPoly& p, std::size_t first, std::size_t last) const override {
@@ -76,6 +79,41 @@ class CpuRnsOps final : public RnsOps {
       u64* o = out.limb(k).data();
       for (std::uint32_t t = 0; t < out.n; ++t)
         o[t] = core::add_mod(o[t], m.mul(x[t], y[t]), m.q);
+    });
+  }
+
+  void inner_product(std::span<const RnsPoly* const> a, std::span<const RnsPoly* const> b,
+                     RnsPoly& out) const override {
+    require(!a.empty() && a.size() == b.size() && a.size() <= 16, ErrorCode::size_mismatch,
+            "inner product of 1 .. 16 pairs of polynomials");
+    for (std::size_t j = 0; j < a.size(); ++j)
+      check_pair(*a[j], *b[j], out);
+    out.ntt = a[0]->ntt;
+    for_limbs(out, [&](std::size_t k) {
+      const ModulusIndex mod = out.moduli[k];
+      const u64 q = barrett_[mod].q;
+      const auto ratio = ratio_[mod];
+      constexpr std::uint32_t kBlock = 512;
+      std::array<core::u128, kBlock> acc;
+      u64* o = out.limb(k).data();
+      std::array<const u64*, 16> x{}, y{};
+      for (std::size_t j = 0; j < a.size(); ++j) {
+        x[j] = a[j]->limb(a[j]->position(mod)).data();
+        y[j] = b[j]->limb(b[j]->position(mod)).data();
+      }
+      for (std::uint32_t t0 = 0; t0 < out.n; t0 += kBlock) {
+        const std::uint32_t len = std::min(kBlock, out.n - t0);
+        acc.fill(0);
+        for (std::size_t j = 0; j < a.size(); ++j) {
+          const u64* xj = x[j] + t0;
+          const u64* yj = y[j] + t0;
+          for (std::uint32_t t = 0; t < len; ++t)
+            acc[t] += static_cast<core::u128>(xj[t]) * yj[t];
+        }
+        for (std::uint32_t t = 0; t < len; ++t)
+          o[t0 + t] = core::reduce_double_word(static_cast<u64>(acc[t] >> 64),
+                                               static_cast<u64>(acc[t]), q, ratio);
+      }
     });
   }
 
@@ -195,6 +233,7 @@ class CpuRnsOps final : public RnsOps {
 
   unsigned threads_;
   std::vector<Barrett> barrett_;
+  std::vector<core::Barrett128> ratio_;
 };
 
 }  // namespace

@@ -210,9 +210,10 @@ Ciphertext Evaluator::relinearize(const Ciphertext& x, const SwitchingKey& rlk) 
   Ciphertext out;
   out.scale = x.scale;
   out.slots = x.slots;
-  out.c = {x.c[0], x.c[1]};
-  ops_->add(out.c[0], u0, out.c[0]);
-  ops_->add(out.c[1], u1, out.c[1]);
+  ops_->add(x.c[0], u0, u0);
+  ops_->add(x.c[1], u1, u1);
+  out.c.push_back(std::move(u0));
+  out.c.push_back(std::move(u1));
   return out;
 }
 
@@ -246,19 +247,47 @@ Ciphertext Evaluator::rescale(const Ciphertext& x) const {
 
 // ---- key switching ------------------------------------------------------------------------------
 
-std::vector<RnsPoly> Evaluator::mod_up(const RnsPoly& d) const {
+namespace {
+
+// Give p the shape (degree, moduli, form), reusing its buffer: callers overwrite every word.
+void reshape(RnsPoly& p, std::uint32_t n, std::span<const ModulusIndex> moduli, bool ntt) {
+  p.n = n;
+  p.moduli.assign(moduli.begin(), moduli.end());
+  p.data.resize(moduli.size() * n);
+  p.ntt = ntt;
+}
+
+// Buffers of one thread's key switches, kept between calls: at N = 2^16 a polynomial over Q
+// and P is 17 MB, and fresh pages cost as much as the arithmetic.
+struct Scratch {
+  RnsPoly coeffs, acc0, acc1, p_part, converted;
+  std::vector<RnsPoly> digits, permuted;
+};
+
+Scratch& scratch() {
+  thread_local Scratch s;
+  return s;
+}
+
+}  // namespace
+
+void Evaluator::mod_up_into(const RnsPoly& d, std::vector<RnsPoly>& out) const {
   require(d.ntt, ErrorCode::invalid_argument, "key switching takes an NTT-form polynomial");
   const auto l = static_cast<std::uint32_t>(d.limbs() - 1);
   const std::uint32_t n = context_->degree();
-  RnsPoly coeffs = d;
+  RnsPoly& coeffs = scratch().coeffs;
+  reshape(coeffs, n, d.moduli, true);
+  std::copy(d.data.begin(), d.data.end(), coeffs.data.begin());
   ops_->inverse(coeffs);
-  std::vector<RnsPoly> out;
-  for (std::uint32_t j = 0; j < context_->digits(l); ++j) {
+  out.resize(context_->digits(l));
+  std::vector<ModulusIndex> moduli;
+  for (std::uint32_t j = 0; j < out.size(); ++j) {
     const auto& converter = mod_up_converter(l, j);
     // The digit's own limbs first (copied in NTT form), then the converted ones.
-    std::vector<ModulusIndex> moduli(converter.from().begin(), converter.from().end());
+    moduli.assign(converter.from().begin(), converter.from().end());
     moduli.insert(moduli.end(), converter.to().begin(), converter.to().end());
-    RnsPoly ext(n, moduli, false);
+    RnsPoly& ext = out[j];
+    reshape(ext, n, moduli, false);
     ops_->convert(converter, coeffs, ext, Conversion::exact);
     const std::size_t own = converter.from().size();
     ops_->forward(ext, own, ext.limbs());
@@ -267,24 +296,31 @@ std::vector<RnsPoly> Evaluator::mod_up(const RnsPoly& d) const {
       std::copy(src.begin(), src.end(), ext.limb(k).begin());
     }
     ext.ntt = true;
-    out.push_back(std::move(ext));
   }
+}
+
+std::vector<RnsPoly> Evaluator::mod_up(const RnsPoly& d) const {
+  std::vector<RnsPoly> out;
+  mod_up_into(d, out);
   return out;
 }
 
 RnsPoly Evaluator::mod_down(const RnsPoly& x, std::uint32_t level) const {
   const std::uint32_t n = context_->degree();
   const auto p_moduli = context_->p_moduli();
-  RnsPoly p_part(n, p_moduli, true);
+  const auto q_moduli = context_->q_moduli(level);
+  RnsPoly& p_part = scratch().p_part;
+  reshape(p_part, n, p_moduli, true);
   for (std::size_t k = 0; k < p_moduli.size(); ++k) {
     const auto src = x.limb(x.position(p_moduli[k]));
     std::copy(src.begin(), src.end(), p_part.limb(k).begin());
   }
   ops_->inverse(p_part);
-  RnsPoly converted(n, context_->q_moduli(level), false);
+  RnsPoly& converted = scratch().converted;
+  reshape(converted, n, q_moduli, false);
   ops_->convert(mod_down_converter(level), p_part, converted, Conversion::exact);
   ops_->forward(converted);
-  RnsPoly out(n, context_->q_moduli(level), true);
+  RnsPoly out(n, q_moduli, true);
   ops_->sub_scale(x, converted, p_inv_, out);
   return out;
 }
@@ -292,27 +328,36 @@ RnsPoly Evaluator::mod_down(const RnsPoly& x, std::uint32_t level) const {
 std::pair<RnsPoly, RnsPoly> Evaluator::key_switch_extended(
     const std::vector<RnsPoly>& digits, const SwitchingKey& key, std::uint32_t level,
     std::span<const std::uint32_t> perm) const {
-  require(digits.size() <= key.b.size(), ErrorCode::invalid_argument,
+  require(!digits.empty() && digits.size() <= key.b.size(), ErrorCode::invalid_argument,
           "switching key has fewer digits than the ciphertext needs");
   const std::uint32_t n = context_->degree();
   const auto moduli = q_and_p(*context_, level);
-  RnsPoly acc0(n, moduli, true), acc1(n, moduli, true);
-  RnsPoly permuted;
+  Scratch& s = scratch();
+  std::vector<const RnsPoly*> d(digits.size()), b(digits.size()), a(digits.size());
+  if (!perm.empty()) s.permuted.resize(digits.size());
   for (std::size_t j = 0; j < digits.size(); ++j) {
-    const RnsPoly* digit = &digits[j];
+    d[j] = &digits[j];
     if (!perm.empty()) {
-      permuted = RnsPoly(n, digits[j].moduli, true);
-      ops_->permute(digits[j], perm, permuted);
-      digit = &permuted;
+      reshape(s.permuted[j], n, digits[j].moduli, true);
+      ops_->permute(digits[j], perm, s.permuted[j]);
+      d[j] = &s.permuted[j];
     }
-    ops_->multiply_accumulate(*digit, key.b[j], acc0);
-    ops_->multiply_accumulate(*digit, key.a[j], acc1);
+    b[j] = &key.b[j];
+    a[j] = &key.a[j];
   }
-  return {mod_down(acc0, level), mod_down(acc1, level)};
+  reshape(s.acc0, n, moduli, true);
+  reshape(s.acc1, n, moduli, true);
+  ops_->inner_product(d, b, s.acc0);
+  ops_->inner_product(d, a, s.acc1);
+  RnsPoly u0 = mod_down(s.acc0, level);
+  RnsPoly u1 = mod_down(s.acc1, level);
+  return {std::move(u0), std::move(u1)};
 }
 
 std::pair<RnsPoly, RnsPoly> Evaluator::key_switch(const RnsPoly& d, const SwitchingKey& key) const {
-  return key_switch_extended(mod_up(d), key, static_cast<std::uint32_t>(d.limbs() - 1), {});
+  auto& digits = scratch().digits;
+  mod_up_into(d, digits);
+  return key_switch_extended(digits, key, static_cast<std::uint32_t>(d.limbs() - 1), {});
 }
 
 // ---- automorphisms ------------------------------------------------------------------------------

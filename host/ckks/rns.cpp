@@ -1,5 +1,7 @@
 #include "safhire/ckks/rns.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <string>
@@ -123,6 +125,7 @@ BaseConverter::BaseConverter(const CkksContext& context, std::vector<ModulusInde
       q_mod = mul_mod(q_mod, from_q_[i] % p, p);
     }
     q_mod_.push_back(core::make_shoup(q_mod, p));
+    ratio_.push_back(core::make_barrett128(p));
   }
 }
 
@@ -144,43 +147,82 @@ void BaseConverter::convert_range(const RnsPoly& in, RnsPoly& out, Conversion va
                                   std::size_t last) const {
   (void)in;
   const std::size_t k = from_.size();
-  std::vector<u64> v;
-  if (variant == Conversion::exact) {
-    // v = round(sum_i y_i / q_i): how many Q the approximate sum exceeds the centred value by.
-    v.resize(n_);
-    for (std::uint32_t t = 0; t < n_; ++t) {
-      double s = 0;
-      for (std::size_t i = 0; i < k; ++i)
-        s += static_cast<double>(y[i * n_ + t]) * inv_q_[i];
-      v[t] = static_cast<u64>(std::llround(s));
-    }
-  }
-  for (std::size_t j = first; j < last; ++j) {
-    const u64 p = to_p_[j], p2 = 2 * p;
-    const auto acc = out.limb(out.position(to_[j]));
-    const auto* c = &qhat_mod_[j * k];
-    {
-      const u64* yi = y.data();
-      for (std::uint32_t t = 0; t < n_; ++t)
-        acc[t] = core::mul_shoup_lazy(yi[t], c[0].value, c[0].quotient, p);
-    }
-    for (std::size_t i = 1; i < k; ++i) {
-      const u64* yi = y.data() + i * n_;
-      const u64 w = c[i].value, wq = c[i].quotient;
-      for (std::uint32_t t = 0; t < n_; ++t) {
-        const u64 s = acc[t] + core::mul_shoup_lazy(yi[t], w, wq, p);
-        acc[t] = s >= p2 ? s - p2 : s;
-      }
+  // Blocks of coefficients small enough that the k rows of y stay in L1 across the outputs.
+  constexpr std::uint32_t kBlock = 256;
+  std::array<u64, kBlock> v{};
+  std::vector<u64> block(kBlock * k), constants(k);  // y transposed: block[t k + i]
+  std::vector<u64*> outs(last - first);
+  for (std::size_t j = first; j < last; ++j)
+    outs[j - first] = out.limb(out.position(to_[j])).data();
+  for (std::uint32_t t0 = 0; t0 < n_; t0 += kBlock) {
+    const std::uint32_t len = std::min(kBlock, n_ - t0);
+    for (std::size_t i = 0; i < k; ++i) {
+      const u64* yi = y.data() + i * n_ + t0;
+      for (std::uint32_t t = 0; t < len; ++t)
+        block[t * k + i] = yi[t];
     }
     if (variant == Conversion::exact) {
-      const auto qm = q_mod_[j];
-      for (std::uint32_t t = 0; t < n_; ++t) {
-        const u64 a = core::reduce_once(acc[t], p);
-        acc[t] = core::sub_mod(a, core::mul_shoup(v[t], qm.value, qm.quotient, p), p);
+      // v = round(sum_i y_i / q_i): how many Q the sum exceeds the centred value by.
+      for (std::uint32_t t = 0; t < len; ++t) {
+        double sum = 0;
+        for (std::size_t i = 0; i < k; ++i)
+          sum += static_cast<double>(y[i * n_ + t0 + t]) * inv_q_[i];
+        v[t] = static_cast<u64>(std::llround(sum));
       }
-    } else {
-      for (std::uint32_t t = 0; t < n_; ++t)
-        acc[t] = core::reduce_once(acc[t], p);
+    }
+    for (std::size_t j = first; j < last; ++j) {
+      const u64 p = to_p_[j];
+      const auto ratio = ratio_[j];
+      for (std::size_t i = 0; i < k; ++i)
+        constants[i] = qhat_mod_[j * k + i].value;
+      u64* o = outs[j - first] + t0;
+      // Per coefficient, the k products accumulate in two registers (below 2^124 each, so
+      // sixteen fit; longer sums fold every fifteen terms). Four coefficients at a time, whose
+      // independent carry chains the processor overlaps.
+      auto fold = [&](core::u128 x) {
+        return core::reduce_double_word(static_cast<u64>(x >> 64), static_cast<u64>(x), p, ratio);
+      };
+      std::uint32_t t = 0;
+      for (; t + 4 <= len; t += 4) {
+        const u64* yt = block.data() + t * k;
+        core::u128 s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        std::size_t i = 0;
+        for (std::size_t limit = 15; i < k; limit += 15) {
+          for (const std::size_t stop = std::min(k, limit); i < stop; ++i) {
+            const u64 w = constants[i];
+            s0 += static_cast<core::u128>(yt[i]) * w;
+            s1 += static_cast<core::u128>(yt[k + i]) * w;
+            s2 += static_cast<core::u128>(yt[2 * k + i]) * w;
+            s3 += static_cast<core::u128>(yt[3 * k + i]) * w;
+          }
+          if (i < k) {
+            s0 = fold(s0);
+            s1 = fold(s1);
+            s2 = fold(s2);
+            s3 = fold(s3);
+          }
+        }
+        o[t] = fold(s0);
+        o[t + 1] = fold(s1);
+        o[t + 2] = fold(s2);
+        o[t + 3] = fold(s3);
+      }
+      for (; t < len; ++t) {
+        const u64* yt = block.data() + t * k;
+        core::u128 sum = 0;
+        std::size_t i = 0;
+        for (std::size_t limit = 15; i < k; limit += 15) {
+          for (const std::size_t stop = std::min(k, limit); i < stop; ++i)
+            sum += static_cast<core::u128>(yt[i]) * constants[i];
+          if (i < k) sum = fold(sum);
+        }
+        o[t] = fold(sum);
+      }
+      if (variant == Conversion::exact) {
+        const auto qm = q_mod_[j];
+        for (std::uint32_t u = 0; u < len; ++u)
+          o[u] = core::sub_mod(o[u], core::mul_shoup(v[u], qm.value, qm.quotient, p), p);
+      }
     }
   }
 }

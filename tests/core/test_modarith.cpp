@@ -65,6 +65,23 @@ TEST(ModArith, ShoupAcceptsExtremeInputs) {
   }
 }
 
+TEST(ModArith, DoubleWordBarrettMatchesWideRemainder) {
+  std::mt19937_64 rng(7);
+  for (u64 q : kPrimes64) {
+    const auto ratio = make_barrett128(q);
+    EXPECT_EQ((u128{ratio.hi} << 64 | ratio.lo), ~u128{0} / q);
+    for (int i = 0; i < 20000; ++i) {
+      u64 hi = rng(), lo = rng();
+      if (i % 4 == 1) hi = ~u64{0};  // the largest inputs
+      if (i % 4 == 2) hi = rng() % 4;
+      if (i == 3) hi = lo = ~u64{0};
+      const u128 x = u128{hi} << 64 | lo;
+      ASSERT_EQ(reduce_double_word(hi, lo, q, ratio), static_cast<u64>(x % q))
+          << "q = " << q << ", x = " << hi << ":" << lo;
+    }
+  }
+}
+
 TEST(ModArith, PowAndInverse) {
   const u64 q = 4611686018427230833ULL;
   EXPECT_EQ(pow_mod<u64>(2, 0, q), 1U);

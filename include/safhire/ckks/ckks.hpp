@@ -160,6 +160,7 @@ class Evaluator {
   const std::vector<std::uint32_t>& permutation(std::uint64_t galois) const;
 
  private:
+  void mod_up_into(const RnsPoly& d, std::vector<RnsPoly>& out) const;
   const BaseConverter& mod_up_converter(std::uint32_t level, std::uint32_t digit) const;
   const BaseConverter& mod_down_converter(std::uint32_t level) const;
   const BaseConverter& rescale_converter(std::uint32_t level) const;

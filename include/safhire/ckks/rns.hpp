@@ -113,6 +113,7 @@ class BaseConverter {
   std::vector<core::ShoupConst<u64>> qhat_mod_;  // [j][i] (Q/q_i) mod p_j
   std::vector<core::ShoupConst<u64>> q_mod_;     // Q mod p_j (exact variant)
   std::vector<double> inv_q_;                    // 1 / q_i
+  std::vector<core::Barrett128> ratio_;          // floor(2^128 / p_j)
 };
 
 }  // namespace safhire::ckks

@@ -34,6 +34,10 @@ class RnsOps {
   virtual void negate(const RnsPoly& a, RnsPoly& out) const = 0;
   virtual void multiply(const RnsPoly& a, const RnsPoly& b, RnsPoly& out) const = 0;
   virtual void multiply_accumulate(const RnsPoly& a, const RnsPoly& b, RnsPoly& out) const = 0;
+  // out = sum_j a[j] * b[j] (pointwise), one reduction per coefficient: the inner product of
+  // key switching, between the digits and a key.
+  virtual void inner_product(std::span<const RnsPoly* const> a, std::span<const RnsPoly* const> b,
+                             RnsPoly& out) const = 0;
   // out = (a - b) * scalars[modulus] per limb; scalars indexed by modulus index, in [0, q).
   virtual void sub_scale(const RnsPoly& a, const RnsPoly& b, std::span<const u64> scalars,
                          RnsPoly& out) const = 0;

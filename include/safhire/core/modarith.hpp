@@ -142,6 +142,38 @@ constexpr W inverse_mod_word(W q) {
   return x;
 }
 
+// ---- Barrett reduction of a double word
+// ---------------------------------------------------------- For an odd q < 2^62, ratio =
+// floor(2^128 / q) as two words (make_barrett128). For ANY 128-bit x = x_hi 2^64 + x_lo, the
+// estimate floor(x ratio / 2^128) (taken mod 2^64 from the partial products) is the quotient
+// floor(x / q) or one less, so x - estimate q lies in [0, 2q) and one subtraction finishes. The
+// reduction of a sum of many lazy products: sum_i a_i b_i with a_i, b_i < 2^62 accumulates up to 16
+// terms in two words before one reduction.
+struct Barrett128 {
+  u64 hi, lo;  // floor(2^128 / q)
+};
+
+// Host only: q odd, q > 1 (so 2^128 / q is not an integer and floor((2^128 - 1) / q) is it).
+inline Barrett128 make_barrett128(u64 q) {
+  const u128 r = ~u128{0} / q;
+  return {static_cast<u64>(r >> 64), static_cast<u64>(r)};
+}
+
+// (x_hi 2^64 + x_lo) mod q in [0, q).
+SAFHIRE_HD u64 reduce_double_word(u64 x_hi, u64 x_lo, u64 q, Barrett128 ratio) {
+  // s = x_lo r_hi + hi(x_lo r_lo) + x_hi r_lo, a 129-bit value; only its high word matters.
+  const u64 a_hi = mul_hi(x_lo, ratio.lo);
+  u64 s_lo = x_lo * ratio.hi;
+  u64 s_hi = mul_hi(x_lo, ratio.hi);
+  s_lo += a_hi;
+  s_hi += s_lo < a_hi ? 1 : 0;
+  const u64 c_lo = x_hi * ratio.lo;
+  s_lo += c_lo;
+  s_hi += mul_hi(x_hi, ratio.lo) + (s_lo < c_lo ? 1 : 0);
+  const u64 estimate = x_hi * ratio.hi + s_hi;
+  return reduce_once(x_lo - estimate * q, q);
+}
+
 // ---- Plain (slow) operations for set-up code and tests ------------------------------------------
 
 // a, b any words -> a*b mod q in [0, q). Uses a double-width division: not for hot loops.
