@@ -2,6 +2,7 @@
 // trained model, in process (demo) or over TCP (serve / infer); `safhire accuracy`: the same
 // images through the plaintext evaluator only.
 #include "inference_commands.hpp"
+#include "options.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -31,51 +32,6 @@ using Clock = std::chrono::steady_clock;
 using namespace safhire::hybrid;
 
 constexpr double kBandwidth = 1.25e6;  // bytes per second (10 Mbit/s), as in the seed paper
-
-// --key value options and --flags.
-class Options {
- public:
-  Options(int argc, char** argv, int first) {
-    for (int i = first; i < argc; ++i) {
-      std::string key = argv[i];
-      require(key.rfind("--", 0) == 0, ErrorCode::invalid_argument, "unexpected argument " + key);
-      key = key.substr(2);
-      if (key == "json") {
-        values_.emplace_back(key, "1");
-      } else {
-        require(i + 1 < argc, ErrorCode::invalid_argument, "--" + key + " needs a value");
-        values_.emplace_back(key, argv[++i]);
-      }
-    }
-  }
-  std::string get(const std::string& key, const std::string& fallback) {
-    for (auto& [k, v] : values_) {
-      if (k == key) {
-        k.clear();  // consumed
-        return v;
-      }
-    }
-    return fallback;
-  }
-  std::uint32_t number(const std::string& key, std::uint32_t fallback) {
-    const std::string v = get(key, "");
-    if (v.empty()) return fallback;
-    char* end = nullptr;
-    const unsigned long n = std::strtoul(v.c_str(), &end, 10);
-    require(end != v.c_str() && *end == '\0' && n <= 0xffffffffUL, ErrorCode::invalid_argument,
-            "--" + key + " expects a non-negative integer, got " + v);
-    return static_cast<std::uint32_t>(n);
-  }
-  bool flag(const std::string& key) { return !get(key, "").empty(); }
-  // Every option must have been read.
-  void finish() const {
-    for (const auto& [k, v] : values_)
-      require(k.empty(), ErrorCode::invalid_argument, "unknown option --" + k);
-  }
-
- private:
-  std::vector<std::pair<std::string, std::string>> values_;
-};
 
 std::string default_model() {
   const std::string dir = SAFHIRE_MODELS_DIR;

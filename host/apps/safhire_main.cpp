@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ckks_commands.hpp"
 #include "inference_commands.hpp"
 #include "safhire/core/error.hpp"
 #include "safhire/core/primes.hpp"
@@ -53,8 +54,12 @@ void print_usage() {
       "                       images (the C++ integer evaluator; no encryption)\n"
       "      [--model FILE] [--images N (0: all)] [--first K (0)] [--threads T (all cores)]\n"
       "      [--json]\n"
+      "  ckks demo            CKKS: encode, encrypt, multiply, rescale, rotate, conjugate and\n"
+      "                       decrypt random vectors; time and precision of each step\n"
+      "      [--set NAME (n14-l7)] [--threads T (1)] [--backend cpu] [--json]\n"
       "  --version            print the version\n"
-      "  info                 rings, NTT primes, CPU kernels and CUDA devices\n"
+      "  info                 rings, NTT primes, parameter sets (part 1 and CKKS), CPU kernels\n"
+      "                       and CUDA devices\n"
       "  ntt-demo [t a]       NTT round trip and an exact product checked against the\n"
       "                       schoolbook oracle (default: every ring of the paper)");
 }
@@ -110,6 +115,7 @@ int run_info() {
                 ring.c_str(), set.message_bits, set.log2_sigma, gadgets.c_str(), sec.bits,
                 sec.bits_2022, extract.failure_probability, pack.failure_probability);
   }
+  safhire::apps::print_ckks_sets();
   std::printf("\n%s\n", cuda_status().c_str());
   return 0;
 }
@@ -181,6 +187,7 @@ int main(int argc, char** argv) {
     if (command == "bench") return safhire::apps::run_bench(argc, argv);
     if (command == "plan") return safhire::apps::run_plan(argc, argv);
     if (command == "accuracy") return safhire::apps::run_accuracy(argc, argv);
+    if (command == "ckks") return safhire::apps::run_ckks(argc, argv);
     if (command == "ntt-demo") {
       if (argc == 4) return run_ntt_demo({RingParams(parse_u32(argv[2]), parse_u32(argv[3]))});
       return run_ntt_demo({std::begin(kPaperRings), std::end(kPaperRings)});

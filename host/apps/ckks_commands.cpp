@@ -1,0 +1,170 @@
+// `safhire ckks demo`: one pass through the CKKS operations on random vectors, each step timed
+// and its result checked against the same arithmetic in double (precision in bits).
+#include "ckks_commands.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <complex>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "options.hpp"
+#include "safhire/ckks/ckks.hpp"
+#include "safhire/ckks/serialize.hpp"
+#include "safhire/core/error.hpp"
+#include "safhire/core/random.hpp"
+
+namespace safhire::apps {
+
+namespace {
+
+using namespace safhire::ckks;
+using Clock = std::chrono::steady_clock;
+using Values = std::vector<std::complex<double>>;
+
+double precision_bits(const Values& got, const Values& want) {
+  double err = 0;
+  for (std::size_t i = 0; i < want.size(); ++i)
+    err = std::max(err, std::abs(got[i] - want[i]));
+  return err == 0 ? 64.0 : -std::log2(err);
+}
+
+struct Step {
+  std::string name;
+  double ms;
+  double bits;  // NaN where there is nothing to compare
+};
+
+}  // namespace
+
+void print_ckks_sets() {
+  std::printf(
+      "\nCKKS parameter sets (security: HE standard table for ternary secrets, extended to 2^16 "
+      "and 2^17 as OpenFHE does; Lattigo's log2 QP <= 1550 for H = 192 at N = 2^16):\n");
+  std::printf("  %-14s %6s %4s %5s %4s %9s %6s %-14s %9s\n", "name", "N", "L", "dnum", "K",
+              "log2 QP", "scale", "secret", "security");
+  for (const auto& p : named_sets()) {
+    const std::string secret = p.secret == SecretDistribution::uniform_ternary
+                                   ? "ternary"
+                                   : "H = " + std::to_string(p.hamming_weight);
+    std::printf("  %-14s %6u %4u %5u %4zu %9d %6s %-14s %9.1f\n", p.name.c_str(), p.degree(),
+                p.max_level(), p.dnum, p.p_bits.size(), p.log_qp(),
+                ("2^" + std::to_string(p.log_scale)).c_str(), secret.c_str(),
+                estimated_security(p));
+  }
+}
+
+int run_ckks(int argc, char** argv) {
+  const std::string sub = argc > 2 ? argv[2] : "";
+  require(sub == "demo", ErrorCode::invalid_argument,
+          "usage: safhire ckks demo [--set NAME] [--threads T] [--backend cpu|cuda] [--json]");
+  Options opt(argc, argv, 3);
+  const std::string set = opt.get("set", "n14-l7");
+  const unsigned threads = opt.number("threads", 1);
+  const std::string backend = opt.get("backend", "cpu");
+  const bool json = opt.flag("json");
+  opt.finish();
+  require(backend == "cpu", ErrorCode::unsupported,
+          "the CKKS CUDA backend is not in this build yet: use --backend cpu");
+
+  const CkksContext context(named_set(set));
+  const auto ops = make_cpu_rns_ops(context, threads);
+  const Encoder encoder(context, *ops);
+  const Evaluator ev(context, *ops);
+  std::vector<Step> steps;
+  auto timed = [&](const std::string& name, auto fn) {
+    const auto t0 = Clock::now();
+    auto out = fn();
+    steps.push_back(
+        {name, std::chrono::duration<double, std::milli>(Clock::now() - t0).count(), std::nan("")});
+    return out;
+  };
+
+  core::OsRandom random;
+  KeyGenerator gen(context, *ops, random);
+  const SecretKey sk = timed("keygen secret", [&] { return gen.secret_key(); });
+  const PublicKey pk = timed("keygen public", [&] { return gen.public_key(sk); });
+  const SwitchingKey rlk =
+      timed("keygen relinearization", [&] { return gen.relinearization_key(sk); });
+  const std::vector<int> rotation{1};
+  const GaloisKeys galois = timed("keygen rotation (1) + conjugation",
+                                  [&] { return gen.galois_keys(sk, rotation, true); });
+
+  const std::size_t n = context.degree() / 2;
+  std::mt19937_64 mt(std::random_device{}());
+  std::uniform_real_distribution<double> u(-1, 1);
+  Values a(n), b(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    a[i] = {u(mt), u(mt)};
+    b[i] = {u(mt), u(mt)};
+  }
+  const double scale = std::exp2(context.params().log_scale);
+  const std::uint32_t top = context.max_level();
+  Encryptor enc(context, *ops, random);
+  const Plaintext pa = timed("encode", [&] { return encoder.encode(a, scale, top); });
+  const Plaintext pb = encoder.encode(b, scale, top);
+  const Ciphertext ca = timed("encrypt (public key)", [&] { return enc.encrypt(pa, pk); });
+  const Ciphertext cb = enc.encrypt(pb, pk);
+
+  auto check = [&](const Ciphertext& ct, const Values& want) {
+    steps.back().bits = precision_bits(encoder.decode(decrypt(context, *ops, ct, sk)), want);
+  };
+  Values prod(n), rot(n), conj(n);
+  for (std::size_t i = 0; i < n; ++i)
+    prod[i] = a[i] * b[i];
+  for (std::size_t i = 0; i < n; ++i) {
+    rot[i] = prod[(i + 1) % n];
+    conj[i] = std::conj(rot[i]);
+  }
+  const Values decoded =
+      timed("decrypt + decode", [&] { return encoder.decode(decrypt(context, *ops, ca, sk)); });
+  steps.back().bits = precision_bits(decoded, a);
+  const Ciphertext sum = timed("add", [&] { return ev.add(ca, cb); });
+  Values s(n);
+  for (std::size_t i = 0; i < n; ++i)
+    s[i] = a[i] + b[i];
+  check(sum, s);
+  const Ciphertext m =
+      timed("multiply + relinearize", [&] { return ev.multiply_relinearize(ca, cb, rlk); });
+  check(m, prod);
+  const Ciphertext r = timed("rescale", [&] { return ev.rescale(m); });
+  check(r, prod);
+  const Ciphertext rr = timed("rotate by 1", [&] { return ev.rotate(r, 1, galois); });
+  check(rr, rot);
+  const Ciphertext cc = timed("conjugate", [&] { return ev.conjugate(rr, galois); });
+  check(cc, conj);
+  const auto bytes = timed("serialize ciphertext", [&] { return serialize(context, cc); });
+
+  if (json) {
+    std::printf(
+        "{\"set\": \"%s\", \"N\": %u, \"L\": %u, \"dnum\": %u, \"threads\": %u, "
+        "\"security_bits\": %.1f, \"ciphertext_bytes\": %zu, \"steps\": [",
+        set.c_str(), context.degree(), top, context.params().dnum, threads,
+        estimated_security(context.params()), bytes.size());
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      std::printf("%s{\"step\": \"%s\", \"ms\": %.3f", i ? ", " : "", steps[i].name.c_str(),
+                  steps[i].ms);
+      if (!std::isnan(steps[i].bits)) std::printf(", \"precision_bits\": %.2f", steps[i].bits);
+      std::printf("}");
+    }
+    std::printf("]}\n");
+    return 0;
+  }
+  std::printf("CKKS %s: N = %u, L = %u, dnum = %u, scale 2^%d, %.0f-bit security, %u thread%s\n",
+              set.c_str(), context.degree(), top, context.params().dnum, context.params().log_scale,
+              estimated_security(context.params()), threads, threads == 1 ? "" : "s");
+  std::printf("  %-36s %10s  %s\n", "step", "ms", "precision (bits, vs double)");
+  for (const auto& st : steps) {
+    if (std::isnan(st.bits)) {
+      std::printf("  %-36s %10.2f\n", st.name.c_str(), st.ms);
+    } else {
+      std::printf("  %-36s %10.2f  %.1f\n", st.name.c_str(), st.ms, st.bits);
+    }
+  }
+  std::printf("  ciphertext: %zu bytes serialized\n", bytes.size());
+  return 0;
+}
+
+}  // namespace safhire::apps
