@@ -7,6 +7,7 @@
 //   ckks/mult_relin_rescale/<N>/L<l>                 ct x ct, relinearize, rescale
 //   ckks/rotate/<N>/L<l>, ckks/rotate_hoisted8/...   one rotation; eight from one ModUp
 //   ckks/encode/<N>, ckks/decode/<N>                 full slots (decode at level 1)
+//   ckks/decrypt_decode/<N>                          decryption and decoding at level 1
 // The CKKS operations run on the named sets n13-l3 .. n16-l24 at their top level.
 #include <benchmark/benchmark.h>
 
@@ -178,6 +179,12 @@ void register_ckks() {
       const Plaintext plain = s.encoder.encode(s.values, scale, 1);
       for (auto _ : st)
         benchmark::DoNotOptimize(s.encoder.decode(plain));
+    });
+    add(path({"ckks/decrypt_decode", n}), [name](benchmark::State& st) {
+      auto& s = state(name);
+      const Ciphertext low = s.evaluator.drop_to_level(s.x, 1);
+      for (auto _ : st)
+        benchmark::DoNotOptimize(s.encoder.decode(decrypt(s.context, *s.ops, low, s.sk)));
     });
   }
 }

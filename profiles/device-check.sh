@@ -180,6 +180,11 @@ run e2e_cpu_gamma2 45 "$build/host/apps/safhire" bench --backend cpu --gamma 2 \
   --threads "$(nproc)" --json >"$files/e2e-resnet20-b8-gamma2-cpu.json"
 cat "$files/e2e-resnet20-b8-gamma2-cpu.json"
 
+step "CKKS on the device: safhire ckks demo (N = 2^16, L = 24), every step checked against double"
+run ckks_demo_cuda 60 "$build/host/apps/safhire" ckks demo --backend cuda --set n16-l24 --json \
+  >"$files/ckks-demo-n16-cuda.json"
+cat "$files/ckks-demo-n16-cuda.json"
+
 step "CUDA benchmarks"
 run bench_cuda 60 "$build/bench/bench_cuda" --benchmark_repetitions=3 --benchmark_min_time=0.05 \
   --benchmark_report_aggregates_only=true --benchmark_out_format=json \
@@ -191,7 +196,7 @@ sanitizer=$(command -v compute-sanitizer || ls -1 /usr/local/cuda/bin/compute-sa
 if [ -n "$sanitizer" ] && (($(date +%s) + 120 < deadline)); then
   step "compute-sanitizer (memcheck, initcheck) over a subset of the CUDA tests"
   subset='AllRings/CudaKernels.*/3_3:AllRings/CudaKernels.*/7_2:DefaultSets/CudaKeySwitch.*/default_b8'
-  subset+=':Trained/CudaBackend.*/small_b8_gamma2'
+  subset+=':Trained/CudaBackend.*/small_b8_gamma2:CudaCkks.PrimitivesMatchTheCpuWordForWord'
   for tool in memcheck initcheck; do
     run "sanitizer_$tool" 50 "$sanitizer" --tool "$tool" --error-exitcode 9 \
       "$build/tests/cuda/test_cuda" --gtest_brief=1 --gtest_filter="$subset" \

@@ -140,6 +140,21 @@ def main():
         if not r["logits_equal"]:
             problems.append(f"{step}: encrypted logits differ from the plaintext evaluator's")
 
+    if "ckks_demo_cuda" in reached:
+        r = load_json(out / "ckks-demo-n16-cuda.json")
+        if r is None:
+            problems.append("ckks_demo_cuda: no result")
+        else:
+            bits = [st["precision_bits"] for st in r["steps"] if "precision_bits" in st]
+            ms = {st["step"]: st["ms"] for st in r["steps"]}
+            lines.append(
+                f"ckks      {r['set']} on {r['backend']}: multiply+relinearize "
+                f"{ms.get('multiply + relinearize', float('nan')):.1f} ms, rotate "
+                f"{ms.get('rotate by 1', float('nan')):.1f} ms, worst precision {min(bits):.1f} bits")
+            # Fresh encryption at scale 2^50 gives ~29 bits; far below means a wrong result.
+            if min(bits) < 20:
+                problems.append(f"ckks_demo_cuda: precision {min(bits):.1f} bits (< 20)")
+
     bench = load_json(out / "bench_cuda.json")
     if bench is not None:
         runs = bench.get("benchmarks", [])

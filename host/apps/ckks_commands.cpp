@@ -6,6 +6,7 @@
 #include <cmath>
 #include <complex>
 #include <cstdio>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -15,6 +16,9 @@
 #include "safhire/ckks/serialize.hpp"
 #include "safhire/core/error.hpp"
 #include "safhire/core/random.hpp"
+#if SAFHIRE_HAVE_CUDA
+#include "safhire/cuda/ckks.hpp"
+#endif
 
 namespace safhire::apps {
 
@@ -66,11 +70,20 @@ int run_ckks(int argc, char** argv) {
   const std::string backend = opt.get("backend", "cpu");
   const bool json = opt.flag("json");
   opt.finish();
-  require(backend == "cpu", ErrorCode::unsupported,
-          "the CKKS CUDA backend is not in this build yet: use --backend cpu");
+  require(backend == "cpu" || backend == "cuda", ErrorCode::invalid_argument,
+          "--backend must be cpu or cuda, got " + backend);
 
   const CkksContext context(named_set(set));
-  const auto ops = make_cpu_rns_ops(context, threads);
+  std::unique_ptr<RnsOps> ops;
+  if (backend == "cuda") {
+#if SAFHIRE_HAVE_CUDA
+    ops = safhire::cuda::make_cuda_rns_ops(context);
+#else
+    throw Error(ErrorCode::unsupported, "this build has no CUDA backend (no nvcc at configure)");
+#endif
+  } else {
+    ops = make_cpu_rns_ops(context, threads);
+  }
   const Encoder encoder(context, *ops);
   const Evaluator ev(context, *ops);
   std::vector<Step> steps;
@@ -152,9 +165,11 @@ int run_ckks(int argc, char** argv) {
     std::printf("]}\n");
     return 0;
   }
-  std::printf("CKKS %s: N = %u, L = %u, dnum = %u, scale 2^%d, %.0f-bit security, %u thread%s\n",
-              set.c_str(), context.degree(), top, context.params().dnum, context.params().log_scale,
-              estimated_security(context.params()), threads, threads == 1 ? "" : "s");
+  std::printf(
+      "CKKS %s on %s: N = %u, L = %u, dnum = %u, scale 2^%d, %.0f-bit security, %u thread%s\n",
+      set.c_str(), backend.c_str(), context.degree(), top, context.params().dnum,
+      context.params().log_scale, estimated_security(context.params()), threads,
+      threads == 1 ? "" : "s");
   std::printf("  %-36s %10s  %s\n", "step", "ms", "precision (bits, vs double)");
   for (const auto& st : steps) {
     if (std::isnan(st.bits)) {

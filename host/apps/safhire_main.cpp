@@ -56,7 +56,7 @@ void print_usage() {
       "      [--json]\n"
       "  ckks demo            CKKS: encode, encrypt, multiply, rescale, rotate, conjugate and\n"
       "                       decrypt random vectors; time and precision of each step\n"
-      "      [--set NAME (n14-l7)] [--threads T (1)] [--backend cpu] [--json]\n"
+      "      [--set NAME (n14-l7)] [--threads T (1)] [--backend cpu|cuda] [--json]\n"
       "  --version            print the version\n"
       "  info                 rings, NTT primes, parameter sets (part 1 and CKKS), CPU kernels\n"
       "                       and CUDA devices\n"

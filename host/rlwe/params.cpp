@@ -47,6 +47,9 @@ ParameterSet::ParameterSet(std::string name_, std::uint16_t id_, ring::RingParam
       key(key_) {
   const std::string what = "parameter set '" + name + "'";
   require(!name.empty(), ErrorCode::invalid_parameters, "a parameter set needs a name");
+  require(!ring.power_of_two(), ErrorCode::invalid_parameters,
+          what + ": the hybrid scheme runs on odd prime-power rings (radix-t NTT); " + ring.name() +
+              " is a CKKS ring");
   require(message_bits >= 1 && message_bits <= 32, ErrorCode::invalid_parameters,
           what + ": message bits must be in [1, 32], got " + std::to_string(message_bits));
   require(log2_sigma >= -64 && log2_sigma <= -8, ErrorCode::invalid_parameters,

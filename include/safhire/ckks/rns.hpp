@@ -105,6 +105,15 @@ class BaseConverter {
   // y_i = x_i (Q/q_i)^-1 mod q_i for every `from` limb, into y (from().size() * N words).
   void prepare(const RnsPoly& in, std::span<u64> y) const;
 
+  // The constants, for other implementations of the same conversion (the CUDA kernels).
+  struct Tables {
+    std::span<const core::ShoupConst<u64>> qhat_inv;  // [i] (Q/q_i)^-1 mod q_i
+    std::span<const core::ShoupConst<u64>> qhat_mod;  // [j * from + i] (Q/q_i) mod p_j
+    std::span<const core::ShoupConst<u64>> q_mod;     // [j] Q mod p_j
+    std::span<const double> inv_q;                    // [i] 1 / q_i
+  };
+  Tables tables() const { return {qhat_inv_, qhat_mod_, q_mod_, inv_q_}; }
+
  private:
   std::uint32_t n_;
   std::vector<ModulusIndex> from_, to_;

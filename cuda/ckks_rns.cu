@@ -1,0 +1,483 @@
+// CUDA kernels of the CKKS RNS primitives and the RnsOps that launches them. Arithmetic is the
+// CPU's (core/modarith.hpp): Harvey butterflies with fully reduced outputs, products of two
+// residues and sums of products through reduce_double_word, Shoup products by constants, and the
+// exact base conversion's double-precision rounding with FMA contraction ruled out
+// (__dmul_rn/__dadd_rn), so every output word equals the CPU's.
+#include <cuda_runtime_api.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "launch.cuh"
+#include "nvtx_range.cuh"
+#include "safhire/core/error.hpp"
+#include "safhire/core/modarith.hpp"
+#include "safhire/cuda/ckks.hpp"
+#include "safhire/cuda/device_buffer.hpp"
+
+namespace safhire::cuda {
+
+namespace {
+
+using ckks::Conversion;
+using ckks::ModulusIndex;
+using ckks::RnsPoly;
+using core::u64;
+
+constexpr std::uint32_t kColour = 0xff2e86c1;
+
+// ---- kernels ----------------------------------------------------------------------------------
+
+// One radix-2 level over every limb: blockIdx.y is the limb, thread b the butterfly. Forward:
+// m groups of distance t, twiddle m + i. Inverse: the same indexing with the inverse tables.
+__global__ void ntt_level_kernel(u64* data, std::uint32_t n, const u64* tables,
+                                 const u64* quotients, const u64* moduli, std::uint32_t m,
+                                 std::uint32_t t, bool inverse) {
+  const std::uint32_t limb = blockIdx.y;
+  const u64 q = moduli[limb], q2 = 2 * q;
+  u64* a = data + std::size_t{limb} * n;
+  const u64* tw = tables + std::size_t{limb} * n;
+  const u64* twq = quotients + std::size_t{limb} * n;
+  for (std::uint32_t b = blockIdx.x * blockDim.x + threadIdx.x; b < n / 2;
+       b += gridDim.x * blockDim.x) {
+    const std::uint32_t i = b / t, j = b % t;
+    u64& x = a[2 * i * t + j];
+    u64& y = a[2 * i * t + j + t];
+    const u64 w = tw[m + i], wq = twq[m + i];
+    if (!inverse) {
+      const u64 u = x >= q2 ? x - q2 : x;
+      const u64 v = core::mul_shoup_lazy(y, w, wq, q);
+      x = u + v;
+      y = u - v + q2;
+    } else {
+      const u64 s = x + y;
+      const u64 d = x - y + q2;
+      x = s >= q2 ? s - q2 : s;
+      y = core::mul_shoup_lazy(d, w, wq, q);
+    }
+  }
+}
+
+// Forward: values in [0, 4q) to [0, q). Inverse: times N^-1 (a Shoup constant), to [0, q).
+__global__ void ntt_finish_kernel(u64* data, std::uint32_t n, const u64* moduli, const u64* n_inv,
+                                  const u64* n_inv_quotient, bool inverse) {
+  const std::uint32_t limb = blockIdx.y;
+  const u64 q = moduli[limb];
+  u64* a = data + std::size_t{limb} * n;
+  for (std::uint32_t t = blockIdx.x * blockDim.x + threadIdx.x; t < n;
+       t += gridDim.x * blockDim.x) {
+    u64 v = a[t];
+    if (inverse) {
+      v = core::mul_shoup(v, n_inv[limb], n_inv_quotient[limb], q);
+    } else {
+      v = v >= 2 * q ? v - 2 * q : v;
+      v = v >= q ? v - q : v;
+    }
+    a[t] = v;
+  }
+}
+
+// Per output limb k: the modulus, the Barrett ratio, the offsets of the inputs' limbs (in
+// words) and a Shoup constant; the elementwise operations read what they need.
+struct LimbMap {
+  u64 q;
+  core::Barrett128 ratio;
+  std::size_t a, b;
+  u64 c, c_quotient;
+};
+
+enum class Op : int { add, sub, negate, multiply, multiply_accumulate, sub_scale, scale };
+
+__global__ void elementwise_kernel(const u64* a, const u64* b, u64* out, std::uint32_t n,
+                                   const LimbMap* map, Op op) {
+  const std::uint32_t k = blockIdx.y;
+  const LimbMap m = map[k];
+  const u64* x = a + m.a;
+  const u64* y = b + m.b;
+  u64* o = out + std::size_t{k} * n;
+  for (std::uint32_t t = blockIdx.x * blockDim.x + threadIdx.x; t < n;
+       t += gridDim.x * blockDim.x) {
+    const u64 xv = x[t];
+    switch (op) {
+      case Op::add:
+        o[t] = core::add_mod(xv, y[t], m.q);
+        break;
+      case Op::sub:
+        o[t] = core::sub_mod(xv, y[t], m.q);
+        break;
+      case Op::negate:
+        o[t] = core::neg_mod(xv, m.q);
+        break;
+      case Op::multiply:
+        o[t] = core::reduce_double_word(core::mul_hi(xv, y[t]), xv * y[t], m.q, m.ratio);
+        break;
+      case Op::multiply_accumulate:
+        o[t] = core::add_mod(
+            o[t], core::reduce_double_word(core::mul_hi(xv, y[t]), xv * y[t], m.q, m.ratio), m.q);
+        break;
+      case Op::sub_scale:
+        o[t] = core::mul_shoup(xv + m.q - y[t], m.c, m.c_quotient, m.q);
+        break;
+      case Op::scale:
+        o[t] = core::mul_shoup(xv, m.c, m.c_quotient, m.q);
+        break;
+    }
+  }
+}
+
+// out[k] = sum_j a_j[k] b_j[k]: `pairs` pairs, limb offsets per (k, j) in offsets.
+__global__ void inner_product_kernel(const u64* a, const u64* b, u64* out, std::uint32_t n,
+                                     const LimbMap* map, const std::size_t* offsets,
+                                     std::uint32_t pairs) {
+  const std::uint32_t k = blockIdx.y;
+  const LimbMap m = map[k];
+  const std::size_t* off = offsets + std::size_t{k} * pairs * 2;
+  u64* o = out + std::size_t{k} * n;
+  for (std::uint32_t t = blockIdx.x * blockDim.x + threadIdx.x; t < n;
+       t += gridDim.x * blockDim.x) {
+    u64 hi = 0, lo = 0;
+    for (std::uint32_t j = 0; j < pairs; ++j) {
+      const u64 x = a[off[2 * j] + t], y = b[off[2 * j + 1] + t];
+      const u64 p_lo = x * y;
+      lo += p_lo;
+      hi += core::mul_hi(x, y) + (lo < p_lo ? 1 : 0);
+    }
+    o[t] = core::reduce_double_word(hi, lo, m.q, m.ratio);
+  }
+}
+
+__global__ void permute_kernel(const u64* a, u64* out, std::uint32_t n, const LimbMap* map,
+                               const std::uint32_t* perm) {
+  const std::uint32_t k = blockIdx.y;
+  const u64* x = a + map[k].a;
+  u64* o = out + std::size_t{k} * n;
+  for (std::uint32_t t = blockIdx.x * blockDim.x + threadIdx.x; t < n; t += gridDim.x * blockDim.x)
+    o[t] = x[perm[t]];
+}
+
+// Base conversion. prepare: y_i = x_i (Q/q_i)^-1 mod q_i (LimbMap c = that constant).
+__global__ void convert_prepare_kernel(const u64* in, u64* y, std::uint32_t n,
+                                       const LimbMap* from) {
+  const std::uint32_t i = blockIdx.y;
+  const LimbMap m = from[i];
+  for (std::uint32_t t = blockIdx.x * blockDim.x + threadIdx.x; t < n; t += gridDim.x * blockDim.x)
+    y[std::size_t{i} * n + t] = core::mul_shoup(in[m.a + t], m.c, m.c_quotient, m.q);
+}
+
+// v = round(sum_i y_i / q_i), in the CPU's order and rounding.
+__global__ void convert_v_kernel(const u64* y, u64* v, std::uint32_t n, std::uint32_t k,
+                                 const double* inv_q) {
+  for (std::uint32_t t = blockIdx.x * blockDim.x + threadIdx.x; t < n;
+       t += gridDim.x * blockDim.x) {
+    double sum = 0;
+    for (std::uint32_t i = 0; i < k; ++i)
+      sum = __dadd_rn(sum, __dmul_rn(static_cast<double>(y[std::size_t{i} * n + t]), inv_q[i]));
+    v[t] = static_cast<u64>(llround(sum));
+  }
+}
+
+// out_j = sum_i y_i c_ij mod p_j (two-word sums folded every 15 terms), minus v (Q mod p_j)
+// for the exact variant. constants: [j][i]; map[j]: p_j, ratio, out offset (a), Q mod p_j (c).
+__global__ void convert_kernel(const u64* y, const u64* v, u64* out, std::uint32_t n,
+                               std::uint32_t k, const LimbMap* map, const u64* constants,
+                               bool exact) {
+  const std::uint32_t j = blockIdx.y;
+  const LimbMap m = map[j];
+  const u64* c = constants + std::size_t{j} * k;
+  for (std::uint32_t t = blockIdx.x * blockDim.x + threadIdx.x; t < n;
+       t += gridDim.x * blockDim.x) {
+    u64 hi = 0, lo = 0;
+    std::uint32_t i = 0;
+    for (std::uint32_t limit = 15; i < k; limit += 15) {
+      const std::uint32_t stop = k < limit ? k : limit;
+      for (; i < stop; ++i) {
+        const u64 x = y[std::size_t{i} * n + t];
+        const u64 p_lo = x * c[i];
+        lo += p_lo;
+        hi += core::mul_hi(x, c[i]) + (lo < p_lo ? 1 : 0);
+      }
+      if (i < k) {
+        lo = core::reduce_double_word(hi, lo, m.q, m.ratio);
+        hi = 0;
+      }
+    }
+    u64 r = core::reduce_double_word(hi, lo, m.q, m.ratio);
+    if (exact) r = core::sub_mod(r, core::mul_shoup(v[t], m.c, m.c_quotient, m.q), m.q);
+    out[m.a + t] = r;
+  }
+}
+
+dim3 grid(std::uint32_t n, std::size_t limbs) {
+  return dim3(elementwise_blocks(n) > 64 ? 64 : elementwise_blocks(n),
+              static_cast<unsigned>(limbs));
+}
+
+// ---- the RnsOps -------------------------------------------------------------------------------
+
+class CudaRnsOps final : public ckks::RnsOps {
+ public:
+  explicit CudaRnsOps(const ckks::CkksContext& context)
+      : RnsOps(context), device_(require_device()) {
+    const std::uint32_t n = context.degree();
+    const std::size_t primes = context.primes().size();
+    std::vector<u64> fw(primes * n), fwq(primes * n), iv(primes * n), ivq(primes * n);
+    for (std::size_t p = 0; p < primes; ++p) {
+      const auto& tb = context.ntt(static_cast<ModulusIndex>(p)).tables();
+      std::copy(tb.forward.begin(), tb.forward.end(), fw.begin() + p * n);
+      std::copy(tb.forward_quotient.begin(), tb.forward_quotient.end(), fwq.begin() + p * n);
+      std::copy(tb.inverse.begin(), tb.inverse.end(), iv.begin() + p * n);
+      std::copy(tb.inverse_quotient.begin(), tb.inverse_quotient.end(), ivq.begin() + p * n);
+      n_inv_.push_back(tb.n_inv);
+      n_inv_quotient_.push_back(tb.n_inv_quotient);
+    }
+    forward_ = DeviceBuffer<u64>(std::span<const u64>(fw), stream_.get());
+    forward_q_ = DeviceBuffer<u64>(std::span<const u64>(fwq), stream_.get());
+    inverse_ = DeviceBuffer<u64>(std::span<const u64>(iv), stream_.get());
+    inverse_q_ = DeviceBuffer<u64>(std::span<const u64>(ivq), stream_.get());
+    check(cudaStreamSynchronize(stream_.get()), "upload NTT tables");
+  }
+
+  void forward(RnsPoly& p, std::size_t first, std::size_t last) const override {
+    transform(p, first, last, false);
+  }
+  void inverse(RnsPoly& p, std::size_t first, std::size_t last) const override {
+    transform(p, first, last, true);
+  }
+  void add(const RnsPoly& a, const RnsPoly& b, RnsPoly& out) const override {
+    elementwise(a, b, out, Op::add, {});
+  }
+  void sub(const RnsPoly& a, const RnsPoly& b, RnsPoly& out) const override {
+    elementwise(a, b, out, Op::sub, {});
+  }
+  void negate(const RnsPoly& a, RnsPoly& out) const override {
+    elementwise(a, a, out, Op::negate, {});
+  }
+  void multiply(const RnsPoly& a, const RnsPoly& b, RnsPoly& out) const override {
+    elementwise(a, b, out, Op::multiply, {});
+  }
+  void multiply_accumulate(const RnsPoly& a, const RnsPoly& b, RnsPoly& out) const override {
+    elementwise(a, b, out, Op::multiply_accumulate, {});
+  }
+  void sub_scale(const RnsPoly& a, const RnsPoly& b, std::span<const u64> scalars,
+                 RnsPoly& out) const override {
+    elementwise(a, b, out, Op::sub_scale, scalars);
+  }
+  void multiply_scalars(const RnsPoly& a, std::span<const u64> scalars,
+                        RnsPoly& out) const override {
+    elementwise(a, a, out, Op::scale, scalars);
+  }
+
+  void inner_product(std::span<const RnsPoly* const> a, std::span<const RnsPoly* const> b,
+                     RnsPoly& out) const override {
+    NvtxRange range("ckks inner_product", NvtxCategory::ring, kColour);
+    require(!a.empty() && a.size() == b.size() && a.size() <= 16, ErrorCode::size_mismatch,
+            "inner product of 1 .. 16 pairs of polynomials");
+    const std::uint32_t n = out.n;
+    // Inputs packed one after the other: a_0, a_1, ... and b_0, b_1, ...
+    std::vector<u64> ha, hb;
+    std::vector<std::size_t> base_a, base_b;
+    for (std::size_t j = 0; j < a.size(); ++j) {
+      require(a[j]->n == n && b[j]->n == n && a[j]->ntt == b[j]->ntt, ErrorCode::size_mismatch,
+              "RNS operands of different degrees or forms");
+      base_a.push_back(ha.size());
+      base_b.push_back(hb.size());
+      ha.insert(ha.end(), a[j]->data.begin(), a[j]->data.end());
+      hb.insert(hb.end(), b[j]->data.begin(), b[j]->data.end());
+    }
+    std::vector<LimbMap> map;
+    std::vector<std::size_t> offsets;
+    for (ModulusIndex mod : out.moduli) {
+      map.push_back(limb_map(mod, 0, 0, 0));
+      for (std::size_t j = 0; j < a.size(); ++j) {
+        offsets.push_back(base_a[j] + a[j]->position(mod) * n);
+        offsets.push_back(base_b[j] + b[j]->position(mod) * n);
+      }
+    }
+    DeviceBuffer<u64> da(std::span<const u64>(ha), s()), db(std::span<const u64>(hb), s());
+    DeviceBuffer<u64> dout(out.data.size(), s());
+    DeviceBuffer<LimbMap> dmap(std::span<const LimbMap>(map), s());
+    DeviceBuffer<std::size_t> doff(std::span<const std::size_t>(offsets), s());
+    inner_product_kernel<<<grid(n, out.limbs()), kElementwiseThreads, 0, s()>>>(
+        da.data(), db.data(), dout.data(), n, dmap.data(), doff.data(),
+        static_cast<std::uint32_t>(a.size()));
+    check_launch("inner_product_kernel");
+    out.ntt = a[0]->ntt;
+    download(dout, out.data);
+  }
+
+  void permute(const RnsPoly& a, std::span<const std::uint32_t> perm, RnsPoly& out) const override {
+    NvtxRange range("ckks permute", NvtxCategory::ring, kColour);
+    require(&a != &out, ErrorCode::invalid_argument, "permute: output aliases input");
+    require(a.ntt && perm.size() == out.n && a.n == out.n, ErrorCode::size_mismatch,
+            "permute takes NTT-form limbs and a permutation of N slots");
+    std::vector<LimbMap> map;
+    for (ModulusIndex mod : out.moduli)
+      map.push_back(limb_map(mod, a.position(mod) * a.n, 0, 0));
+    DeviceBuffer<u64> da(std::span<const u64>(a.data), s()), dout(out.data.size(), s());
+    DeviceBuffer<LimbMap> dmap(std::span<const LimbMap>(map), s());
+    DeviceBuffer<std::uint32_t> dperm(perm, s());
+    permute_kernel<<<grid(out.n, out.limbs()), kElementwiseThreads, 0, s()>>>(
+        da.data(), dout.data(), out.n, dmap.data(), dperm.data());
+    check_launch("permute_kernel");
+    download(dout, out.data);
+  }
+
+  void convert(const ckks::BaseConverter& converter, const RnsPoly& in, RnsPoly& out,
+               Conversion variant) const override {
+    NvtxRange range("ckks convert", NvtxCategory::ring, kColour);
+    require(!in.ntt && !out.ntt && in.n == out.n, ErrorCode::size_mismatch,
+            "base conversion takes and writes coefficients");
+    const std::uint32_t n = in.n;
+    const auto from = converter.from();
+    const auto to = converter.to();
+    const auto k = static_cast<std::uint32_t>(from.size());
+    const auto& tables = converter.tables();
+    std::vector<LimbMap> from_map, to_map;
+    for (std::size_t i = 0; i < k; ++i) {
+      LimbMap m = limb_map(from[i], in.position(from[i]) * n, 0, 0);
+      m.c = tables.qhat_inv[i].value;
+      m.c_quotient = tables.qhat_inv[i].quotient;
+      from_map.push_back(m);
+    }
+    std::vector<u64> constants;
+    for (std::size_t j = 0; j < to.size(); ++j) {
+      LimbMap m = limb_map(to[j], out.position(to[j]) * n, 0, 0);
+      m.c = tables.q_mod[j].value;
+      m.c_quotient = tables.q_mod[j].quotient;
+      to_map.push_back(m);
+      for (std::size_t i = 0; i < k; ++i)
+        constants.push_back(tables.qhat_mod[j * k + i].value);
+    }
+    DeviceBuffer<u64> din(std::span<const u64>(in.data), s());
+    DeviceBuffer<u64> dout(std::span<const u64>(out.data), s());  // other limbs kept
+    DeviceBuffer<u64> dy(std::size_t{k} * n, s()), dv(n, s());
+    DeviceBuffer<LimbMap> dfrom(std::span<const LimbMap>(from_map), s());
+    DeviceBuffer<LimbMap> dto(std::span<const LimbMap>(to_map), s());
+    DeviceBuffer<u64> dconst(std::span<const u64>(constants), s());
+    DeviceBuffer<double> dinv(std::span<const double>(tables.inv_q), s());
+    convert_prepare_kernel<<<grid(n, k), kElementwiseThreads, 0, s()>>>(din.data(), dy.data(), n,
+                                                                        dfrom.data());
+    check_launch("convert_prepare_kernel");
+    const bool exact = variant == Conversion::exact;
+    if (exact) {
+      convert_v_kernel<<<grid(n, 1), kElementwiseThreads, 0, s()>>>(dy.data(), dv.data(), n, k,
+                                                                    dinv.data());
+      check_launch("convert_v_kernel");
+    }
+    convert_kernel<<<grid(n, to.size()), kElementwiseThreads, 0, s()>>>(
+        dy.data(), dv.data(), dout.data(), n, k, dto.data(), dconst.data(), exact);
+    check_launch("convert_kernel");
+    download(dout, out.data);
+  }
+
+ private:
+  cudaStream_t s() const { return stream_.get(); }
+
+  LimbMap limb_map(ModulusIndex mod, std::size_t a, std::size_t b, u64 c) const {
+    const u64 q = context().prime(mod);
+    return {q, core::make_barrett128(q), a, b, c, c == 0 ? 0 : core::shoup_quotient(c, q)};
+  }
+
+  void download(const DeviceBuffer<u64>& d, std::vector<u64>& host) const {
+    d.download(host);
+    check(cudaStreamSynchronize(s()), "cudaStreamSynchronize");
+  }
+
+  void elementwise(const RnsPoly& a, const RnsPoly& b, RnsPoly& out, Op op,
+                   std::span<const u64> scalars) const {
+    NvtxRange range("ckks elementwise", NvtxCategory::ring, kColour);
+    require(a.n == out.n && b.n == out.n && a.ntt == b.ntt, ErrorCode::size_mismatch,
+            "RNS operands of different degrees or forms");
+    std::vector<LimbMap> map;
+    for (ModulusIndex mod : out.moduli) {
+      map.push_back(limb_map(mod, a.position(mod) * a.n, b.position(mod) * b.n,
+                             scalars.empty() ? 0 : scalars[mod]));
+    }
+    DeviceBuffer<u64> da(std::span<const u64>(a.data), s()), db(std::span<const u64>(b.data), s());
+    DeviceBuffer<u64> dout(std::span<const u64>(out.data), s());
+    DeviceBuffer<LimbMap> dmap(std::span<const LimbMap>(map), s());
+    elementwise_kernel<<<grid(out.n, out.limbs()), kElementwiseThreads, 0, s()>>>(
+        da.data(), db.data(), dout.data(), out.n, dmap.data(), op);
+    check_launch("elementwise_kernel");
+    if (op != Op::sub_scale && op != Op::scale) out.ntt = a.ntt;
+    download(dout, out.data);
+  }
+
+  void transform(RnsPoly& p, std::size_t first, std::size_t last, bool inverse) const {
+    NvtxRange range(inverse ? "ckks ntt inverse" : "ckks ntt forward", NvtxCategory::ring, kColour);
+    last = std::min(last, p.limbs());
+    require(p.ntt == inverse, ErrorCode::invalid_argument,
+            inverse ? "inverse NTT of a polynomial in coefficient form"
+                    : "forward NTT of a polynomial already in NTT form");
+    if (first >= last) return;
+    const std::uint32_t n = p.n;
+    const std::size_t count = last - first;
+    // Tables for the limbs' moduli, gathered into one array each.
+    std::vector<u64> moduli, ni, niq;
+    for (std::size_t k = first; k < last; ++k) {
+      moduli.push_back(context().prime(p.moduli[k]));
+      ni.push_back(n_inv_[p.moduli[k]]);
+      niq.push_back(n_inv_quotient_[p.moduli[k]]);
+    }
+    const u64* src_tw = inverse ? inverse_.data() : forward_.data();
+    const u64* src_twq = inverse ? inverse_q_.data() : forward_q_.data();
+    DeviceBuffer<u64> tw(count * n, s()), twq(count * n, s());
+    for (std::size_t k = 0; k < count; ++k) {
+      const std::size_t from = std::size_t{p.moduli[first + k]} * n;
+      check(cudaMemcpyAsync(tw.data() + k * n, src_tw + from, n * sizeof(u64),
+                            cudaMemcpyDeviceToDevice, s()),
+            "copy twiddles");
+      check(cudaMemcpyAsync(twq.data() + k * n, src_twq + from, n * sizeof(u64),
+                            cudaMemcpyDeviceToDevice, s()),
+            "copy twiddles");
+    }
+    std::span<u64> host(p.data.data() + first * n, count * n);
+    DeviceBuffer<u64> d(std::span<const u64>(host), s());
+    DeviceBuffer<u64> dmod(std::span<const u64>(moduli), s()), dni(std::span<const u64>(ni), s()),
+        dniq(std::span<const u64>(niq), s());
+    const dim3 g(elementwise_blocks(n / 2) > 64 ? 64 : elementwise_blocks(n / 2),
+                 static_cast<unsigned>(count));
+    if (!inverse) {
+      for (std::uint32_t m = 1, t = n / 2; m < n; m *= 2, t /= 2) {
+        ntt_level_kernel<<<g, kElementwiseThreads, 0, s()>>>(d.data(), n, tw.data(), twq.data(),
+                                                             dmod.data(), m, t, false);
+      }
+    } else {
+      for (std::uint32_t h = n / 2, t = 1; h >= 1; h /= 2, t *= 2) {
+        ntt_level_kernel<<<g, kElementwiseThreads, 0, s()>>>(d.data(), n, tw.data(), twq.data(),
+                                                             dmod.data(), h, t, true);
+      }
+    }
+    check_launch("ntt_level_kernel");
+    ntt_finish_kernel<<<grid(n, count), kElementwiseThreads, 0, s()>>>(
+        d.data(), n, dmod.data(), dni.data(), dniq.data(), inverse);
+    check_launch("ntt_finish_kernel");
+    d.download(host);
+    check(cudaStreamSynchronize(s()), "cudaStreamSynchronize");
+    if (first == 0 && last == p.limbs()) p.ntt = !inverse;
+  }
+
+  // Checked before the stream is made, so that no device reads as such, not as a failed call.
+  static bool require_device() {
+    int count = 0;
+    const cudaError_t status = cudaGetDeviceCount(&count);
+    require(status == cudaSuccess && count > 0, ErrorCode::device_error,
+            std::string("the CKKS CUDA backend needs a CUDA device: no usable device (") +
+                cudaGetErrorString(status) + ")");
+    return true;
+  }
+
+  bool device_;
+  Stream stream_;
+  DeviceBuffer<u64> forward_, forward_q_, inverse_, inverse_q_;  // [modulus][N]
+  std::vector<u64> n_inv_, n_inv_quotient_;
+};
+
+}  // namespace
+
+std::unique_ptr<ckks::RnsOps> make_cuda_rns_ops(const ckks::CkksContext& context) {
+  return std::make_unique<CudaRnsOps>(context);
+}
+
+}  // namespace safhire::cuda

@@ -1,0 +1,146 @@
+// The CKKS RNS primitives on the device against the CPU's, word for word: each primitive on
+// random limbs, then whole evaluator operations (multiply-relinearize-rescale, rotation,
+// hoisted rotations) run once over each backend from the same keys and ciphertexts.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "cuda_test.hpp"
+#include "safhire/ckks/ckks.hpp"
+#include "safhire/core/error.hpp"
+#include "safhire/cuda/ckks.hpp"
+
+namespace {
+
+using namespace safhire::ckks;
+using u64 = std::uint64_t;
+
+struct Both {
+  CkksContext context;
+  std::unique_ptr<RnsOps> cpu, gpu;
+  explicit Both(const char* set)
+      : context(named_set(set)),
+        cpu(make_cpu_rns_ops(context, 2)),
+        gpu(safhire::cuda::make_cuda_rns_ops(context)) {}
+};
+
+RnsPoly random_poly(const CkksContext& context, std::vector<ModulusIndex> moduli, bool ntt,
+                    u64 seed) {
+  std::mt19937_64 rng(seed);
+  RnsPoly p(context.degree(), std::move(moduli), ntt);
+  for (std::size_t k = 0; k < p.limbs(); ++k) {
+    for (auto& x : p.limb(k))
+      x = rng() % context.prime(p.moduli[k]);
+  }
+  return p;
+}
+
+std::vector<ModulusIndex> q_and_p(const CkksContext& c, std::uint32_t level) {
+  auto m = c.q_moduli(level);
+  for (ModulusIndex p : c.p_moduli())
+    m.push_back(p);
+  return m;
+}
+
+TEST(CudaCkks, NoDeviceIsATypedError) {
+  if (safhire::cuda::device_available()) GTEST_SKIP() << "a device is present";
+  const CkksContext context(named_set("n12-l2"));
+  try {
+    safhire::cuda::make_cuda_rns_ops(context);
+    FAIL() << "expected Error(device_error)";
+  } catch (const safhire::Error& e) {
+    EXPECT_EQ(e.code(), safhire::ErrorCode::device_error);
+  }
+}
+
+TEST(CudaCkks, PrimitivesMatchTheCpuWordForWord) {
+  SAFHIRE_REQUIRE_DEVICE_OR_SKIP();
+  for (const char* set : {"n12-l2", "n14-l7", "n16-l24"}) {
+    Both b(set);
+    const auto& c = b.context;
+    const std::uint32_t level = c.max_level();
+    const auto all = q_and_p(c, level);
+    // NTT both ways, including a partial range of limbs.
+    RnsPoly x = random_poly(c, all, false, 1), y = x;
+    b.cpu->forward(x);
+    b.gpu->forward(y);
+    ASSERT_EQ(x, y) << set << " forward";
+    b.cpu->inverse(x);
+    b.gpu->inverse(y);
+    ASSERT_EQ(x, y) << set << " inverse";
+    b.cpu->forward(x, 1, 3);
+    b.gpu->forward(y, 1, 3);
+    ASSERT_EQ(x, y) << set << " forward of limbs 1..2";
+    // Elementwise operations, with inputs over more limbs than the output.
+    const RnsPoly a = random_poly(c, all, true, 2), d = random_poly(c, all, true, 3);
+    const auto q = c.q_moduli(level);
+    std::vector<u64> scalars(c.primes().size());
+    for (std::size_t i = 0; i < scalars.size(); ++i)
+      scalars[i] = (i * 1234567 + 89) % c.prime(static_cast<ModulusIndex>(i));
+    RnsPoly o1(c.degree(), q, true), o2 = o1;
+    auto same = [&](const char* what, auto op) {
+      o1 = random_poly(c, q, true, 4);
+      o2 = o1;
+      op(*b.cpu, o1);
+      op(*b.gpu, o2);
+      ASSERT_EQ(o1, o2) << set << " " << what;
+    };
+    same("add", [&](const RnsOps& ops, RnsPoly& o) { ops.add(a, d, o); });
+    same("sub", [&](const RnsOps& ops, RnsPoly& o) { ops.sub(a, d, o); });
+    same("negate", [&](const RnsOps& ops, RnsPoly& o) { ops.negate(a, o); });
+    same("multiply", [&](const RnsOps& ops, RnsPoly& o) { ops.multiply(a, d, o); });
+    same("multiply_accumulate",
+         [&](const RnsOps& ops, RnsPoly& o) { ops.multiply_accumulate(a, d, o); });
+    same("sub_scale", [&](const RnsOps& ops, RnsPoly& o) { ops.sub_scale(a, d, scalars, o); });
+    same("multiply_scalars",
+         [&](const RnsOps& ops, RnsPoly& o) { ops.multiply_scalars(a, scalars, o); });
+    const auto perm = c.ntt(0).automorphism_permutation(5);
+    same("permute", [&](const RnsOps& ops, RnsPoly& o) { ops.permute(a, perm, o); });
+    const RnsPoly e = random_poly(c, all, true, 5), f = random_poly(c, all, true, 6);
+    const std::vector<const RnsPoly*> xs{&a, &d, &e}, ys{&f, &e, &a};
+    same("inner_product", [&](const RnsOps& ops, RnsPoly& o) { ops.inner_product(xs, ys, o); });
+    // Base conversion, both variants, into a polynomial whose other limbs must be kept.
+    const BaseConverter conv(c, c.q_moduli(std::min(level, 8U)), c.p_moduli());
+    const RnsPoly in = random_poly(c, all, false, 7);
+    for (Conversion v : {Conversion::approximate, Conversion::exact}) {
+      RnsPoly r1 = random_poly(c, all, false, 8), r2 = r1;
+      b.cpu->convert(conv, in, r1, v);
+      b.gpu->convert(conv, in, r2, v);
+      ASSERT_EQ(r1, r2) << set << " convert";
+    }
+  }
+}
+
+TEST(CudaCkks, EvaluatorOperationsMatchTheCpuWordForWord) {
+  SAFHIRE_REQUIRE_DEVICE_OR_SKIP();
+  for (const char* set : {"n13-l3", "n16-l24"}) {
+    Both b(set);
+    const auto& c = b.context;
+    auto rng = safhire::core::SeededRandom::from_counter(9);
+    KeyGenerator gen(c, *b.cpu, rng);
+    const auto sk = gen.secret_key();
+    const auto rlk = gen.relinearization_key(sk);
+    const std::vector<int> steps{1, 2, 3};
+    const auto galois = gen.galois_keys(sk, steps, true);
+    Encoder encoder(c, *b.cpu);
+    std::vector<double> z(c.degree() / 2);
+    for (std::size_t i = 0; i < z.size(); ++i)
+      z[i] = std::sin(static_cast<double>(i));
+    Encryptor enc(c, *b.cpu, rng);
+    const double scale = std::exp2(c.params().log_scale);
+    const auto x = enc.encrypt(encoder.encode(z, scale, c.max_level()), sk);
+    const auto y = enc.encrypt(encoder.encode(z, scale, c.max_level()), sk);
+    const Evaluator cpu(c, *b.cpu), gpu(c, *b.gpu);
+    const auto m1 = cpu.rescale(cpu.multiply_relinearize(x, y, rlk));
+    const auto m2 = gpu.rescale(gpu.multiply_relinearize(x, y, rlk));
+    ASSERT_EQ(m1.c, m2.c) << set << " multiply-relinearize-rescale";
+    ASSERT_EQ(cpu.rotate(m1, 1, galois).c, gpu.rotate(m2, 1, galois).c) << set << " rotate";
+    ASSERT_EQ(cpu.conjugate(x, galois).c, gpu.conjugate(x, galois).c) << set << " conjugate";
+    const auto h1 = cpu.rotate_hoisted(x, steps, galois);
+    const auto h2 = gpu.rotate_hoisted(x, steps, galois);
+    for (std::size_t i = 0; i < steps.size(); ++i)
+      ASSERT_EQ(h1[i].c, h2[i].c) << set << " hoisted rotation " << steps[i];
+  }
+}
+
+}  // namespace
