@@ -2,6 +2,7 @@
 // compare across versions and against the CUDA counterparts (suffix /cuda in bench_cuda):
 //   ckks/ntt_forward/<N>, ckks/ntt_inverse/<N>       one polynomial, one 60-bit prime
 //   ckks/ntt_forward/<N>/<isa>                       the same on each available kernel set
+//   ckks/ntt_forward/<N>/q50                          a 50-bit prime (IFMA kernels where present)
 //   ckks/ntt_batch/<N>/<primes>                      forward NTT of every limb of an RNS poly
 //   ckks/keyswitch/<N>/L<l>/dnum<d>                  hybrid key switching of one polynomial
 //   ckks/mult_relin_rescale/<N>/L<l>                 ct x ct, relinearize, rescale
@@ -40,30 +41,32 @@ std::vector<u64> random_mod(std::size_t n, u64 q, u64 seed) {
 void register_ntt() {
   for (std::uint32_t log_m = 13; log_m <= 18; ++log_m) {
     const RingParams ring(2, log_m);
-    const u64 q = safhire::core::primes_below(60, ring.M(), 1)[0];
-    for (bool inverse : {false, true}) {
-      for (SimdIsa isa : safhire::ring::available_simd()) {
-        const bool best = isa == safhire::ring::default_simd();
-        std::string name = inverse ? "ckks/ntt_inverse/" : "ckks/ntt_forward/";
-        name += std::to_string(ring.N());
-        if (!best) {
-          name += '/';
-          name += safhire::ring::to_string(isa);
-        }
-        benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
-          const auto plan = NegacyclicNtt::for_prime(ring, q, isa);
-          auto a = random_mod(ring.N(), q, 1);
-          for (auto _ : state) {
-            if (inverse) {
-              plan.inverse(a);
-            } else {
-              plan.forward(a);
-            }
-            benchmark::DoNotOptimize(a.data());
+    for (int bits : {60, 50})
+      for (bool inverse : {false, true}) {
+        const u64 q = safhire::core::primes_below(bits, ring.M(), 1)[0];
+        for (SimdIsa isa : safhire::ring::available_simd()) {
+          const bool best = isa == safhire::ring::default_simd();
+          std::string name = inverse ? "ckks/ntt_inverse/" : "ckks/ntt_forward/";
+          name += std::to_string(ring.N());
+          if (bits != 60) name += "/q50";
+          if (!best) {
+            name += '/';
+            name += safhire::ring::to_string(isa);
           }
-        })->Unit(benchmark::kMicrosecond);
+          benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
+            const auto plan = NegacyclicNtt::for_prime(ring, q, isa);
+            auto a = random_mod(ring.N(), q, 1);
+            for (auto _ : state) {
+              if (inverse) {
+                plan.inverse(a);
+              } else {
+                plan.forward(a);
+              }
+              benchmark::DoNotOptimize(a.data());
+            }
+          })->Unit(benchmark::kMicrosecond);
+        }
       }
-    }
   }
 }
 

@@ -69,6 +69,18 @@ NegacyclicNtt::NegacyclicNtt(const RingParams& ring, u64 q, u64 psi, SimdIsa isa
   tb.n_inv_quotient = core::shoup_quotient(tb.n_inv, q);
   tb.last_inverse = core::mul_mod(tb.inverse[1], tb.n_inv, q);
   tb.last_inverse_quotient = core::shoup_quotient(tb.last_inverse, q);
+  if (q < (u64{1} << 50)) {
+    auto q52 = [q](u64 w) { return static_cast<u64>((static_cast<core::u128>(w) << 52) / q); };
+    tb.forward_quotient52.resize(N_);
+    tb.inverse_quotient52.resize(N_);
+    for (std::uint32_t i = 0; i < N_; ++i) {
+      tb.forward_quotient52[i] = q52(tb.forward[i]);
+      tb.inverse_quotient52[i] = q52(tb.inverse[i]);
+    }
+    tb.n_inv_quotient52 = q52(tb.n_inv);
+    tb.last_inverse_quotient52 = q52(tb.last_inverse);
+  }
+  kernels_ = &simd::negacyclic_kernels(isa_, q_);
 }
 
 void NegacyclicNtt::check(std::span<const u64> polys, const char* what) const {
@@ -83,7 +95,7 @@ void NegacyclicNtt::forward(std::span<u64> polys) const {
 
 void NegacyclicNtt::forward_lazy_input(std::span<u64> polys) const {
   check(polys, "negacyclic forward NTT");
-  const auto& kernels = simd::negacyclic_kernels(isa_);
+  const auto& kernels = *static_cast<const simd::NegacyclicKernels*>(kernels_);
   for (std::size_t off = 0; off < polys.size(); off += N_) {
     kernels.forward(polys.data() + off, N_, log_n_, q_, tables_);
   }
@@ -91,7 +103,7 @@ void NegacyclicNtt::forward_lazy_input(std::span<u64> polys) const {
 
 void NegacyclicNtt::inverse(std::span<u64> polys) const {
   check(polys, "negacyclic inverse NTT");
-  const auto& kernels = simd::negacyclic_kernels(isa_);
+  const auto& kernels = *static_cast<const simd::NegacyclicKernels*>(kernels_);
   for (std::size_t off = 0; off < polys.size(); off += N_) {
     kernels.inverse(polys.data() + off, N_, log_n_, q_, tables_);
   }

@@ -24,8 +24,9 @@ struct NegacyclicKernels {
                   const Tables& tables);
 };
 
-// The kernels of `isa` (the scalar ones where a set has none of its own).
-const NegacyclicKernels& negacyclic_kernels(SimdIsa isa);
+// The kernels of `isa` for the prime q (the scalar ones where a set has none of its own; the
+// IFMA ones for avx512 and q < 2^50 where the processor has IFMA).
+const NegacyclicKernels& negacyclic_kernels(SimdIsa isa, std::uint64_t q);
 
 namespace negacyclic_scalar {
 
