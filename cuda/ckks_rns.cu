@@ -379,7 +379,7 @@ class CudaRnsOps final : public ckks::RnsOps {
     return {q, core::make_barrett128(q), a, b, c, c == 0 ? 0 : core::shoup_quotient(c, q)};
   }
 
-  void download(const DeviceBuffer<u64>& d, std::vector<u64>& host) const {
+  void download(const DeviceBuffer<u64>& d, std::span<u64> host) const {
     d.download(host);
     check(cudaStreamSynchronize(s()), "cudaStreamSynchronize");
   }

@@ -175,6 +175,24 @@ TEST(CkksRns, DecodingReconstructsTheCentredCoefficients) {
   }
 }
 
+TEST(CkksRns, LargeBuffersAreRecycledAndSmallOnesAreNot) {
+  const std::size_t before = pool_cached_bytes();
+  const std::uint64_t* first = nullptr;
+  {
+    Words big(1 << 16, 7);  // 512 KiB
+    first = big.data();
+  }
+  EXPECT_EQ(pool_cached_bytes(), before + (std::size_t{1} << 19));
+  {
+    Words again(1 << 16);  // the same size: the same block, value-initialised
+    EXPECT_EQ(again.data(), first);
+    EXPECT_EQ(again[12345], 0U);
+    EXPECT_EQ(pool_cached_bytes(), before);
+  }
+  { Words small(100); }
+  EXPECT_EQ(pool_cached_bytes(), before + (std::size_t{1} << 19));
+}
+
 TEST(CkksRns, MismatchedPolynomialsAreTypedErrors) {
   auto& f = fixture("n12-l2");
   RnsPoly a(f.context.degree(), {0, 1}, true), b(f.context.degree(), {0}, true);

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "safhire/ckks/buffer_pool.hpp"
 #include "safhire/ckks/params.hpp"
 #include "safhire/core/modarith.hpp"
 #include "safhire/ring/negacyclic_ntt.hpp"
@@ -64,7 +65,7 @@ class CkksContext {
 struct RnsPoly {
   std::uint32_t n = 0;
   std::vector<ModulusIndex> moduli;
-  std::vector<u64> data;  // moduli.size() * n words, limb by limb
+  Words data;  // moduli.size() * n words, limb by limb (recycled storage: buffer_pool.hpp)
   bool ntt = false;
 
   RnsPoly() = default;

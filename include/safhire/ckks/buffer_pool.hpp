@@ -1,0 +1,37 @@
+// Recycled storage for RNS polynomials. A CKKS operation at N = 2^16 makes and drops buffers of
+// tens of megabytes; the C library returns such blocks to the kernel on release, and the fresh
+// pages of the next one cost as much as the arithmetic. Released blocks of 64 KiB or more are
+// kept (up to kPoolLimit bytes in all, process-wide, behind a mutex) and handed out again for
+// the same size; smaller ones go straight to operator new and delete.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace safhire::ckks {
+
+inline constexpr std::size_t kPoolLimit = std::size_t{512} << 20;
+
+void* pool_allocate(std::size_t bytes);
+void pool_release(void* p, std::size_t bytes) noexcept;
+// Bytes held for reuse now (for tests and diagnostics).
+std::size_t pool_cached_bytes();
+
+template <class T>
+struct PoolAllocator {
+  using value_type = T;
+  PoolAllocator() = default;
+  template <class U>
+  PoolAllocator(const PoolAllocator<U>&) noexcept {}
+  T* allocate(std::size_t n) { return static_cast<T*>(pool_allocate(n * sizeof(T))); }
+  void deallocate(T* p, std::size_t n) noexcept { pool_release(p, n * sizeof(T)); }
+  template <class U>
+  bool operator==(const PoolAllocator<U>&) const noexcept {
+    return true;
+  }
+};
+
+using Words = std::vector<std::uint64_t, PoolAllocator<std::uint64_t>>;
+
+}  // namespace safhire::ckks
