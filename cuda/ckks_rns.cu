@@ -129,7 +129,7 @@ __global__ void elementwise_kernel(const u64* a, const u64* b, u64* out, std::ui
 // out[k] = sum_j a_j[k] b_j[k]: `pairs` pairs, limb offsets per (k, j) in offsets.
 __global__ void inner_product_kernel(const u64* a, const u64* b, u64* out, std::uint32_t n,
                                      const LimbMap* map, const std::size_t* offsets,
-                                     std::uint32_t pairs) {
+                                     std::uint32_t pairs, const std::uint32_t* perm) {
   const std::uint32_t k = blockIdx.y;
   const LimbMap m = map[k];
   const std::size_t* off = offsets + std::size_t{k} * pairs * 2;
@@ -138,7 +138,7 @@ __global__ void inner_product_kernel(const u64* a, const u64* b, u64* out, std::
        t += gridDim.x * blockDim.x) {
     u64 hi = 0, lo = 0;
     for (std::uint32_t j = 0; j < pairs; ++j) {
-      const u64 x = a[off[2 * j] + t], y = b[off[2 * j + 1] + t];
+      const u64 x = a[off[2 * j] + (perm != nullptr ? perm[t] : t)], y = b[off[2 * j + 1] + t];
       const u64 p_lo = x * y;
       lo += p_lo;
       hi += core::mul_hi(x, y) + (lo < p_lo ? 1 : 0);
@@ -269,7 +269,7 @@ class CudaRnsOps final : public ckks::RnsOps {
   }
 
   void inner_product(std::span<const RnsPoly* const> a, std::span<const RnsPoly* const> b,
-                     RnsPoly& out) const override {
+                     RnsPoly& out, std::span<const std::uint32_t> perm) const override {
     NvtxRange range("ckks inner_product", NvtxCategory::ring, kColour);
     require(!a.empty() && a.size() == b.size() && a.size() <= 16, ErrorCode::size_mismatch,
             "inner product of 1 .. 16 pairs of polynomials");
@@ -298,9 +298,12 @@ class CudaRnsOps final : public ckks::RnsOps {
     DeviceBuffer<u64> dout(out.data.size(), s());
     DeviceBuffer<LimbMap> dmap(std::span<const LimbMap>(map), s());
     DeviceBuffer<std::size_t> doff(std::span<const std::size_t>(offsets), s());
+    require(perm.empty() || perm.size() == n, ErrorCode::size_mismatch,
+            "a fused permutation needs N entries");
+    DeviceBuffer<std::uint32_t> dperm(perm, s());
     inner_product_kernel<<<grid(n, out.limbs()), kElementwiseThreads, 0, s()>>>(
         da.data(), db.data(), dout.data(), n, dmap.data(), doff.data(),
-        static_cast<std::uint32_t>(a.size()));
+        static_cast<std::uint32_t>(a.size()), perm.empty() ? nullptr : dperm.data());
     check_launch("inner_product_kernel");
     out.ntt = a[0]->ntt;
     download(dout, out.data);

@@ -83,9 +83,11 @@ class CpuRnsOps final : public RnsOps {
   }
 
   void inner_product(std::span<const RnsPoly* const> a, std::span<const RnsPoly* const> b,
-                     RnsPoly& out) const override {
+                     RnsPoly& out, std::span<const std::uint32_t> perm) const override {
     require(!a.empty() && a.size() == b.size() && a.size() <= 16, ErrorCode::size_mismatch,
             "inner product of 1 .. 16 pairs of polynomials");
+    require(perm.empty() || (perm.size() == out.n && a[0]->ntt), ErrorCode::size_mismatch,
+            "a fused permutation needs NTT-form inputs and N entries");
     for (std::size_t j = 0; j < a.size(); ++j)
       check_pair(*a[j], *b[j], out);
     out.ntt = a[0]->ntt;
@@ -105,10 +107,17 @@ class CpuRnsOps final : public RnsOps {
         const std::uint32_t len = std::min(kBlock, out.n - t0);
         acc.fill(0);
         for (std::size_t j = 0; j < a.size(); ++j) {
-          const u64* xj = x[j] + t0;
           const u64* yj = y[j] + t0;
-          for (std::uint32_t t = 0; t < len; ++t)
-            acc[t] += static_cast<core::u128>(xj[t]) * yj[t];
+          if (perm.empty()) {
+            const u64* xj = x[j] + t0;
+            for (std::uint32_t t = 0; t < len; ++t)
+              acc[t] += static_cast<core::u128>(xj[t]) * yj[t];
+          } else {
+            const u64* xj = x[j];
+            const std::uint32_t* pj = perm.data() + t0;
+            for (std::uint32_t t = 0; t < len; ++t)
+              acc[t] += static_cast<core::u128>(xj[pj[t]]) * yj[t];
+          }
         }
         for (std::uint32_t t = 0; t < len; ++t)
           o[t0 + t] = core::reduce_double_word(static_cast<u64>(acc[t] >> 64),

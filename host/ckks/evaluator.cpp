@@ -261,7 +261,7 @@ void reshape(RnsPoly& p, std::uint32_t n, std::span<const ModulusIndex> moduli, 
 // and P is 17 MB, and fresh pages cost as much as the arithmetic.
 struct Scratch {
   RnsPoly coeffs, acc0, acc1, p_part, converted;
-  std::vector<RnsPoly> digits, permuted;
+  std::vector<RnsPoly> digits;
 };
 
 Scratch& scratch() {
@@ -334,21 +334,15 @@ std::pair<RnsPoly, RnsPoly> Evaluator::key_switch_extended(
   const auto moduli = q_and_p(*context_, level);
   Scratch& s = scratch();
   std::vector<const RnsPoly*> d(digits.size()), b(digits.size()), a(digits.size());
-  if (!perm.empty()) s.permuted.resize(digits.size());
   for (std::size_t j = 0; j < digits.size(); ++j) {
     d[j] = &digits[j];
-    if (!perm.empty()) {
-      reshape(s.permuted[j], n, digits[j].moduli, true);
-      ops_->permute(digits[j], perm, s.permuted[j]);
-      d[j] = &s.permuted[j];
-    }
     b[j] = &key.b[j];
     a[j] = &key.a[j];
   }
   reshape(s.acc0, n, moduli, true);
   reshape(s.acc1, n, moduli, true);
-  ops_->inner_product(d, b, s.acc0);
-  ops_->inner_product(d, a, s.acc1);
+  ops_->inner_product(d, b, s.acc0, perm);
+  ops_->inner_product(d, a, s.acc1, perm);
   RnsPoly u0 = mod_down(s.acc0, level);
   RnsPoly u1 = mod_down(s.acc1, level);
   return {std::move(u0), std::move(u1)};

@@ -12,6 +12,7 @@ using namespace safhire::ckks;
 using namespace safhire::ckks::testing;
 using safhire::ErrorCode;
 using safhire::testing::code_of;
+using u64 = std::uint64_t;
 
 RnsPoly random_poly(const CkksContext& context, std::vector<ModulusIndex> moduli, bool ntt,
                     std::uint64_t seed) {
@@ -172,6 +173,38 @@ TEST(CkksRns, DecodingReconstructsTheCentredCoefficients) {
     if (mpz_cmp(X.v, half.v) > 0) mpz_sub(X.v, X.v, Q.v);
     const long double expect = mpz_get_d(X.v);  // 53 bits suffice for the comparison
     ASSERT_NEAR(static_cast<double>(coeffs[t] / expect), 1.0, 1e-15) << t;
+  }
+}
+
+TEST(CkksRns, InnerProductWithAndWithoutAFusedPermutation) {
+  auto& f = fixture("n13-l3");
+  const auto& c = f.context;
+  std::vector<ModulusIndex> all = c.q_moduli(3);
+  for (ModulusIndex p : c.p_moduli())
+    all.push_back(p);
+  std::vector<RnsPoly> xs, ys;
+  for (int j = 0; j < 3; ++j) {
+    xs.push_back(random_poly(c, all, true, 60 + j));
+    ys.push_back(random_poly(c, all, true, 70 + j));
+  }
+  const std::vector<const RnsPoly*> px{&xs[0], &xs[1], &xs[2]}, py{&ys[0], &ys[1], &ys[2]};
+  const auto perm = c.ntt(0).automorphism_permutation(rotation_galois_element(c, 3));
+  const auto q = c.q_moduli(2);  // an output over fewer limbs than the inputs
+  RnsPoly plain(c.degree(), q, true), permuted(c.degree(), q, true);
+  f.ops->inner_product(px, py, plain);
+  f.ops->inner_product(px, py, permuted, perm);
+  for (std::size_t k = 0; k < q.size(); ++k) {
+    const u64 p = c.prime(q[k]);
+    for (std::uint32_t t = 0; t < c.degree(); t += 3) {
+      u64 expect = 0, expect_perm = 0;
+      for (int j = 0; j < 3; ++j) {
+        const u64 y = ys[j].limb(k)[t];
+        expect = (expect + safhire::core::mul_mod(xs[j].limb(k)[t], y, p)) % p;
+        expect_perm = (expect_perm + safhire::core::mul_mod(xs[j].limb(k)[perm[t]], y, p)) % p;
+      }
+      ASSERT_EQ(plain.limb(k)[t], expect);
+      ASSERT_EQ(permuted.limb(k)[t], expect_perm);
+    }
   }
 }
 

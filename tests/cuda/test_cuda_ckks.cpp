@@ -99,6 +99,8 @@ TEST(CudaCkks, PrimitivesMatchTheCpuWordForWord) {
     const RnsPoly e = random_poly(c, all, true, 5), f = random_poly(c, all, true, 6);
     const std::vector<const RnsPoly*> xs{&a, &d, &e}, ys{&f, &e, &a};
     same("inner_product", [&](const RnsOps& ops, RnsPoly& o) { ops.inner_product(xs, ys, o); });
+    same("inner_product (permuted)",
+         [&](const RnsOps& ops, RnsPoly& o) { ops.inner_product(xs, ys, o, perm); });
     // Base conversion, both variants, into a polynomial whose other limbs must be kept.
     const BaseConverter conv(c, c.q_moduli(std::min(level, 8U)), c.p_moduli());
     const RnsPoly in = random_poly(c, all, false, 7);

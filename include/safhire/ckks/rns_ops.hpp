@@ -35,9 +35,10 @@ class RnsOps {
   virtual void multiply(const RnsPoly& a, const RnsPoly& b, RnsPoly& out) const = 0;
   virtual void multiply_accumulate(const RnsPoly& a, const RnsPoly& b, RnsPoly& out) const = 0;
   // out = sum_j a[j] * b[j] (pointwise), one reduction per coefficient: the inner product of
-  // key switching, between the digits and a key.
+  // key switching, between the digits and a key. With a permutation (NTT form), each a[j] is
+  // read through it first, a[j][perm[t]]: the automorphism of a hoisted rotation, fused.
   virtual void inner_product(std::span<const RnsPoly* const> a, std::span<const RnsPoly* const> b,
-                             RnsPoly& out) const = 0;
+                             RnsPoly& out, std::span<const std::uint32_t> perm = {}) const = 0;
   // out = (a - b) * scalars[modulus] per limb; scalars indexed by modulus index, in [0, q).
   virtual void sub_scale(const RnsPoly& a, const RnsPoly& b, std::span<const u64> scalars,
                          RnsPoly& out) const = 0;
