@@ -82,7 +82,7 @@ __global__ void ntt_finish_kernel(u64* data, std::uint32_t n, const u64* moduli,
 // words) and a Shoup constant; the elementwise operations read what they need.
 struct LimbMap {
   u64 q;
-  core::Barrett128 ratio;
+  core::WideReducer ratio;
   std::size_t a, b;
   u64 c, c_quotient;
 };
@@ -379,7 +379,7 @@ class CudaRnsOps final : public ckks::RnsOps {
 
   LimbMap limb_map(ModulusIndex mod, std::size_t a, std::size_t b, u64 c) const {
     const u64 q = context().prime(mod);
-    return {q, core::make_barrett128(q), a, b, c, c == 0 ? 0 : core::shoup_quotient(c, q)};
+    return {q, core::make_wide_reducer(q), a, b, c, c == 0 ? 0 : core::shoup_quotient(c, q)};
   }
 
   void download(const DeviceBuffer<u64>& d, std::span<u64> host) const {

@@ -45,7 +45,7 @@ class CpuRnsOps final : public RnsOps {
       : RnsOps(context), threads_(std::max(1U, threads)) {
     for (u64 q : context.primes()) {
       barrett_.emplace_back(q);
-      ratio_.push_back(core::make_barrett128(q));
+      ratio_.push_back(core::make_wide_reducer(q));
     }
   }
 
@@ -242,7 +242,7 @@ class CpuRnsOps final : public RnsOps {
 
   unsigned threads_;
   std::vector<Barrett> barrett_;
-  std::vector<core::Barrett128> ratio_;
+  std::vector<core::WideReducer> ratio_;
 };
 
 }  // namespace

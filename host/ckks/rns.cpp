@@ -125,7 +125,7 @@ BaseConverter::BaseConverter(const CkksContext& context, std::vector<ModulusInde
       q_mod = mul_mod(q_mod, from_q_[i] % p, p);
     }
     q_mod_.push_back(core::make_shoup(q_mod, p));
-    ratio_.push_back(core::make_barrett128(p));
+    ratio_.push_back(core::make_wide_reducer(p));
   }
 }
 

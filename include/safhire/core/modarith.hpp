@@ -142,36 +142,30 @@ constexpr W inverse_mod_word(W q) {
   return x;
 }
 
-// ---- Barrett reduction of a double word
-// ---------------------------------------------------------- For an odd q < 2^62, ratio =
-// floor(2^128 / q) as two words (make_barrett128). For ANY 128-bit x = x_hi 2^64 + x_lo, the
-// estimate floor(x ratio / 2^128) (taken mod 2^64 from the partial products) is the quotient
-// floor(x / q) or one less, so x - estimate q lies in [0, 2q) and one subtraction finishes. The
-// reduction of a sum of many lazy products: sum_i a_i b_i with a_i, b_i < 2^62 accumulates up to 16
-// terms in two words before one reduction.
-struct Barrett128 {
-  u64 hi, lo;  // floor(2^128 / q)
+// ---- Reduction of a double word -----------------------------------------------------------------
+// x = x_hi 2^64 + x_lo mod q as (x_hi (2^64 mod q) + x_lo) mod q: a Shoup product by the constant
+// 2^64 mod q (any x_hi, result in [0, 2q)) plus x_lo reduced by Shoup with w = 1 ([0, 2q)), then
+// two conditional subtractions: five word products for any 128-bit x. What sums of lazy products
+// end with: sum_i a_i b_i with a_i, b_i < 2^62 accumulates up to 16 terms in two words first.
+struct WideReducer {
+  u64 r;           // 2^64 mod q
+  u64 r_quotient;  // floor(r 2^64 / q)
+  u64 ratio;       // floor(2^64 / q), the Shoup quotient of 1
 };
 
-// Host only: q odd, q > 1 (so 2^128 / q is not an integer and floor((2^128 - 1) / q) is it).
-inline Barrett128 make_barrett128(u64 q) {
-  const u128 r = ~u128{0} / q;
-  return {static_cast<u64>(r >> 64), static_cast<u64>(r)};
+// Host only: q odd, 1 < q < 2^62.
+inline WideReducer make_wide_reducer(u64 q) {
+  const u64 r = static_cast<u64>((static_cast<u128>(1) << 64) % q);
+  return {r, shoup_quotient(r, q), shoup_quotient<u64>(1, q)};
 }
 
 // (x_hi 2^64 + x_lo) mod q in [0, q).
-SAFHIRE_HD u64 reduce_double_word(u64 x_hi, u64 x_lo, u64 q, Barrett128 ratio) {
-  // s = x_lo r_hi + hi(x_lo r_lo) + x_hi r_lo, a 129-bit value; only its high word matters.
-  const u64 a_hi = mul_hi(x_lo, ratio.lo);
-  u64 s_lo = x_lo * ratio.hi;
-  u64 s_hi = mul_hi(x_lo, ratio.hi);
-  s_lo += a_hi;
-  s_hi += s_lo < a_hi ? 1 : 0;
-  const u64 c_lo = x_hi * ratio.lo;
-  s_lo += c_lo;
-  s_hi += mul_hi(x_hi, ratio.lo) + (s_lo < c_lo ? 1 : 0);
-  const u64 estimate = x_hi * ratio.hi + s_hi;
-  return reduce_once(x_lo - estimate * q, q);
+SAFHIRE_HD u64 reduce_double_word(u64 x_hi, u64 x_lo, u64 q, WideReducer c) {
+  const u64 high = mul_shoup_lazy(x_hi, c.r, c.r_quotient, q);  // [0, 2q)
+  const u64 low = mul_shoup_lazy(x_lo, u64{1}, c.ratio, q);     // [0, 2q)
+  u64 sum = high + low;                                         // < 4q < 2^64
+  sum = sum >= 2 * q ? sum - 2 * q : sum;
+  return sum >= q ? sum - q : sum;
 }
 
 // ---- Plain (slow) operations for set-up code and tests ------------------------------------------
