@@ -45,7 +45,7 @@ class CpuRnsOps final : public RnsOps {
       : RnsOps(context), threads_(std::max(1U, threads)) {
     for (u64 q : context.primes()) {
       barrett_.emplace_back(q);
-      ratio_.push_back(core::make_wide_reducer(q));
+      reducer_.push_back(core::make_wide_reducer(q));
     }
   }
 
@@ -84,46 +84,14 @@ class CpuRnsOps final : public RnsOps {
 
   void inner_product(std::span<const RnsPoly* const> a, std::span<const RnsPoly* const> b,
                      RnsPoly& out, std::span<const std::uint32_t> perm) const override {
-    require(!a.empty() && a.size() == b.size() && a.size() <= 16, ErrorCode::size_mismatch,
-            "inner product of 1 .. 16 pairs of polynomials");
-    require(perm.empty() || (perm.size() == out.n && a[0]->ntt), ErrorCode::size_mismatch,
-            "a fused permutation needs NTT-form inputs and N entries");
-    for (std::size_t j = 0; j < a.size(); ++j)
-      check_pair(*a[j], *b[j], out);
-    out.ntt = a[0]->ntt;
-    for_limbs(out, [&](std::size_t k) {
-      const ModulusIndex mod = out.moduli[k];
-      const u64 q = barrett_[mod].q;
-      const auto ratio = ratio_[mod];
-      constexpr std::uint32_t kBlock = 512;
-      std::array<core::u128, kBlock> acc;
-      u64* o = out.limb(k).data();
-      std::array<const u64*, 16> x{}, y{};
-      for (std::size_t j = 0; j < a.size(); ++j) {
-        x[j] = a[j]->limb(a[j]->position(mod)).data();
-        y[j] = b[j]->limb(b[j]->position(mod)).data();
-      }
-      for (std::uint32_t t0 = 0; t0 < out.n; t0 += kBlock) {
-        const std::uint32_t len = std::min(kBlock, out.n - t0);
-        acc.fill(0);
-        for (std::size_t j = 0; j < a.size(); ++j) {
-          const u64* yj = y[j] + t0;
-          if (perm.empty()) {
-            const u64* xj = x[j] + t0;
-            for (std::uint32_t t = 0; t < len; ++t)
-              acc[t] += static_cast<core::u128>(xj[t]) * yj[t];
-          } else {
-            const u64* xj = x[j];
-            const std::uint32_t* pj = perm.data() + t0;
-            for (std::uint32_t t = 0; t < len; ++t)
-              acc[t] += static_cast<core::u128>(xj[pj[t]]) * yj[t];
-          }
-        }
-        for (std::uint32_t t = 0; t < len; ++t)
-          o[t0 + t] = core::reduce_double_word(static_cast<u64>(acc[t] >> 64),
-                                               static_cast<u64>(acc[t]), q, ratio);
-      }
-    });
+    products(a, b, {}, out, nullptr, perm);
+  }
+
+  void inner_product_pair(std::span<const RnsPoly* const> a, std::span<const RnsPoly* const> b0,
+                          std::span<const RnsPoly* const> b1, RnsPoly& out0, RnsPoly& out1,
+                          std::span<const std::uint32_t> perm) const override {
+    require(b1.size() == b0.size(), ErrorCode::size_mismatch, "inner product pair sizes differ");
+    products(a, b0, b1, out0, &out1, perm);
   }
 
   void sub_scale(const RnsPoly& a, const RnsPoly& b, std::span<const u64> scalars,
@@ -183,6 +151,81 @@ class CpuRnsOps final : public RnsOps {
   }
 
  private:
+  // out0 = sum_j a_j b0_j and, when out1 is given, out1 = sum_j a_j b1_j, each a_j read through
+  // perm when it is non-empty. Per output limb: a permuted limb is gathered into a thread-local
+  // buffer first (random reads within one limb, which stays in cache), then the products
+  // accumulate in two words over blocks of coefficients, one reduction each.
+  void products(std::span<const RnsPoly* const> a, std::span<const RnsPoly* const> b0,
+                std::span<const RnsPoly* const> b1, RnsPoly& out0, RnsPoly* out1,
+                std::span<const std::uint32_t> perm) const {
+    require(!a.empty() && a.size() == b0.size() && a.size() <= 16, ErrorCode::size_mismatch,
+            "inner product of 1 .. 16 pairs of polynomials");
+    require(perm.empty() || (perm.size() == out0.n && a[0]->ntt), ErrorCode::size_mismatch,
+            "a fused permutation needs NTT-form inputs and N entries");
+    for (std::size_t j = 0; j < a.size(); ++j) {
+      check_pair(*a[j], *b0[j], out0);
+      if (out1 != nullptr) check_pair(*a[j], *b1[j], *out1);
+    }
+    require(out1 == nullptr || out1->moduli == out0.moduli, ErrorCode::size_mismatch,
+            "inner product pair outputs over different moduli");
+    out0.ntt = a[0]->ntt;
+    if (out1 != nullptr) out1->ntt = a[0]->ntt;
+    const std::size_t pairs = a.size();
+    const std::uint32_t n = out0.n;
+    for_limbs(out0, [&](std::size_t k) {
+      const ModulusIndex mod = out0.moduli[k];
+      const u64 q = barrett_[mod].q;
+      const auto reducer = reducer_[mod];
+      thread_local std::vector<u64> gathered;
+      std::array<const u64*, 16> x{}, y0{}, y1{};
+      if (!perm.empty()) gathered.resize(pairs * std::size_t{n});
+      for (std::size_t j = 0; j < pairs; ++j) {
+        const u64* src = a[j]->limb(a[j]->position(mod)).data();
+        if (perm.empty()) {
+          x[j] = src;
+        } else {
+          u64* dst = gathered.data() + j * n;
+          for (std::uint32_t t = 0; t < n; ++t)
+            dst[t] = src[perm[t]];
+          x[j] = dst;
+        }
+        y0[j] = b0[j]->limb(b0[j]->position(mod)).data();
+        if (out1 != nullptr) y1[j] = b1[j]->limb(b1[j]->position(mod)).data();
+      }
+      constexpr std::uint32_t kBlock = 512;
+      std::array<core::u128, kBlock> acc0, acc1;
+      u64* o0 = out0.limb(k).data();
+      u64* o1 = out1 != nullptr ? out1->limb(k).data() : nullptr;
+      for (std::uint32_t t0 = 0; t0 < n; t0 += kBlock) {
+        const std::uint32_t len = std::min(kBlock, n - t0);
+        acc0.fill(0);
+        acc1.fill(0);
+        for (std::size_t j = 0; j < pairs; ++j) {
+          const u64* xj = x[j] + t0;
+          const u64* yj = y0[j] + t0;
+          if (o1 == nullptr) {
+            for (std::uint32_t t = 0; t < len; ++t)
+              acc0[t] += static_cast<core::u128>(xj[t]) * yj[t];
+          } else {
+            const u64* zj = y1[j] + t0;
+            for (std::uint32_t t = 0; t < len; ++t) {
+              acc0[t] += static_cast<core::u128>(xj[t]) * yj[t];
+              acc1[t] += static_cast<core::u128>(xj[t]) * zj[t];
+            }
+          }
+        }
+        for (std::uint32_t t = 0; t < len; ++t)
+          o0[t0 + t] = core::reduce_double_word(static_cast<u64>(acc0[t] >> 64),
+                                                static_cast<u64>(acc0[t]), q, reducer);
+        if (o1 != nullptr) {
+          for (std::uint32_t t = 0; t < len; ++t)
+            o1[t0 + t] = core::reduce_double_word(static_cast<u64>(acc1[t] >> 64),
+                                                  static_cast<u64>(acc1[t]), q, reducer);
+        }
+      }
+    });
+  }
+
   void check_pair(const RnsPoly& a, const RnsPoly& b, const RnsPoly& out) const {
     require(a.n == out.n && b.n == out.n && a.ntt == b.ntt, ErrorCode::size_mismatch,
             "RNS operands of different degrees or forms");
@@ -242,7 +285,7 @@ class CpuRnsOps final : public RnsOps {
 
   unsigned threads_;
   std::vector<Barrett> barrett_;
-  std::vector<core::WideReducer> ratio_;
+  std::vector<core::WideReducer> reducer_;
 };
 
 }  // namespace

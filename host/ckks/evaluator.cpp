@@ -341,8 +341,7 @@ std::pair<RnsPoly, RnsPoly> Evaluator::key_switch_extended(
   }
   reshape(s.acc0, n, moduli, true);
   reshape(s.acc1, n, moduli, true);
-  ops_->inner_product(d, b, s.acc0, perm);
-  ops_->inner_product(d, a, s.acc1, perm);
+  ops_->inner_product_pair(d, b, a, s.acc0, s.acc1, perm);
   RnsPoly u0 = mod_down(s.acc0, level);
   RnsPoly u1 = mod_down(s.acc1, level);
   return {std::move(u0), std::move(u1)};

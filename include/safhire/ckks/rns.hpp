@@ -123,7 +123,7 @@ class BaseConverter {
   std::vector<core::ShoupConst<u64>> qhat_mod_;  // [j][i] (Q/q_i) mod p_j
   std::vector<core::ShoupConst<u64>> q_mod_;     // Q mod p_j (exact variant)
   std::vector<double> inv_q_;                    // 1 / q_i
-  std::vector<core::WideReducer> ratio_;          // 2^64 mod p_j and its Shoup constants
+  std::vector<core::WideReducer> ratio_;         // 2^64 mod p_j and its Shoup constants
 };
 
 }  // namespace safhire::ckks

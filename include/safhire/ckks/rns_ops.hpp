@@ -39,6 +39,16 @@ class RnsOps {
   // read through it first, a[j][perm[t]]: the automorphism of a hoisted rotation, fused.
   virtual void inner_product(std::span<const RnsPoly* const> a, std::span<const RnsPoly* const> b,
                              RnsPoly& out, std::span<const std::uint32_t> perm = {}) const = 0;
+  // Both halves of a key at once: out0 = sum_j a[j] b0[j], out1 = sum_j a[j] b1[j] (with the same
+  // optional permutation of a), so that a backend reads (and permutes) the digits once. The
+  // default calls inner_product twice.
+  virtual void inner_product_pair(std::span<const RnsPoly* const> a,
+                                  std::span<const RnsPoly* const> b0,
+                                  std::span<const RnsPoly* const> b1, RnsPoly& out0, RnsPoly& out1,
+                                  std::span<const std::uint32_t> perm = {}) const {
+    inner_product(a, b0, out0, perm);
+    inner_product(a, b1, out1, perm);
+  }
   // out = (a - b) * scalars[modulus] per limb; scalars indexed by modulus index, in [0, q).
   virtual void sub_scale(const RnsPoly& a, const RnsPoly& b, std::span<const u64> scalars,
                          RnsPoly& out) const = 0;
