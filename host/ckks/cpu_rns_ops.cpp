@@ -154,7 +154,7 @@ class CpuRnsOps final : public RnsOps {
   // out0 = sum_j a_j b0_j and, when out1 is given, out1 = sum_j a_j b1_j, each a_j read through
   // perm when it is non-empty. Per output limb: a permuted limb is gathered into a thread-local
   // buffer first (random reads within one limb, which stays in cache), then the products
-  // accumulate in two words over blocks of coefficients, one reduction each.
+  // accumulate in two words per coefficient, one reduction each.
   void products(std::span<const RnsPoly* const> a, std::span<const RnsPoly* const> b0,
                 std::span<const RnsPoly* const> b1, RnsPoly& out0, RnsPoly* out1,
                 std::span<const std::uint32_t> perm) const {
@@ -192,35 +192,31 @@ class CpuRnsOps final : public RnsOps {
         y0[j] = b0[j]->limb(b0[j]->position(mod)).data();
         if (out1 != nullptr) y1[j] = b1[j]->limb(b1[j]->position(mod)).data();
       }
-      constexpr std::uint32_t kBlock = 512;
-      std::array<core::u128, kBlock> acc0, acc1;
+      // Per coefficient, the sums over the digits in registers (independent across t, which the
+      // processor overlaps).
       u64* o0 = out0.limb(k).data();
       u64* o1 = out1 != nullptr ? out1->limb(k).data() : nullptr;
-      for (std::uint32_t t0 = 0; t0 < n; t0 += kBlock) {
-        const std::uint32_t len = std::min(kBlock, n - t0);
-        acc0.fill(0);
-        acc1.fill(0);
-        for (std::size_t j = 0; j < pairs; ++j) {
-          const u64* xj = x[j] + t0;
-          const u64* yj = y0[j] + t0;
-          if (o1 == nullptr) {
-            for (std::uint32_t t = 0; t < len; ++t)
-              acc0[t] += static_cast<core::u128>(xj[t]) * yj[t];
-          } else {
-            const u64* zj = y1[j] + t0;
-            for (std::uint32_t t = 0; t < len; ++t) {
-              acc0[t] += static_cast<core::u128>(xj[t]) * yj[t];
-              acc1[t] += static_cast<core::u128>(xj[t]) * zj[t];
-            }
-          }
+      auto reduce = [&](core::u128 v) {
+        return core::reduce_double_word(static_cast<u64>(v >> 64), static_cast<u64>(v), q,
+                                        reducer);
+      };
+      if (o1 == nullptr) {
+        for (std::uint32_t t = 0; t < n; ++t) {
+          core::u128 s0 = 0;
+          for (std::size_t j = 0; j < pairs; ++j)
+            s0 += static_cast<core::u128>(x[j][t]) * y0[j][t];
+          o0[t] = reduce(s0);
         }
-        for (std::uint32_t t = 0; t < len; ++t)
-          o0[t0 + t] = core::reduce_double_word(static_cast<u64>(acc0[t] >> 64),
-                                                static_cast<u64>(acc0[t]), q, reducer);
-        if (o1 != nullptr) {
-          for (std::uint32_t t = 0; t < len; ++t)
-            o1[t0 + t] = core::reduce_double_word(static_cast<u64>(acc1[t] >> 64),
-                                                  static_cast<u64>(acc1[t]), q, reducer);
+      } else {
+        for (std::uint32_t t = 0; t < n; ++t) {
+          core::u128 s0 = 0, s1 = 0;
+          for (std::size_t j = 0; j < pairs; ++j) {
+            const u64 xv = x[j][t];
+            s0 += static_cast<core::u128>(xv) * y0[j][t];
+            s1 += static_cast<core::u128>(xv) * y1[j][t];
+          }
+          o0[t] = reduce(s0);
+          o1[t] = reduce(s1);
         }
       }
     });

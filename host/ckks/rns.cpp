@@ -149,8 +149,10 @@ void BaseConverter::convert_range(const RnsPoly& in, RnsPoly& out, Conversion va
   const std::size_t k = from_.size();
   // Blocks of coefficients small enough that the k rows of y stay in L1 across the outputs.
   constexpr std::uint32_t kBlock = 256;
-  std::array<u64, kBlock> v{};
-  std::vector<u64> block(kBlock * k), constants(k);  // y transposed: block[t k + i]
+  // The exact variant's -v Q is one more term: v times (-Q mod p_j), in column k.
+  const bool exact = variant == Conversion::exact;
+  const std::size_t terms = k + (exact ? 1 : 0);
+  std::vector<u64> block(kBlock * terms), constants(terms);  // y transposed: block[t terms + i]
   std::vector<u64*> outs(last - first);
   for (std::size_t j = first; j < last; ++j)
     outs[j - first] = out.limb(out.position(to_[j])).data();
@@ -159,15 +161,15 @@ void BaseConverter::convert_range(const RnsPoly& in, RnsPoly& out, Conversion va
     for (std::size_t i = 0; i < k; ++i) {
       const u64* yi = y.data() + i * n_ + t0;
       for (std::uint32_t t = 0; t < len; ++t)
-        block[t * k + i] = yi[t];
+        block[t * terms + i] = yi[t];
     }
-    if (variant == Conversion::exact) {
+    if (exact) {
       // v = round(sum_i y_i / q_i): how many Q the sum exceeds the centred value by.
       for (std::uint32_t t = 0; t < len; ++t) {
         double sum = 0;
         for (std::size_t i = 0; i < k; ++i)
           sum += static_cast<double>(y[i * n_ + t0 + t]) * inv_q_[i];
-        v[t] = static_cast<u64>(std::llround(sum));
+        block[t * terms + k] = static_cast<u64>(std::llround(sum));
       }
     }
     for (std::size_t j = first; j < last; ++j) {
@@ -175,6 +177,7 @@ void BaseConverter::convert_range(const RnsPoly& in, RnsPoly& out, Conversion va
       const auto ratio = ratio_[j];
       for (std::size_t i = 0; i < k; ++i)
         constants[i] = qhat_mod_[j * k + i].value;
+      if (exact) constants[k] = core::neg_mod(q_mod_[j].value, p);
       u64* o = outs[j - first] + t0;
       // Per coefficient, the k products accumulate in two registers (below 2^124 each, so
       // sixteen fit; longer sums fold every fifteen terms). Four coefficients at a time, whose
@@ -184,18 +187,18 @@ void BaseConverter::convert_range(const RnsPoly& in, RnsPoly& out, Conversion va
       };
       std::uint32_t t = 0;
       for (; t + 4 <= len; t += 4) {
-        const u64* yt = block.data() + t * k;
+        const u64* yt = block.data() + t * terms;
         core::u128 s0 = 0, s1 = 0, s2 = 0, s3 = 0;
         std::size_t i = 0;
-        for (std::size_t limit = 15; i < k; limit += 15) {
-          for (const std::size_t stop = std::min(k, limit); i < stop; ++i) {
+        for (std::size_t limit = 15; i < terms; limit += 15) {
+          for (const std::size_t stop = std::min(terms, limit); i < stop; ++i) {
             const u64 w = constants[i];
             s0 += static_cast<core::u128>(yt[i]) * w;
-            s1 += static_cast<core::u128>(yt[k + i]) * w;
-            s2 += static_cast<core::u128>(yt[2 * k + i]) * w;
-            s3 += static_cast<core::u128>(yt[3 * k + i]) * w;
+            s1 += static_cast<core::u128>(yt[terms + i]) * w;
+            s2 += static_cast<core::u128>(yt[2 * terms + i]) * w;
+            s3 += static_cast<core::u128>(yt[3 * terms + i]) * w;
           }
-          if (i < k) {
+          if (i < terms) {
             s0 = fold(s0);
             s1 = fold(s1);
             s2 = fold(s2);
@@ -208,20 +211,15 @@ void BaseConverter::convert_range(const RnsPoly& in, RnsPoly& out, Conversion va
         o[t + 3] = fold(s3);
       }
       for (; t < len; ++t) {
-        const u64* yt = block.data() + t * k;
+        const u64* yt = block.data() + t * terms;
         core::u128 sum = 0;
         std::size_t i = 0;
-        for (std::size_t limit = 15; i < k; limit += 15) {
-          for (const std::size_t stop = std::min(k, limit); i < stop; ++i)
+        for (std::size_t limit = 15; i < terms; limit += 15) {
+          for (const std::size_t stop = std::min(terms, limit); i < stop; ++i)
             sum += static_cast<core::u128>(yt[i]) * constants[i];
-          if (i < k) sum = fold(sum);
+          if (i < terms) sum = fold(sum);
         }
         o[t] = fold(sum);
-      }
-      if (variant == Conversion::exact) {
-        const auto qm = q_mod_[j];
-        for (std::uint32_t u = 0; u < len; ++u)
-          o[u] = core::sub_mod(o[u], core::mul_shoup(v[u], qm.value, qm.quotient, p), p);
       }
     }
   }
