@@ -157,17 +157,29 @@ void Encoder::to_rns(std::span<const long double> scaled, std::uint32_t level, R
             "encoded coefficient is not finite or exceeds the modulus of level " +
                 std::to_string(level));
   }
+  // Integers below 2^63 once, as words with their signs; the rest through their binary
+  // expansion (reduce_integer).
+  std::vector<u64> magnitude(n);
+  std::vector<std::uint8_t> negative(n), small(n);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const long double x = scaled[i];
+    small[i] = std::fabs(x) < 9.2e18L ? 1 : 0;
+    if (small[i] != 0) {
+      const auto v = static_cast<std::int64_t>(x);
+      magnitude[i] = static_cast<u64>(v < 0 ? -v : v);
+      negative[i] = v < 0 ? 1 : 0;
+    }
+  }
   for (std::size_t k = 0; k < out.limbs(); ++k) {
     const u64 q = context_->prime(out.moduli[k]);
+    const u64 ratio = core::shoup_quotient<u64>(1, q);  // x mod q by a Shoup product with 1
     const auto limb = out.limb(k);
     for (std::uint32_t i = 0; i < n; ++i) {
-      const long double x = scaled[i];
-      if (std::fabs(x) < 9.2e18L) {
-        const auto v = static_cast<std::int64_t>(x);
-        const u64 magnitude = static_cast<u64>(v < 0 ? -v : v) % q;
-        limb[i] = v < 0 ? core::neg_mod(magnitude, q) : magnitude;
+      if (small[i] != 0) {
+        const u64 r = core::mul_shoup(magnitude[i], u64{1}, ratio, q);
+        limb[i] = negative[i] != 0 ? core::neg_mod(r, q) : r;
       } else {
-        limb[i] = reduce_integer(x, q);
+        limb[i] = reduce_integer(scaled[i], q);
       }
     }
   }
