@@ -141,7 +141,7 @@ class CpuRnsOps final : public RnsOps {
     require(!in.ntt && !out.ntt && in.n == out.n, ErrorCode::size_mismatch,
             "base conversion takes and writes coefficients");
     const std::size_t from = converter.from().size(), to = converter.to().size();
-    std::vector<u64> y(from * in.n);
+    Words y(from * in.n);  // pooled: megabytes per call at N = 2^16
     // y_i per input limb, then the output limbs split between the threads.
     converter.prepare(in, y);
     const std::size_t parts = std::min<std::size_t>(threads_, to);
@@ -197,8 +197,7 @@ class CpuRnsOps final : public RnsOps {
       u64* o0 = out0.limb(k).data();
       u64* o1 = out1 != nullptr ? out1->limb(k).data() : nullptr;
       auto reduce = [&](core::u128 v) {
-        return core::reduce_double_word(static_cast<u64>(v >> 64), static_cast<u64>(v), q,
-                                        reducer);
+        return core::reduce_double_word(static_cast<u64>(v >> 64), static_cast<u64>(v), q, reducer);
       };
       if (o1 == nullptr) {
         for (std::uint32_t t = 0; t < n; ++t) {

@@ -156,6 +156,23 @@ void BaseConverter::convert_range(const RnsPoly& in, RnsPoly& out, Conversion va
   std::vector<u64*> outs(last - first);
   for (std::size_t j = first; j < last; ++j)
     outs[j - first] = out.limb(out.position(to_[j])).data();
+  if (k == 1) {
+    // From one prime q: x mod p_j directly, minus q when the centred value is x - q.
+    const u64 q = from_q_[0];
+    for (std::size_t j = first; j < last; ++j) {
+      const u64 p = to_p_[j];
+      const u64 ratio = core::shoup_quotient<u64>(1, p);
+      const u64 q_mod = q % p;
+      u64* o = outs[j - first];
+      for (std::uint32_t t = 0; t < n_; ++t) {
+        const u64 x = y[t];
+        const u64 r = core::mul_shoup(x, u64{1}, ratio, p);
+        const bool wrap = exact && std::llround(static_cast<double>(x) * inv_q_[0]) != 0;
+        o[t] = wrap ? core::sub_mod(r, q_mod, p) : r;
+      }
+    }
+    return;
+  }
   for (std::uint32_t t0 = 0; t0 < n_; t0 += kBlock) {
     const std::uint32_t len = std::min(kBlock, n_ - t0);
     for (std::size_t i = 0; i < k; ++i) {
