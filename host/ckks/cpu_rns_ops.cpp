@@ -57,28 +57,21 @@ class CpuRnsOps final : public RnsOps {
   }
 
   void add(const RnsPoly& a, const RnsPoly& b, RnsPoly& out) const override {
-    binary(a, b, out, [](u64 x, u64 y, const Barrett& m) { return core::add_mod(x, y, m.q); });
+    binary(a, b, out, [](u64 x, u64 y, u64, const Barrett& m) { return core::add_mod(x, y, m.q); });
   }
   void sub(const RnsPoly& a, const RnsPoly& b, RnsPoly& out) const override {
-    binary(a, b, out, [](u64 x, u64 y, const Barrett& m) { return core::sub_mod(x, y, m.q); });
+    binary(a, b, out, [](u64 x, u64 y, u64, const Barrett& m) { return core::sub_mod(x, y, m.q); });
   }
   void multiply(const RnsPoly& a, const RnsPoly& b, RnsPoly& out) const override {
-    binary(a, b, out, [](u64 x, u64 y, const Barrett& m) { return m.mul(x, y); });
+    binary(a, b, out, [](u64 x, u64 y, u64, const Barrett& m) { return m.mul(x, y); });
   }
   void negate(const RnsPoly& a, RnsPoly& out) const override {
-    binary(a, a, out, [](u64 x, u64, const Barrett& m) { return core::neg_mod(x, m.q); });
+    binary(a, a, out, [](u64 x, u64, u64, const Barrett& m) { return core::neg_mod(x, m.q); });
   }
 
   void multiply_accumulate(const RnsPoly& a, const RnsPoly& b, RnsPoly& out) const override {
-    check_pair(a, b, out);
-    for_limbs(out, [&](std::size_t k) {
-      const ModulusIndex mod = out.moduli[k];
-      const Barrett& m = barrett_[mod];
-      const u64* x = a.limb(a.position(mod)).data();
-      const u64* y = b.limb(b.position(mod)).data();
-      u64* o = out.limb(k).data();
-      for (std::uint32_t t = 0; t < out.n; ++t)
-        o[t] = core::add_mod(o[t], m.mul(x[t], y[t]), m.q);
+    binary(a, b, out, [](u64 x, u64 y, u64 o, const Barrett& m) {
+      return core::add_mod(o, m.mul(x, y), m.q);
     });
   }
 
@@ -236,6 +229,7 @@ class CpuRnsOps final : public RnsOps {
     core::parallel_for(out.limbs(), threads_, [&](std::size_t k, unsigned) { fn(k); });
   }
 
+  // out[t] = op(a[t], b[t], out[t], modulus) over out's limbs.
   template <class Op>
   void binary(const RnsPoly& a, const RnsPoly& b, RnsPoly& out, Op op) const {
     check_pair(a, b, out);
@@ -247,7 +241,7 @@ class CpuRnsOps final : public RnsOps {
       const u64* y = b.limb(b.position(mod)).data();
       u64* o = out.limb(k).data();
       for (std::uint32_t t = 0; t < out.n; ++t)
-        o[t] = op(x[t], y[t], m);
+        o[t] = op(x[t], y[t], o[t], m);
     });
   }
 

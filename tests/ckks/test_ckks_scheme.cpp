@@ -85,6 +85,27 @@ Values decrypt_values(Fixture& f, const Ciphertext& ct, const SecretKey& sk) {
   return f.encoder.decode(decrypt(f.context, *f.ops, ct, sk));
 }
 
+// Two random vectors of the full slot count, encrypted under the public key at the top level.
+struct Operands {
+  Values a, b;
+  Ciphertext ca, cb;
+  double scale;
+  std::uint32_t top;
+};
+
+Operands encrypt_two(Fixture& f, const Keys& k, std::uint64_t seed) {
+  auto rng = safhire::core::SeededRandom::from_counter(seed);
+  Encryptor enc(f.context, *f.ops, rng);
+  Operands o;
+  o.scale = std::exp2(f.context.params().log_scale);
+  o.top = f.context.max_level();
+  o.a = random_values(f.context.degree() / 2, 1.0, seed + 1);
+  o.b = random_values(f.context.degree() / 2, 1.0, seed + 2);
+  o.ca = enc.encrypt(f.encoder.encode(o.a, o.scale, o.top), k.pk);
+  o.cb = enc.encrypt(f.encoder.encode(o.b, o.scale, o.top), k.pk);
+  return o;
+}
+
 class CkksScheme : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(CkksScheme, EncryptDecryptWithinTheFreshNoiseBound) {
@@ -105,14 +126,7 @@ TEST_P(CkksScheme, EncryptDecryptWithinTheFreshNoiseBound) {
 TEST_P(CkksScheme, LinearOperationsMatchPlaintextArithmetic) {
   auto& f = fixture(GetParam());
   auto& k = keys(f, GetParam());
-  auto rng = safhire::core::SeededRandom::from_counter(3);
-  Encryptor enc(f.context, *f.ops, rng);
-  const double scale = std::exp2(f.context.params().log_scale);
-  const std::uint32_t top = f.context.max_level();
-  const auto a = random_values(f.context.degree() / 2, 1.0, 4);
-  const auto b = random_values(f.context.degree() / 2, 1.0, 5);
-  const auto ca = enc.encrypt(f.encoder.encode(a, scale, top), k.pk);
-  const auto cb = enc.encrypt(f.encoder.encode(b, scale, top), k.pk);
+  const auto [a, b, ca, cb, scale, top] = encrypt_two(f, k, 3);
   const double bound = 2 * fresh_bound(f, scale);
   Values sum(a.size()), diff(a.size()), neg(a.size()), shifted(a.size()), scaled(a.size());
   for (std::size_t i = 0; i < a.size(); ++i) {
@@ -137,14 +151,7 @@ TEST_P(CkksScheme, LinearOperationsMatchPlaintextArithmetic) {
 TEST_P(CkksScheme, MultiplyRelinearizeRescaleMatchesTheProduct) {
   auto& f = fixture(GetParam());
   auto& k = keys(f, GetParam());
-  auto rng = safhire::core::SeededRandom::from_counter(6);
-  Encryptor enc(f.context, *f.ops, rng);
-  const double scale = std::exp2(f.context.params().log_scale);
-  const std::uint32_t top = f.context.max_level();
-  const auto a = random_values(f.context.degree() / 2, 1.0, 7);
-  const auto b = random_values(f.context.degree() / 2, 1.0, 8);
-  const auto ca = enc.encrypt(f.encoder.encode(a, scale, top), k.pk);
-  const auto cb = enc.encrypt(f.encoder.encode(b, scale, top), k.pk);
+  const auto [a, b, ca, cb, scale, top] = encrypt_two(f, k, 6);
   Values prod(a.size()), plain_prod(a.size());
   for (std::size_t i = 0; i < a.size(); ++i)
     prod[i] = a[i] * b[i];
