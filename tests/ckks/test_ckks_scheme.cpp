@@ -219,7 +219,8 @@ TEST_P(CkksScheme, RotationsAndConjugationPermuteTheSlots) {
   EXPECT_LE(max_error(decrypt_values(f, f.evaluator.conjugate(c1, k.galois), k.sk), z), 2 * bound);
 }
 
-INSTANTIATE_TEST_SUITE_P(Sets, CkksScheme, ::testing::Values("n12-l2", "n13-l3", "n14-l7"));
+INSTANTIATE_TEST_SUITE_P(Sets, CkksScheme,
+                         ::testing::Values("n12-l2", "n13-l3", "n14-l7", "n15-l14"));
 
 TEST(CkksScheme, GaloisElementsFormTheRotationGroup) {
   auto& f = fixture("n13-l3");
