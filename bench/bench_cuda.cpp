@@ -10,16 +10,24 @@
 //                                         ring, gadget of gamma = 0), counter: switches per second
 //   pack_fast_batch8/2187/cuda            8 packings of all N LWE samples (fast mode)
 //   extract_batch8/2187/gamma0/cuda       extraction of 8 ciphertexts at gamma 0 (and gamma1)
+//   ckks/<op>/<N>/L<l>[/dnum<d>]/cuda/copies  the CKKS evaluator over the CUDA primitives
+//                                         (keyswitch, mult_relin_rescale, rotate): wall time,
+//                                         host-device copies of every primitive included (the
+//                                         first CKKS version keeps nothing on the device)
 // Without a device every benchmark reports "no CUDA device".
 #include <benchmark/benchmark.h>
 #include <cuda_runtime_api.h>
 
+#include <cmath>
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "safhire/ckks/ckks.hpp"
 #include "safhire/core/primes.hpp"
+#include "safhire/cuda/ckks.hpp"
 #include "safhire/cuda/device.hpp"
 #include "safhire/cuda/device_buffer.hpp"
 #include "safhire/cuda/kernels.hpp"
@@ -195,9 +203,68 @@ void tree_benchmark(benchmark::State& state, const char* set, bool pack, std::ui
   state.counters["keyswitches_per_s"] = benchmark::Counter(switches, benchmark::Counter::kIsRate);
 }
 
+// Keys and a ciphertext of one CKKS set, made once per process (key generation runs on the
+// CPU and is not what is measured).
+struct CkksState {
+  ckks::CkksContext context;
+  std::unique_ptr<ckks::RnsOps> cpu, gpu;
+  ckks::SwitchingKey rlk;
+  ckks::GaloisKeys galois;
+  ckks::Ciphertext x;
+
+  explicit CkksState(const char* set)
+      : context(ckks::named_set(set)),
+        cpu(ckks::make_cpu_rns_ops(context, 1)),
+        gpu(cuda::make_cuda_rns_ops(context)) {
+    auto rng = core::SeededRandom::from_counter(1);
+    ckks::KeyGenerator gen(context, *cpu, rng);
+    const auto sk = gen.secret_key();
+    rlk = gen.relinearization_key(sk);
+    const std::vector<int> steps{1};
+    galois = gen.galois_keys(sk, steps, false);
+    const ckks::Encoder encoder(context, *cpu);
+    const std::vector<double> z(context.degree() / 2, 0.5);
+    ckks::Encryptor enc(context, *cpu, rng);
+    x = enc.encrypt(encoder.encode(z, std::exp2(context.params().log_scale), context.max_level()),
+                    sk);
+  }
+};
+
+// The CKKS evaluator over the CUDA primitives; `op` picks the operation.
+void ckks_benchmark(benchmark::State& state, const char* set, int op) {
+  if (!cuda::device_available()) {
+    state.SkipWithError("no CUDA device");
+    return;
+  }
+  static std::map<std::string, std::unique_ptr<CkksState>> cache;
+  auto& slot = cache[set];
+  if (!slot) slot = std::make_unique<CkksState>(set);
+  const CkksState& c = *slot;
+  const ckks::Evaluator ev(c.context, *c.gpu);
+  for (auto _ : state) {
+    if (op == 0) benchmark::DoNotOptimize(ev.key_switch(c.x.c[1], c.rlk));
+    if (op == 1) benchmark::DoNotOptimize(ev.rescale(ev.multiply_relinearize(c.x, c.x, c.rlk)));
+    if (op == 2) benchmark::DoNotOptimize(ev.rotate(c.x, 1, c.galois));
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  for (const char* set : {"n14-l7", "n16-l24"}) {
+    const auto& p = ckks::named_set(set);
+    const std::string n = std::to_string(p.degree()), l = std::to_string(p.max_level());
+    const std::string names[] = {
+        "ckks/keyswitch/" + n + "/L" + l + "/dnum" + std::to_string(p.dnum) + "/cuda/copies",
+        "ckks/mult_relin_rescale/" + n + "/L" + l + "/cuda/copies",
+        "ckks/rotate/" + n + "/L" + l + "/cuda/copies"};
+    for (int op = 0; op < 3; ++op) {
+      benchmark::RegisterBenchmark(names[op].c_str(),
+                                   [set, op](benchmark::State& s) { ckks_benchmark(s, set, op); })
+          ->UseRealTime()
+          ->Unit(benchmark::kMillisecond);
+    }
+  }
   for (const RingParams& r : kRings) {
     benchmark::RegisterBenchmark(name("ntt_forward_batch1024", r).c_str(),
                                  [r](benchmark::State& s) { ntt_benchmark(s, r, 1, true); })

@@ -186,7 +186,7 @@ run ckks_demo_cuda 60 "$build/host/apps/safhire" ckks demo --backend cuda --set 
 cat "$files/ckks-demo-n16-cuda.json"
 
 step "CUDA benchmarks"
-run bench_cuda 60 "$build/bench/bench_cuda" --benchmark_repetitions=3 --benchmark_min_time=0.05 \
+run bench_cuda 80 "$build/bench/bench_cuda" --benchmark_repetitions=3 --benchmark_min_time=0.05 \
   --benchmark_report_aggregates_only=true --benchmark_out_format=json \
   --benchmark_out="$files/bench_cuda.json" >/dev/null
 

@@ -174,6 +174,10 @@ def main():
                 b = medians.get(name)
                 cells.append(f"{b['real_time']:>9.1f} {b['time_unit']}" if b else f"{'-':>12}")
             lines.append(f"          {row.replace('/{m}', ''):<30}" + "".join(cells))
+        for name, b in sorted(medians.items()):
+            if name.startswith("ckks/"):
+                lines.append(f"          {name.removesuffix('/real_time'):<48}"
+                             f"{b['real_time']:>9.1f} {b['time_unit']}")
     elif "bench_cuda" in reached:
         problems.append("bench_cuda wrote no report")
 
