@@ -32,13 +32,15 @@ constexpr std::uint32_t kColour = 0xff2e86c1;
 // One radix-2 level over every limb: blockIdx.y is the limb, thread b the butterfly. Forward:
 // m groups of distance t, twiddle m + i. Inverse: the same indexing with the inverse tables.
 __global__ void ntt_level_kernel(u64* data, std::uint32_t n, const u64* tables,
-                                 const u64* quotients, const u64* moduli, std::uint32_t m,
+                                 const u64* quotients, const u64* moduli,
+                                 const std::uint32_t* modulus_index, std::uint32_t m,
                                  std::uint32_t t, bool inverse) {
   const std::uint32_t limb = blockIdx.y;
   const u64 q = moduli[limb], q2 = 2 * q;
   u64* a = data + std::size_t{limb} * n;
-  const u64* tw = tables + std::size_t{limb} * n;
-  const u64* twq = quotients + std::size_t{limb} * n;
+  // The context's tables, [modulus][N], read in place for this limb's prime.
+  const u64* tw = tables + std::size_t{modulus_index[limb]} * n;
+  const u64* twq = quotients + std::size_t{modulus_index[limb]} * n;
   for (std::uint32_t b = blockIdx.x * blockDim.x + threadIdx.x; b < n / 2;
        b += gridDim.x * blockDim.x) {
     const std::uint32_t i = b / t, j = b % t;
@@ -423,18 +425,10 @@ class CudaRnsOps final : public ckks::RnsOps {
       ni.push_back(n_inv_[p.moduli[k]]);
       niq.push_back(n_inv_quotient_[p.moduli[k]]);
     }
-    const u64* src_tw = inverse ? inverse_.data() : forward_.data();
-    const u64* src_twq = inverse ? inverse_q_.data() : forward_q_.data();
-    DeviceBuffer<u64> tw(count * n, s()), twq(count * n, s());
-    for (std::size_t k = 0; k < count; ++k) {
-      const std::size_t from = std::size_t{p.moduli[first + k]} * n;
-      check(cudaMemcpyAsync(tw.data() + k * n, src_tw + from, n * sizeof(u64),
-                            cudaMemcpyDeviceToDevice, s()),
-            "copy twiddles");
-      check(cudaMemcpyAsync(twq.data() + k * n, src_twq + from, n * sizeof(u64),
-                            cudaMemcpyDeviceToDevice, s()),
-            "copy twiddles");
-    }
+    const u64* tw = inverse ? inverse_.data() : forward_.data();
+    const u64* twq = inverse ? inverse_q_.data() : forward_q_.data();
+    const std::vector<std::uint32_t> index(p.moduli.begin() + first, p.moduli.begin() + last);
+    DeviceBuffer<std::uint32_t> dindex(std::span<const std::uint32_t>(index), s());
     std::span<u64> host(p.data.data() + first * n, count * n);
     DeviceBuffer<u64> d(std::span<const u64>(host), s());
     DeviceBuffer<u64> dmod(std::span<const u64>(moduli), s()), dni(std::span<const u64>(ni), s()),
@@ -443,13 +437,13 @@ class CudaRnsOps final : public ckks::RnsOps {
                  static_cast<unsigned>(count));
     if (!inverse) {
       for (std::uint32_t m = 1, t = n / 2; m < n; m *= 2, t /= 2) {
-        ntt_level_kernel<<<g, kElementwiseThreads, 0, s()>>>(d.data(), n, tw.data(), twq.data(),
-                                                             dmod.data(), m, t, false);
+        ntt_level_kernel<<<g, kElementwiseThreads, 0, s()>>>(d.data(), n, tw, twq, dmod.data(),
+                                                             dindex.data(), m, t, false);
       }
     } else {
       for (std::uint32_t h = n / 2, t = 1; h >= 1; h /= 2, t *= 2) {
-        ntt_level_kernel<<<g, kElementwiseThreads, 0, s()>>>(d.data(), n, tw.data(), twq.data(),
-                                                             dmod.data(), h, t, true);
+        ntt_level_kernel<<<g, kElementwiseThreads, 0, s()>>>(d.data(), n, tw, twq, dmod.data(),
+                                                             dindex.data(), h, t, true);
       }
     }
     check_launch("ntt_level_kernel");

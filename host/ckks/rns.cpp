@@ -242,13 +242,4 @@ void BaseConverter::convert_range(const RnsPoly& in, RnsPoly& out, Conversion va
   }
 }
 
-void BaseConverter::convert(const RnsPoly& in, RnsPoly& out, Conversion variant,
-                            std::vector<u64>& scratch) const {
-  require(out.n == n_ && !out.ntt, ErrorCode::size_mismatch,
-          "base conversion writes coefficients of the context's degree");
-  scratch.resize(from_.size() * n_);
-  prepare(in, scratch);
-  convert_range(in, out, variant, scratch, 0, to_.size());
-}
-
 }  // namespace safhire::ckks

@@ -95,11 +95,9 @@ class BaseConverter {
   std::span<const ModulusIndex> from() const { return from_; }
   std::span<const ModulusIndex> to() const { return to_; }
 
-  // in: coefficient limbs for every `from` prime (found by modulus); out: the `to` limbs of out
-  // (found by modulus) are overwritten with coefficients. Other limbs of out are untouched.
-  // `scratch` holds from().size() * N words (reused across calls).
-  void convert(const RnsPoly& in, RnsPoly& out, Conversion variant,
-               std::vector<u64>& scratch) const;
+  // Writes coefficients into the `to` limbs of out (found by modulus; other limbs untouched)
+  // from in's coefficient limbs for every `from` prime: prepare() the y_i once, then
+  // convert_range() over any split of the outputs (RnsOps::convert drives both).
   // Only the output limbs [first, last) of to(): for splitting the work between threads.
   void convert_range(const RnsPoly& in, RnsPoly& out, Conversion variant, std::span<const u64> y,
                      std::size_t first, std::size_t last) const;
