@@ -10,19 +10,26 @@
 //                                         ring, gadget of gamma = 0), counter: switches per second
 //   pack_fast_batch8/2187/cuda            8 packings of all N LWE samples (fast mode)
 //   extract_batch8/2187/gamma0/cuda       extraction of 8 ciphertexts at gamma 0 (and gamma1)
-//   ckks/<op>/<N>/L<l>[/dnum<d>]/cuda/copies  the CKKS evaluator over the CUDA primitives
-//                                         (keyswitch, mult_relin_rescale, rotate): wall time,
-//                                         host-device copies of every primitive included (the
-//                                         first CKKS version keeps nothing on the device)
+//   ckks/<op>/<N>/L<l>[/dnum<d>]/cuda         the CKKS evaluator over the CUDA primitives with
+//                                         resident ciphertexts and keys (keyswitch,
+//                                         mult_relin_rescale, rotate, rotate_hoisted8), and
+//   ckks/ntt_batch/<N>/<primes>/cuda      inverse and forward NTT of every limb: wall time of
+//                                         one operation to a synchronised stream
+//   ckks/<op>/.../cuda/copies             the same with host operands, staged to the device and
+//                                         back by every primitive
 // Without a device every benchmark reports "no CUDA device".
 #include <benchmark/benchmark.h>
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <memory>
 #include <random>
+#include <span>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "safhire/ckks/ckks.hpp"
@@ -203,35 +210,46 @@ void tree_benchmark(benchmark::State& state, const char* set, bool pack, std::ui
   state.counters["keyswitches_per_s"] = benchmark::Counter(switches, benchmark::Counter::kIsRate);
 }
 
-// Keys and a ciphertext of one CKKS set, made once per process (key generation runs on the
-// CPU and is not what is measured).
+// Keys and ciphertexts of one CKKS set, made once per process (key generation runs on the
+// CPU and is not what is measured), on the host and resident on the device.
 struct CkksState {
   ckks::CkksContext context;
   std::unique_ptr<ckks::RnsOps> cpu, gpu;
-  ckks::SwitchingKey rlk;
-  ckks::GaloisKeys galois;
-  ckks::Ciphertext x;
+  ckks::SwitchingKey rlk, resident_rlk;
+  ckks::GaloisKeys galois, resident_galois;
+  ckks::Ciphertext x, resident_x;
 
   explicit CkksState(const char* set)
       : context(ckks::named_set(set)),
-        cpu(ckks::make_cpu_rns_ops(context, 1)),
+        cpu(ckks::make_cpu_rns_ops(context, std::max(1U, std::thread::hardware_concurrency()))),
         gpu(cuda::make_cuda_rns_ops(context)) {
     auto rng = core::SeededRandom::from_counter(1);
     ckks::KeyGenerator gen(context, *cpu, rng);
     const auto sk = gen.secret_key();
     rlk = gen.relinearization_key(sk);
-    const std::vector<int> steps{1};
-    galois = gen.galois_keys(sk, steps, false);
+    galois = gen.galois_keys(sk, kHoisted, false);
     const ckks::Encoder encoder(context, *cpu);
     const std::vector<double> z(context.degree() / 2, 0.5);
     ckks::Encryptor enc(context, *cpu, rng);
     x = enc.encrypt(encoder.encode(z, std::exp2(context.params().log_scale), context.max_level()),
                     sk);
+    resident_rlk = rlk;
+    resident_galois = galois;
+    resident_x = x;
+    ckks::make_resident(*gpu, resident_rlk);
+    ckks::make_resident(*gpu, resident_galois);
+    ckks::make_resident(*gpu, resident_x);
+    gpu->synchronize();
   }
+
+  static constexpr int kSteps[] = {1, 2, 3, 4, 5, 6, 7, 8};
+  static constexpr std::span<const int> kHoisted{kSteps};
 };
 
-// The CKKS evaluator over the CUDA primitives; `op` picks the operation.
-void ckks_benchmark(benchmark::State& state, const char* set, int op) {
+enum class CkksOp { ntt_batch, keyswitch, mult_relin_rescale, rotate, rotate_hoisted8 };
+
+// The CKKS evaluator over the CUDA primitives, on resident or host operands.
+void ckks_benchmark(benchmark::State& state, const char* set, CkksOp op, bool resident) {
   if (!cuda::device_available()) {
     state.SkipWithError("no CUDA device");
     return;
@@ -240,11 +258,31 @@ void ckks_benchmark(benchmark::State& state, const char* set, int op) {
   auto& slot = cache[set];
   if (!slot) slot = std::make_unique<CkksState>(set);
   const CkksState& c = *slot;
+  const auto& x = resident ? c.resident_x : c.x;
+  const auto& rlk = resident ? c.resident_rlk : c.rlk;
+  const auto& galois = resident ? c.resident_galois : c.galois;
   const ckks::Evaluator ev(c.context, *c.gpu);
+  ckks::RnsPoly poly = x.c[0];
   for (auto _ : state) {
-    if (op == 0) benchmark::DoNotOptimize(ev.key_switch(c.x.c[1], c.rlk));
-    if (op == 1) benchmark::DoNotOptimize(ev.rescale(ev.multiply_relinearize(c.x, c.x, c.rlk)));
-    if (op == 2) benchmark::DoNotOptimize(ev.rotate(c.x, 1, c.galois));
+    switch (op) {
+      case CkksOp::ntt_batch:
+        c.gpu->inverse(poly);
+        c.gpu->forward(poly);
+        break;
+      case CkksOp::keyswitch:
+        benchmark::DoNotOptimize(ev.key_switch(x.c[1], rlk));
+        break;
+      case CkksOp::mult_relin_rescale:
+        benchmark::DoNotOptimize(ev.rescale(ev.multiply_relinearize(x, x, rlk)));
+        break;
+      case CkksOp::rotate:
+        benchmark::DoNotOptimize(ev.rotate(x, 1, galois));
+        break;
+      case CkksOp::rotate_hoisted8:
+        benchmark::DoNotOptimize(ev.rotate_hoisted(x, CkksState::kHoisted, galois));
+        break;
+    }
+    c.gpu->synchronize();
   }
 }
 
@@ -254,15 +292,21 @@ int main(int argc, char** argv) {
   for (const char* set : {"n14-l7", "n16-l24"}) {
     const auto& p = ckks::named_set(set);
     const std::string n = std::to_string(p.degree()), l = std::to_string(p.max_level());
-    const std::string names[] = {
-        "ckks/keyswitch/" + n + "/L" + l + "/dnum" + std::to_string(p.dnum) + "/cuda/copies",
-        "ckks/mult_relin_rescale/" + n + "/L" + l + "/cuda/copies",
-        "ckks/rotate/" + n + "/L" + l + "/cuda/copies"};
-    for (int op = 0; op < 3; ++op) {
-      benchmark::RegisterBenchmark(names[op].c_str(),
-                                   [set, op](benchmark::State& s) { ckks_benchmark(s, set, op); })
-          ->UseRealTime()
-          ->Unit(benchmark::kMillisecond);
+    const std::pair<CkksOp, std::string> ops[] = {
+        {CkksOp::ntt_batch, "ckks/ntt_batch/" + n + "/" + std::to_string(p.q_bits.size())},
+        {CkksOp::keyswitch, "ckks/keyswitch/" + n + "/L" + l + "/dnum" + std::to_string(p.dnum)},
+        {CkksOp::mult_relin_rescale, "ckks/mult_relin_rescale/" + n + "/L" + l},
+        {CkksOp::rotate, "ckks/rotate/" + n + "/L" + l},
+        {CkksOp::rotate_hoisted8, "ckks/rotate_hoisted8/" + n + "/L" + l}};
+    for (const auto& [op, base] : ops) {
+      for (bool resident : {true, false}) {
+        const std::string name = base + (resident ? "/cuda" : "/cuda/copies");
+        benchmark::RegisterBenchmark(
+            name.c_str(),
+            [set, op, resident](benchmark::State& s) { ckks_benchmark(s, set, op, resident); })
+            ->UseRealTime()
+            ->Unit(benchmark::kMillisecond);
+      }
     }
   }
   for (const RingParams& r : kRings) {

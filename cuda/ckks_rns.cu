@@ -3,9 +3,16 @@
 // residues and sums of products through reduce_double_word, Shoup products by constants, and the
 // exact base conversion's double-precision rounding with FMA contraction ruled out
 // (__dmul_rn/__dadd_rn), so every output word equals the CPU's.
+//
+// Residency: polynomials this backend makes (zeros, reshape, make_resident) keep their words on
+// the device, in stream-ordered allocations from the device's memory pool, and every primitive
+// works on them in place. A host operand is staged (uploaded, and downloaded again when it is an
+// output), so host and resident polynomials mix freely; only resident ones avoid the copies.
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cmath>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -89,7 +96,16 @@ struct LimbMap {
   u64 c, c_quotient;
 };
 
-enum class Op : int { add, sub, negate, multiply, multiply_accumulate, sub_scale, scale };
+enum class Op : int {
+  add,
+  sub,
+  negate,
+  multiply,
+  multiply_accumulate,
+  sub_scale,
+  scale,
+  add_scalar
+};
 
 __global__ void elementwise_kernel(const u64* a, const u64* b, u64* out, std::uint32_t n,
                                    const LimbMap* map, Op op) {
@@ -124,23 +140,27 @@ __global__ void elementwise_kernel(const u64* a, const u64* b, u64* out, std::ui
       case Op::scale:
         o[t] = core::mul_shoup(xv, m.c, m.c_quotient, m.q);
         break;
+      case Op::add_scalar:
+        o[t] = core::add_mod(xv, m.c, m.q);
+        break;
     }
   }
 }
 
-// out[k] = sum_j a_j[k] b_j[k]: `pairs` pairs, limb offsets per (k, j) in offsets.
-__global__ void inner_product_kernel(const u64* a, const u64* b, u64* out, std::uint32_t n,
-                                     const LimbMap* map, const std::size_t* offsets,
-                                     std::uint32_t pairs, const std::uint32_t* perm) {
+// out[k] = sum_j a_j[k] b_j[k]: `pairs` pairs, the limbs' addresses per (k, j) in limbs
+// ([k][j][a, b]).
+__global__ void inner_product_kernel(const u64* const* limbs, u64* out, std::uint32_t n,
+                                     const LimbMap* map, std::uint32_t pairs,
+                                     const std::uint32_t* perm) {
   const std::uint32_t k = blockIdx.y;
   const LimbMap m = map[k];
-  const std::size_t* off = offsets + std::size_t{k} * pairs * 2;
+  const u64* const* l = limbs + std::size_t{k} * pairs * 2;
   u64* o = out + std::size_t{k} * n;
   for (std::uint32_t t = blockIdx.x * blockDim.x + threadIdx.x; t < n;
        t += gridDim.x * blockDim.x) {
     u64 hi = 0, lo = 0;
     for (std::uint32_t j = 0; j < pairs; ++j) {
-      const u64 x = a[off[2 * j] + (perm != nullptr ? perm[t] : t)], y = b[off[2 * j + 1] + t];
+      const u64 x = l[2 * j][perm != nullptr ? perm[t] : t], y = l[2 * j + 1][t];
       const u64 p_lo = x * y;
       lo += p_lo;
       hi += core::mul_hi(x, y) + (lo < p_lo ? 1 : 0);
@@ -215,12 +235,97 @@ dim3 grid(std::uint32_t n, std::size_t limbs) {
               static_cast<unsigned>(limbs));
 }
 
+// ---- device words ------------------------------------------------------------------------------
+
+// Stream-ordered allocations from the device's default memory pool, whose release threshold is
+// raised so that freed blocks stay with the process between synchronisations, and copies, all on
+// one stream that every primitive of the backend uses.
+class CudaMemory final : public ckks::DeviceMemory {
+ public:
+  CudaMemory() {
+    int device = 0;
+    check(cudaGetDevice(&device), "cudaGetDevice");
+    cudaMemPool_t pool = nullptr;
+    check(cudaDeviceGetDefaultMemPool(&pool, device), "cudaDeviceGetDefaultMemPool");
+    std::uint64_t keep = UINT64_MAX;
+    check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep),
+          "cudaMemPoolSetAttribute");
+  }
+  u64* allocate(std::size_t words) override {
+    void* p = nullptr;
+    check(cudaMallocAsync(&p, words * sizeof(u64), stream()), "cudaMallocAsync");
+    return static_cast<u64*>(p);
+  }
+  void release(u64* p, std::size_t) noexcept override { cudaFreeAsync(p, stream()); }
+  void copy(u64* dst, const u64* src, std::size_t words) override {
+    check(cudaMemcpyAsync(dst, src, words * sizeof(u64), cudaMemcpyDeviceToDevice, stream()),
+          "cudaMemcpyAsync (device to device)");
+  }
+  cudaStream_t stream() const { return stream_.get(); }
+
+ private:
+  Stream stream_;
+};
+
+void check_words(const RnsPoly& p) {
+  const std::size_t words = p.on_device() ? p.device.size() : p.data.size();
+  require(words == p.limbs() * std::size_t{p.n}, ErrorCode::size_mismatch,
+          "RNS polynomial's words do not match its limbs");
+}
+
+// An input's words on the device: its own when resident, else a staged copy of its host words.
+class DeviceView {
+ public:
+  DeviceView(const RnsPoly& p, cudaStream_t stream) {
+    check_words(p);
+    if (p.on_device()) {
+      ptr_ = p.device.data();
+    } else {
+      staged_ = DeviceBuffer<u64>(std::span<const u64>(p.data), stream);
+      ptr_ = staged_.data();
+    }
+  }
+  const u64* get() const { return ptr_; }
+
+ private:
+  DeviceBuffer<u64> staged_;
+  const u64* ptr_ = nullptr;
+};
+
+// An output's words on the device: its own when resident, else a staged copy of its host words
+// (uploaded, so that limbs the operation does not write are kept), downloaded by finish().
+class DeviceTarget {
+ public:
+  DeviceTarget(RnsPoly& p, cudaStream_t stream) : poly_(&p), stream_(stream) {
+    check_words(p);
+    if (p.on_device()) {
+      ptr_ = p.device.data();
+    } else {
+      staged_ = DeviceBuffer<u64>(std::span<const u64>(p.data), stream);
+      ptr_ = staged_.data();
+    }
+  }
+  u64* get() const { return ptr_; }
+  void finish() {
+    if (staged_.size() > 0) {
+      staged_.download(poly_->data);
+      check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    }
+  }
+
+ private:
+  RnsPoly* poly_;
+  cudaStream_t stream_;
+  DeviceBuffer<u64> staged_;
+  u64* ptr_ = nullptr;
+};
+
 // ---- the RnsOps -------------------------------------------------------------------------------
 
 class CudaRnsOps final : public ckks::RnsOps {
  public:
   explicit CudaRnsOps(const ckks::CkksContext& context)
-      : RnsOps(context), device_(require_device()) {
+      : RnsOps(context), device_(require_device()), memory_(std::make_shared<CudaMemory>()) {
     const std::uint32_t n = context.degree();
     const std::size_t primes = context.primes().size();
     std::vector<u64> fw(primes * n), fwq(primes * n), iv(primes * n), ivq(primes * n);
@@ -233,13 +338,83 @@ class CudaRnsOps final : public ckks::RnsOps {
       n_inv_.push_back(tb.n_inv);
       n_inv_quotient_.push_back(tb.n_inv_quotient);
     }
-    forward_ = DeviceBuffer<u64>(std::span<const u64>(fw), stream_.get());
-    forward_q_ = DeviceBuffer<u64>(std::span<const u64>(fwq), stream_.get());
-    inverse_ = DeviceBuffer<u64>(std::span<const u64>(iv), stream_.get());
-    inverse_q_ = DeviceBuffer<u64>(std::span<const u64>(ivq), stream_.get());
-    check(cudaStreamSynchronize(stream_.get()), "upload NTT tables");
+    forward_ = DeviceBuffer<u64>(std::span<const u64>(fw), s());
+    forward_q_ = DeviceBuffer<u64>(std::span<const u64>(fwq), s());
+    inverse_ = DeviceBuffer<u64>(std::span<const u64>(iv), s());
+    inverse_q_ = DeviceBuffer<u64>(std::span<const u64>(ivq), s());
+    check(cudaStreamSynchronize(s()), "upload NTT tables");
   }
 
+  // ---- storage
+  RnsPoly zeros(std::vector<ModulusIndex> moduli, bool ntt) const override {
+    RnsPoly p;
+    reshape(p, moduli, ntt);
+    if (p.device.size() > 0) {
+      check(cudaMemsetAsync(p.device.data(), 0, p.device.size() * sizeof(u64), s()),
+            "cudaMemsetAsync");
+    }
+    return p;
+  }
+
+  void reshape(RnsPoly& p, std::span<const ModulusIndex> moduli, bool ntt) const override {
+    p.n = context().degree();
+    p.moduli.assign(moduli.begin(), moduli.end());
+    p.ntt = ntt;
+    const std::size_t words = p.limbs() * std::size_t{p.n};
+    if (!p.on_device() || p.device.memory() != memory_) {
+      ckks::Words().swap(p.data);
+      p.device = ckks::DeviceWords(memory_, words);
+    } else {
+      p.device.resize(words);
+    }
+  }
+
+  void make_resident(RnsPoly& p) const override {
+    if (p.on_device()) return;
+    check_words(p);
+    ckks::DeviceWords words(memory_, p.data.size());
+    if (!p.data.empty()) {
+      // From pageable memory: staged before the call returns, so the host words may go.
+      check(cudaMemcpyAsync(words.data(), p.data.data(), p.data.size() * sizeof(u64),
+                            cudaMemcpyHostToDevice, s()),
+            "cudaMemcpyAsync (upload)");
+    }
+    ckks::Words().swap(p.data);
+    p.device = std::move(words);
+  }
+
+  void to_host(RnsPoly& p) const override {
+    if (!p.on_device()) return;
+    ckks::Words host(p.device.size());
+    if (!host.empty()) {
+      check(cudaMemcpyAsync(host.data(), p.device.data(), host.size() * sizeof(u64),
+                            cudaMemcpyDeviceToHost, s()),
+            "cudaMemcpyAsync (download)");
+    }
+    check(cudaStreamSynchronize(s()), "cudaStreamSynchronize");
+    p.device = {};
+    p.data = std::move(host);
+  }
+
+  void synchronize() const override { check(cudaStreamSynchronize(s()), "cudaStreamSynchronize"); }
+
+  void copy(const RnsPoly& a, RnsPoly& out, std::size_t first, std::size_t last) const override {
+    NvtxRange range("ckks copy", NvtxCategory::ring, kColour);
+    require(a.n == out.n, ErrorCode::size_mismatch, "RNS copy between different degrees");
+    last = std::min(last, out.limbs());
+    if (first >= last) return;
+    const DeviceView src(a, s());
+    DeviceTarget dst(out, s());
+    const std::size_t n = out.n;
+    for (std::size_t k = first; k < last; ++k) {
+      check(cudaMemcpyAsync(dst.get() + k * n, src.get() + a.position(out.moduli[k]) * n,
+                            n * sizeof(u64), cudaMemcpyDeviceToDevice, s()),
+            "cudaMemcpyAsync (limb)");
+    }
+    dst.finish();
+  }
+
+  // ---- arithmetic
   void forward(RnsPoly& p, std::size_t first, std::size_t last) const override {
     transform(p, first, last, false);
   }
@@ -269,6 +444,9 @@ class CudaRnsOps final : public ckks::RnsOps {
                         RnsPoly& out) const override {
     elementwise(a, a, out, Op::scale, scalars);
   }
+  void add_scalars(const RnsPoly& a, std::span<const u64> scalars, RnsPoly& out) const override {
+    elementwise(a, a, out, Op::add_scalar, scalars);
+  }
 
   void inner_product(std::span<const RnsPoly* const> a, std::span<const RnsPoly* const> b,
                      RnsPoly& out, std::span<const std::uint32_t> perm) const override {
@@ -276,39 +454,36 @@ class CudaRnsOps final : public ckks::RnsOps {
     require(!a.empty() && a.size() == b.size() && a.size() <= 16, ErrorCode::size_mismatch,
             "inner product of 1 .. 16 pairs of polynomials");
     const std::uint32_t n = out.n;
-    // Inputs packed one after the other: a_0, a_1, ... and b_0, b_1, ...
-    std::vector<u64> ha, hb;
-    std::vector<std::size_t> base_a, base_b;
+    require(perm.empty() || perm.size() == n, ErrorCode::size_mismatch,
+            "a fused permutation needs N entries");
+    std::vector<DeviceView> va, vb;
+    va.reserve(a.size());
+    vb.reserve(a.size());
     for (std::size_t j = 0; j < a.size(); ++j) {
       require(a[j]->n == n && b[j]->n == n && a[j]->ntt == b[j]->ntt, ErrorCode::size_mismatch,
               "RNS operands of different degrees or forms");
-      base_a.push_back(ha.size());
-      base_b.push_back(hb.size());
-      ha.insert(ha.end(), a[j]->data.begin(), a[j]->data.end());
-      hb.insert(hb.end(), b[j]->data.begin(), b[j]->data.end());
+      va.emplace_back(*a[j], s());
+      vb.emplace_back(*b[j], s());
     }
     std::vector<LimbMap> map;
-    std::vector<std::size_t> offsets;
+    std::vector<const u64*> limbs;  // [k][j][a, b]
     for (ModulusIndex mod : out.moduli) {
       map.push_back(limb_map(mod, 0, 0, 0));
       for (std::size_t j = 0; j < a.size(); ++j) {
-        offsets.push_back(base_a[j] + a[j]->position(mod) * n);
-        offsets.push_back(base_b[j] + b[j]->position(mod) * n);
+        limbs.push_back(va[j].get() + a[j]->position(mod) * n);
+        limbs.push_back(vb[j].get() + b[j]->position(mod) * n);
       }
     }
-    DeviceBuffer<u64> da(std::span<const u64>(ha), s()), db(std::span<const u64>(hb), s());
-    DeviceBuffer<u64> dout(out.data.size(), s());
+    DeviceTarget dout(out, s());
     DeviceBuffer<LimbMap> dmap(std::span<const LimbMap>(map), s());
-    DeviceBuffer<std::size_t> doff(std::span<const std::size_t>(offsets), s());
-    require(perm.empty() || perm.size() == n, ErrorCode::size_mismatch,
-            "a fused permutation needs N entries");
+    DeviceBuffer<const u64*> dlimbs(std::span<const u64* const>(limbs), s());
     DeviceBuffer<std::uint32_t> dperm(perm, s());
     inner_product_kernel<<<grid(n, out.limbs()), kElementwiseThreads, 0, s()>>>(
-        da.data(), db.data(), dout.data(), n, dmap.data(), doff.data(),
-        static_cast<std::uint32_t>(a.size()), perm.empty() ? nullptr : dperm.data());
+        dlimbs.data(), dout.get(), n, dmap.data(), static_cast<std::uint32_t>(a.size()),
+        perm.empty() ? nullptr : dperm.data());
     check_launch("inner_product_kernel");
     out.ntt = a[0]->ntt;
-    download(dout, out.data);
+    dout.finish();
   }
 
   void permute(const RnsPoly& a, std::span<const std::uint32_t> perm, RnsPoly& out) const override {
@@ -319,13 +494,14 @@ class CudaRnsOps final : public ckks::RnsOps {
     std::vector<LimbMap> map;
     for (ModulusIndex mod : out.moduli)
       map.push_back(limb_map(mod, a.position(mod) * a.n, 0, 0));
-    DeviceBuffer<u64> da(std::span<const u64>(a.data), s()), dout(out.data.size(), s());
+    const DeviceView da(a, s());
+    DeviceTarget dout(out, s());
     DeviceBuffer<LimbMap> dmap(std::span<const LimbMap>(map), s());
     DeviceBuffer<std::uint32_t> dperm(perm, s());
     permute_kernel<<<grid(out.n, out.limbs()), kElementwiseThreads, 0, s()>>>(
-        da.data(), dout.data(), out.n, dmap.data(), dperm.data());
+        da.get(), dout.get(), out.n, dmap.data(), dperm.data());
     check_launch("permute_kernel");
-    download(dout, out.data);
+    dout.finish();
   }
 
   void convert(const ckks::BaseConverter& converter, const RnsPoly& in, RnsPoly& out,
@@ -354,14 +530,14 @@ class CudaRnsOps final : public ckks::RnsOps {
       for (std::size_t i = 0; i < k; ++i)
         constants.push_back(tables.qhat_mod[j * k + i].value);
     }
-    DeviceBuffer<u64> din(std::span<const u64>(in.data), s());
-    DeviceBuffer<u64> dout(std::span<const u64>(out.data), s());  // other limbs kept
+    const DeviceView din(in, s());
+    DeviceTarget dout(out, s());  // other limbs kept
     DeviceBuffer<u64> dy(std::size_t{k} * n, s()), dv(n, s());
     DeviceBuffer<LimbMap> dfrom(std::span<const LimbMap>(from_map), s());
     DeviceBuffer<LimbMap> dto(std::span<const LimbMap>(to_map), s());
     DeviceBuffer<u64> dconst(std::span<const u64>(constants), s());
     DeviceBuffer<double> dinv(std::span<const double>(tables.inv_q), s());
-    convert_prepare_kernel<<<grid(n, k), kElementwiseThreads, 0, s()>>>(din.data(), dy.data(), n,
+    convert_prepare_kernel<<<grid(n, k), kElementwiseThreads, 0, s()>>>(din.get(), dy.data(), n,
                                                                         dfrom.data());
     check_launch("convert_prepare_kernel");
     const bool exact = variant == Conversion::exact;
@@ -371,22 +547,17 @@ class CudaRnsOps final : public ckks::RnsOps {
       check_launch("convert_v_kernel");
     }
     convert_kernel<<<grid(n, to.size()), kElementwiseThreads, 0, s()>>>(
-        dy.data(), dv.data(), dout.data(), n, k, dto.data(), dconst.data(), exact);
+        dy.data(), dv.data(), dout.get(), n, k, dto.data(), dconst.data(), exact);
     check_launch("convert_kernel");
-    download(dout, out.data);
+    dout.finish();
   }
 
  private:
-  cudaStream_t s() const { return stream_.get(); }
+  cudaStream_t s() const { return memory_->stream(); }
 
   LimbMap limb_map(ModulusIndex mod, std::size_t a, std::size_t b, u64 c) const {
     const u64 q = context().prime(mod);
     return {q, core::make_wide_reducer(q), a, b, c, c == 0 ? 0 : core::shoup_quotient(c, q)};
-  }
-
-  void download(const DeviceBuffer<u64>& d, std::span<u64> host) const {
-    d.download(host);
-    check(cudaStreamSynchronize(s()), "cudaStreamSynchronize");
   }
 
   void elementwise(const RnsPoly& a, const RnsPoly& b, RnsPoly& out, Op op,
@@ -399,14 +570,14 @@ class CudaRnsOps final : public ckks::RnsOps {
       map.push_back(limb_map(mod, a.position(mod) * a.n, b.position(mod) * b.n,
                              scalars.empty() ? 0 : scalars[mod]));
     }
-    DeviceBuffer<u64> da(std::span<const u64>(a.data), s()), db(std::span<const u64>(b.data), s());
-    DeviceBuffer<u64> dout(std::span<const u64>(out.data), s());
+    const DeviceView da(a, s()), db(b, s());
+    DeviceTarget dout(out, s());
     DeviceBuffer<LimbMap> dmap(std::span<const LimbMap>(map), s());
     elementwise_kernel<<<grid(out.n, out.limbs()), kElementwiseThreads, 0, s()>>>(
-        da.data(), db.data(), dout.data(), out.n, dmap.data(), op);
+        da.get(), db.get(), dout.get(), out.n, dmap.data(), op);
     check_launch("elementwise_kernel");
     if (op != Op::sub_scale && op != Op::scale) out.ntt = a.ntt;
-    download(dout, out.data);
+    dout.finish();
   }
 
   void transform(RnsPoly& p, std::size_t first, std::size_t last, bool inverse) const {
@@ -429,29 +600,28 @@ class CudaRnsOps final : public ckks::RnsOps {
     const u64* twq = inverse ? inverse_q_.data() : forward_q_.data();
     const std::vector<std::uint32_t> index(p.moduli.begin() + first, p.moduli.begin() + last);
     DeviceBuffer<std::uint32_t> dindex(std::span<const std::uint32_t>(index), s());
-    std::span<u64> host(p.data.data() + first * n, count * n);
-    DeviceBuffer<u64> d(std::span<const u64>(host), s());
+    DeviceTarget target(p, s());
+    u64* d = target.get() + first * n;
     DeviceBuffer<u64> dmod(std::span<const u64>(moduli), s()), dni(std::span<const u64>(ni), s()),
         dniq(std::span<const u64>(niq), s());
     const dim3 g(elementwise_blocks(n / 2) > 64 ? 64 : elementwise_blocks(n / 2),
                  static_cast<unsigned>(count));
     if (!inverse) {
       for (std::uint32_t m = 1, t = n / 2; m < n; m *= 2, t /= 2) {
-        ntt_level_kernel<<<g, kElementwiseThreads, 0, s()>>>(d.data(), n, tw, twq, dmod.data(),
+        ntt_level_kernel<<<g, kElementwiseThreads, 0, s()>>>(d, n, tw, twq, dmod.data(),
                                                              dindex.data(), m, t, false);
       }
     } else {
       for (std::uint32_t h = n / 2, t = 1; h >= 1; h /= 2, t *= 2) {
-        ntt_level_kernel<<<g, kElementwiseThreads, 0, s()>>>(d.data(), n, tw, twq, dmod.data(),
+        ntt_level_kernel<<<g, kElementwiseThreads, 0, s()>>>(d, n, tw, twq, dmod.data(),
                                                              dindex.data(), h, t, true);
       }
     }
     check_launch("ntt_level_kernel");
     ntt_finish_kernel<<<grid(n, count), kElementwiseThreads, 0, s()>>>(
-        d.data(), n, dmod.data(), dni.data(), dniq.data(), inverse);
+        d, n, dmod.data(), dni.data(), dniq.data(), inverse);
     check_launch("ntt_finish_kernel");
-    d.download(host);
-    check(cudaStreamSynchronize(s()), "cudaStreamSynchronize");
+    target.finish();
     if (first == 0 && last == p.limbs()) p.ntt = !inverse;
   }
 
@@ -466,7 +636,7 @@ class CudaRnsOps final : public ckks::RnsOps {
   }
 
   bool device_;
-  Stream stream_;
+  std::shared_ptr<CudaMemory> memory_;  // shared with the resident polynomials' words
   DeviceBuffer<u64> forward_, forward_q_, inverse_, inverse_q_;  // [modulus][N]
   std::vector<u64> n_inv_, n_inv_quotient_;
 };

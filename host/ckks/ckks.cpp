@@ -54,6 +54,32 @@ std::uint64_t conjugation_galois_element(const CkksContext& context) {
   return 2ULL * context.degree() - 1;
 }
 
+void make_resident(const RnsOps& ops, Ciphertext& x) {
+  for (auto& c : x.c)
+    ops.make_resident(c);
+}
+
+void make_resident(const RnsOps& ops, Plaintext& p) {
+  ops.make_resident(p.poly);
+}
+
+void make_resident(const RnsOps& ops, SwitchingKey& key) {
+  for (auto* half : {&key.b, &key.a}) {
+    for (auto& p : *half)
+      ops.make_resident(p);
+  }
+}
+
+void make_resident(const RnsOps& ops, GaloisKeys& keys) {
+  for (auto& [galois, key] : keys.keys)
+    make_resident(ops, key);
+}
+
+void to_host(const RnsOps& ops, Ciphertext& x) {
+  for (auto& c : x.c)
+    ops.to_host(c);
+}
+
 // ---- keys ---------------------------------------------------------------------------------------
 
 KeyGenerator::KeyGenerator(const CkksContext& context, const RnsOps& ops,
@@ -249,6 +275,7 @@ Plaintext decrypt(const CkksContext& context, const RnsOps& ops, const Ciphertex
     ops.multiply(sk.s, sk.s, s2);
     ops.multiply_accumulate(ct.c[2], s2, plain.poly);
   }
+  ops.to_host(plain.poly);  // for decoding, whatever the ciphertext's residence
   return plain;
 }
 

@@ -102,6 +102,28 @@ class CpuRnsOps final : public RnsOps {
     });
   }
 
+  void add_scalars(const RnsPoly& a, std::span<const u64> scalars, RnsPoly& out) const override {
+    check_pair(a, a, out);
+    out.ntt = a.ntt;
+    for_limbs(out, [&](std::size_t k) {
+      const ModulusIndex mod = out.moduli[k];
+      const u64 q = barrett_[mod].q, c = scalars[mod];
+      const u64* x = a.limb(a.position(mod)).data();
+      u64* o = out.limb(k).data();
+      for (std::uint32_t t = 0; t < out.n; ++t)
+        o[t] = core::add_mod(x[t], c, q);
+    });
+  }
+
+  void copy(const RnsPoly& a, RnsPoly& out, std::size_t first, std::size_t last) const override {
+    require(a.n == out.n, ErrorCode::size_mismatch, "RNS copy between different degrees");
+    last = std::min(last, out.limbs());
+    for (std::size_t k = first; k < last; ++k) {
+      const auto src = a.limb(a.position(out.moduli[k]));
+      std::copy(src.begin(), src.end(), out.limb(k).begin());
+    }
+  }
+
   void multiply_scalars(const RnsPoly& a, std::span<const u64> scalars,
                         RnsPoly& out) const override {
     check_pair(a, a, out);
@@ -278,6 +300,18 @@ class CpuRnsOps final : public RnsOps {
 };
 
 }  // namespace
+
+RnsPoly RnsOps::zeros(std::vector<ModulusIndex> moduli, bool ntt) const {
+  return RnsPoly(context().degree(), std::move(moduli), ntt);
+}
+
+void RnsOps::reshape(RnsPoly& p, std::span<const ModulusIndex> moduli, bool ntt) const {
+  if (p.on_device()) p.device = {};
+  p.n = context().degree();
+  p.moduli.assign(moduli.begin(), moduli.end());
+  p.data.resize(moduli.size() * p.n);
+  p.ntt = ntt;
+}
 
 std::unique_ptr<RnsOps> make_cpu_rns_ops(const CkksContext& context, unsigned threads) {
   return std::make_unique<CpuRnsOps>(context, threads);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <thread>
 
 #include "safhire/ckks/ckks.hpp"
 #include "safhire/core/error.hpp"
@@ -155,12 +156,7 @@ Ciphertext Evaluator::add_constant(const Ciphertext& x, double c) const {
   // A constant polynomial is the same value in every NTT slot.
   const auto r = constant_residues(*context_, static_cast<long double>(c) * x.scale);
   Ciphertext out = x;
-  RnsPoly ones(x.c[0].n, x.c[0].moduli, true);
-  for (std::size_t k = 0; k < ones.limbs(); ++k) {
-    for (auto& w : ones.limb(k))
-      w = r[ones.moduli[k]];
-  }
-  ops_->add(x.c[0], ones, out.c[0]);
+  ops_->add_scalars(x.c[0], r, out.c[0]);
   return out;
 }
 
@@ -194,9 +190,9 @@ Ciphertext Evaluator::multiply(const Ciphertext& x, const Ciphertext& y) const {
   Ciphertext out;
   out.scale = x.scale * y.scale;
   out.slots = x.slots;
-  const auto& moduli = x.c[0].moduli;
-  const std::uint32_t n = context_->degree();
-  out.c.assign(3, RnsPoly(n, moduli, true));
+  out.c.resize(3);
+  for (auto& c : out.c)
+    ops_->reshape(c, x.c[0].moduli, true);
   ops_->multiply(x.c[0], y.c[0], out.c[0]);
   ops_->multiply(x.c[0], y.c[1], out.c[1]);
   ops_->multiply_accumulate(x.c[1], y.c[0], out.c[1]);
@@ -226,19 +222,21 @@ Ciphertext Evaluator::rescale(const Ciphertext& x) const {
   const std::uint32_t l = x.level();
   require(l >= 1, ErrorCode::invalid_argument, "cannot rescale at level 0");
   const auto& converter = rescale_converter(l);
-  const std::uint32_t n = context_->degree();
+  const auto below = context_->q_moduli(l - 1);
+  const ModulusIndex top[] = {static_cast<ModulusIndex>(l)};
   Ciphertext out;
   out.scale = x.scale / static_cast<double>(context_->prime(l));
   out.slots = x.slots;
   for (const auto& c : x.c) {
     // (c - centred [c]_{q_l}) / q_l on q_0 .. q_{l-1}: division with rounding.
-    RnsPoly last(n, {static_cast<ModulusIndex>(l)}, true);
-    std::copy(c.limb(l).begin(), c.limb(l).end(), last.data.begin());
+    RnsPoly last, lifted, r;
+    ops_->reshape(last, top, true);
+    ops_->copy(c, last);
     ops_->inverse(last);
-    RnsPoly lifted(n, context_->q_moduli(l - 1), false);
+    ops_->reshape(lifted, below, false);
     ops_->convert(converter, last, lifted, Conversion::exact);
     ops_->forward(lifted);
-    RnsPoly r(n, context_->q_moduli(l - 1), true);
+    ops_->reshape(r, below, true);
     ops_->sub_scale(c, lifted, q_last_inv_[l], r);
     out.c.push_back(std::move(r));
   }
@@ -247,37 +245,31 @@ Ciphertext Evaluator::rescale(const Ciphertext& x) const {
 
 // ---- key switching ------------------------------------------------------------------------------
 
-namespace {
+namespace {}  // namespace
 
-// Give p the shape (degree, moduli, form), reusing its buffer: callers overwrite every word.
-void reshape(RnsPoly& p, std::uint32_t n, std::span<const ModulusIndex> moduli, bool ntt) {
-  p.n = n;
-  p.moduli.assign(moduli.begin(), moduli.end());
-  p.data.resize(moduli.size() * n);
-  p.ntt = ntt;
-}
-
-// Buffers of one thread's key switches, kept between calls: at N = 2^16 a polynomial over Q
-// and P is 17 MB, and fresh pages cost as much as the arithmetic.
-struct Scratch {
+// Buffers of one thread's key switches, kept between calls (one set per thread and evaluator,
+// in the backend's residence): at N = 2^16 a polynomial over Q and P is 17 MB, and fresh pages
+// cost as much as the arithmetic.
+struct Evaluator::Scratch {
   RnsPoly coeffs, acc0, acc1, p_part, converted;
   std::vector<RnsPoly> digits;
 };
 
-Scratch& scratch() {
-  thread_local Scratch s;
-  return s;
-}
+Evaluator::~Evaluator() = default;
 
-}  // namespace
+Evaluator::Scratch& Evaluator::scratch() const {
+  std::lock_guard lock(cache_mutex_);
+  auto& slot = scratch_[std::this_thread::get_id()];
+  if (!slot) slot = std::make_unique<Scratch>();
+  return *slot;
+}
 
 void Evaluator::mod_up_into(const RnsPoly& d, std::vector<RnsPoly>& out) const {
   require(d.ntt, ErrorCode::invalid_argument, "key switching takes an NTT-form polynomial");
   const auto l = static_cast<std::uint32_t>(d.limbs() - 1);
-  const std::uint32_t n = context_->degree();
   RnsPoly& coeffs = scratch().coeffs;
-  reshape(coeffs, n, d.moduli, true);
-  std::copy(d.data.begin(), d.data.end(), coeffs.data.begin());
+  ops_->reshape(coeffs, d.moduli, true);
+  ops_->copy(d, coeffs);
   ops_->inverse(coeffs);
   out.resize(context_->digits(l));
   std::vector<ModulusIndex> moduli;
@@ -287,14 +279,11 @@ void Evaluator::mod_up_into(const RnsPoly& d, std::vector<RnsPoly>& out) const {
     moduli.assign(converter.from().begin(), converter.from().end());
     moduli.insert(moduli.end(), converter.to().begin(), converter.to().end());
     RnsPoly& ext = out[j];
-    reshape(ext, n, moduli, false);
+    ops_->reshape(ext, moduli, false);
     ops_->convert(converter, coeffs, ext, Conversion::exact);
     const std::size_t own = converter.from().size();
     ops_->forward(ext, own, ext.limbs());
-    for (std::size_t k = 0; k < own; ++k) {
-      const auto src = d.limb(d.position(moduli[k]));
-      std::copy(src.begin(), src.end(), ext.limb(k).begin());
-    }
+    ops_->copy(d, ext, 0, own);
     ext.ntt = true;
   }
 }
@@ -306,21 +295,18 @@ std::vector<RnsPoly> Evaluator::mod_up(const RnsPoly& d) const {
 }
 
 RnsPoly Evaluator::mod_down(const RnsPoly& x, std::uint32_t level) const {
-  const std::uint32_t n = context_->degree();
-  const auto p_moduli = context_->p_moduli();
   const auto q_moduli = context_->q_moduli(level);
-  RnsPoly& p_part = scratch().p_part;
-  reshape(p_part, n, p_moduli, true);
-  for (std::size_t k = 0; k < p_moduli.size(); ++k) {
-    const auto src = x.limb(x.position(p_moduli[k]));
-    std::copy(src.begin(), src.end(), p_part.limb(k).begin());
-  }
+  Scratch& s = scratch();
+  RnsPoly& p_part = s.p_part;
+  ops_->reshape(p_part, context_->p_moduli(), true);
+  ops_->copy(x, p_part);
   ops_->inverse(p_part);
-  RnsPoly& converted = scratch().converted;
-  reshape(converted, n, q_moduli, false);
+  RnsPoly& converted = s.converted;
+  ops_->reshape(converted, q_moduli, false);
   ops_->convert(mod_down_converter(level), p_part, converted, Conversion::exact);
   ops_->forward(converted);
-  RnsPoly out(n, q_moduli, true);
+  RnsPoly out;
+  ops_->reshape(out, q_moduli, true);
   ops_->sub_scale(x, converted, p_inv_, out);
   return out;
 }
@@ -330,7 +316,6 @@ std::pair<RnsPoly, RnsPoly> Evaluator::key_switch_extended(
     std::span<const std::uint32_t> perm) const {
   require(!digits.empty() && digits.size() <= key.b.size(), ErrorCode::invalid_argument,
           "switching key has fewer digits than the ciphertext needs");
-  const std::uint32_t n = context_->degree();
   const auto moduli = q_and_p(*context_, level);
   Scratch& s = scratch();
   std::vector<const RnsPoly*> d(digits.size()), b(digits.size()), a(digits.size());
@@ -339,8 +324,8 @@ std::pair<RnsPoly, RnsPoly> Evaluator::key_switch_extended(
     b[j] = &key.b[j];
     a[j] = &key.a[j];
   }
-  reshape(s.acc0, n, moduli, true);
-  reshape(s.acc1, n, moduli, true);
+  ops_->reshape(s.acc0, moduli, true);
+  ops_->reshape(s.acc1, moduli, true);
   ops_->inner_product_pair(d, b, a, s.acc0, s.acc1, perm);
   RnsPoly u0 = mod_down(s.acc0, level);
   RnsPoly u1 = mod_down(s.acc1, level);
@@ -362,7 +347,9 @@ Ciphertext Evaluator::apply_galois(const Ciphertext& x, std::uint64_t galois,
   Ciphertext out;
   out.scale = x.scale;
   out.slots = x.slots;
-  RnsPoly c0(x.c[0].n, x.c[0].moduli, true), c1(x.c[1].n, x.c[1].moduli, true);
+  RnsPoly c0, c1;
+  ops_->reshape(c0, x.c[0].moduli, true);
+  ops_->reshape(c1, x.c[1].moduli, true);
   ops_->permute(x.c[0], perm, c0);
   ops_->permute(x.c[1], perm, c1);
   auto [u0, u1] = key_switch(c1, key);
@@ -394,7 +381,8 @@ std::vector<Ciphertext> Evaluator::rotate_hoisted(const Ciphertext& x, std::span
     Ciphertext r;
     r.scale = x.scale;
     r.slots = x.slots;
-    RnsPoly c0(x.c[0].n, x.c[0].moduli, true);
+    RnsPoly c0;
+    ops_->reshape(c0, x.c[0].moduli, true);
     ops_->permute(x.c[0], perm, c0);
     ops_->add(c0, u0, c0);
     r.c = {std::move(c0), std::move(u1)};

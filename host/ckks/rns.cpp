@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 #include <string>
+#include <utility>
 
 #include "safhire/core/error.hpp"
 #include "safhire/core/primes.hpp"
@@ -89,7 +90,87 @@ void RnsPoly::truncate(std::size_t count) {
       count <= moduli.size(), ErrorCode::invalid_argument,
       "cannot keep " + std::to_string(count) + " of " + std::to_string(moduli.size()) + " limbs");
   moduli.resize(count);
-  data.resize(count * n);
+  if (on_device()) {
+    device.resize(count * n);
+  } else {
+    data.resize(count * n);
+  }
+}
+
+u64* RnsPoly::host_words() {
+  require(!on_device(), ErrorCode::invalid_argument,
+          "the polynomial is resident on a device: move it to the host first (RnsOps::to_host)");
+  return data.data();
+}
+
+bool operator==(const RnsPoly& a, const RnsPoly& b) {
+  require(!a.on_device() && !b.on_device(), ErrorCode::invalid_argument,
+          "resident polynomials compare on the host (RnsOps::to_host)");
+  return a.n == b.n && a.moduli == b.moduli && a.ntt == b.ntt && a.data == b.data;
+}
+
+// ---- DeviceWords --------------------------------------------------------------------------------
+
+DeviceWords::DeviceWords(std::shared_ptr<DeviceMemory> memory, std::size_t words)
+    : memory_(std::move(memory)) {
+  require(memory_ != nullptr, ErrorCode::invalid_argument, "device words need a device memory");
+  data_ = words == 0 ? nullptr : memory_->allocate(words);
+  size_ = capacity_ = words;
+}
+
+DeviceWords::DeviceWords(const DeviceWords& other) : memory_(other.memory_) {
+  if (memory_ != nullptr && other.size_ > 0) {
+    data_ = memory_->allocate(other.size_);
+    size_ = capacity_ = other.size_;
+    memory_->copy(data_, other.data_, size_);
+  }
+}
+
+DeviceWords& DeviceWords::operator=(const DeviceWords& other) {
+  if (this != &other) {
+    DeviceWords copy(other);
+    *this = std::move(copy);
+  }
+  return *this;
+}
+
+DeviceWords::DeviceWords(DeviceWords&& other) noexcept
+    : memory_(std::move(other.memory_)),
+      data_(std::exchange(other.data_, nullptr)),
+      size_(std::exchange(other.size_, 0)),
+      capacity_(std::exchange(other.capacity_, 0)) {}
+
+DeviceWords& DeviceWords::operator=(DeviceWords&& other) noexcept {
+  if (this != &other) {
+    release();
+    memory_ = std::move(other.memory_);
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+    capacity_ = std::exchange(other.capacity_, 0);
+  }
+  return *this;
+}
+
+DeviceWords::~DeviceWords() {
+  release();
+}
+
+void DeviceWords::resize(std::size_t words) {
+  require(memory_ != nullptr, ErrorCode::invalid_argument, "device words need a device memory");
+  if (words <= capacity_) {
+    size_ = words;
+    return;
+  }
+  u64* fresh = memory_->allocate(words);
+  if (data_ != nullptr) memory_->release(data_, capacity_);
+  data_ = fresh;
+  size_ = capacity_ = words;
+}
+
+void DeviceWords::release() noexcept {
+  if (memory_ != nullptr && data_ != nullptr) memory_->release(data_, capacity_);
+  data_ = nullptr;
+  size_ = capacity_ = 0;
 }
 
 BaseConverter::BaseConverter(const CkksContext& context, std::vector<ModulusIndex> from,

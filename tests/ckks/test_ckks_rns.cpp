@@ -2,6 +2,9 @@
 // CRT reconstruction of decoding, on every coefficient of random polynomials.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <memory>
+
 #include "ckks_fixture.hpp"
 #include "safhire/core/error.hpp"
 #include "test_util.hpp"
@@ -226,6 +229,97 @@ TEST(CkksRns, LargeBuffersAreRecycledAndSmallOnesAreNot) {
   }
   { Words small(100); }
   EXPECT_EQ(pool_cached_bytes(), before + kWords * 8);
+}
+
+TEST(CkksRns, CopyAndAddScalarsFollowTheModuliOfTheOutput) {
+  auto& f = fixture("n12-l2");
+  const auto& c = f.context;
+  const RnsPoly a = random_poly(c, {0, 1, 2, 3}, true, 31);
+  // Limbs found by modulus, in the output's order; [first, last) only; the form flag untouched.
+  RnsPoly out = random_poly(c, {3, 1, 0}, false, 32);
+  const RnsPoly before = out;
+  f.ops->copy(a, out, 1);
+  EXPECT_FALSE(out.ntt);
+  EXPECT_TRUE(std::ranges::equal(out.limb(0), before.limb(0)));
+  EXPECT_TRUE(std::ranges::equal(out.limb(1), a.limb(1)));
+  EXPECT_TRUE(std::ranges::equal(out.limb(2), a.limb(0)));
+  std::vector<u64> scalars(c.primes().size());
+  for (std::size_t i = 0; i < scalars.size(); ++i)
+    scalars[i] = c.prime(static_cast<ModulusIndex>(i)) - 1 - i;  // near q: the sum wraps
+  RnsPoly sum = f.ops->zeros({2, 0}, true);
+  f.ops->add_scalars(a, scalars, sum);
+  for (std::size_t k = 0; k < sum.limbs(); ++k) {
+    const ModulusIndex mod = sum.moduli[k];
+    const auto x = a.limb(a.position(mod));
+    for (std::uint32_t t = 0; t < c.degree(); ++t)
+      ASSERT_EQ(sum.limb(k)[t], (x[t] + scalars[mod]) % c.prime(mod));
+  }
+  // A CPU backend's shapes are host words of the context's degree.
+  RnsPoly r;
+  f.ops->reshape(r, std::vector<ModulusIndex>{1, 2}, false);
+  EXPECT_EQ(r.n, c.degree());
+  EXPECT_EQ(r.data.size(), 2U * c.degree());
+  EXPECT_FALSE(r.on_device());
+}
+
+// Device words over host memory, counting what is held: the value semantics of DeviceWords and
+// the host-only accessors of a resident polynomial, without a device.
+struct CountingMemory final : DeviceMemory {
+  std::size_t live_words = 0, allocations = 0;
+  u64* allocate(std::size_t words) override {
+    live_words += words;
+    ++allocations;
+    return new u64[words];
+  }
+  void release(u64* p, std::size_t words) noexcept override {
+    live_words -= words;
+    delete[] p;
+  }
+  void copy(u64* dst, const u64* src, std::size_t words) override {
+    std::copy(src, src + words, dst);
+  }
+};
+
+TEST(CkksRns, DeviceWordsCopyDeeplyAndReleaseOnce) {
+  auto memory = std::make_shared<CountingMemory>();
+  {
+    DeviceWords a(memory, 8);
+    for (int i = 0; i < 8; ++i)
+      a.data()[i] = 100 + i;
+    DeviceWords b = a;  // a deep copy
+    EXPECT_NE(b.data(), a.data());
+    EXPECT_EQ(b.data()[7], 107U);
+    b.data()[0] = 1;
+    EXPECT_EQ(a.data()[0], 100U);
+    EXPECT_EQ(memory->live_words, 16U);
+    DeviceWords c = std::move(b);  // a move takes the block
+    EXPECT_EQ(b.data(), nullptr);
+    EXPECT_EQ(c.data()[0], 1U);
+    c.resize(4);  // shrinks in place
+    EXPECT_EQ(c.size(), 4U);
+    EXPECT_EQ(memory->allocations, 2U);
+    c.resize(12);  // grows into a fresh block, the old one released
+    EXPECT_EQ(memory->allocations, 3U);
+    EXPECT_EQ(memory->live_words, 20U);
+    a = c;
+    EXPECT_EQ(a.size(), 12U);
+    EXPECT_EQ(memory->live_words, 24U);
+  }
+  EXPECT_EQ(memory->live_words, 0U);
+
+  // A resident polynomial: copies carry their words, truncation keeps the block, and the host
+  // accessors refuse it with a typed error.
+  RnsPoly p;
+  p.n = 4;
+  p.moduli = {0, 1, 2};
+  p.device = DeviceWords(memory, 12);
+  RnsPoly q = p;
+  EXPECT_TRUE(q.on_device());
+  EXPECT_EQ(memory->live_words, 24U);
+  q.truncate(2);
+  EXPECT_EQ(q.device.size(), 8U);
+  EXPECT_EQ(code_of([&] { (void)q.limb(0); }), ErrorCode::invalid_argument);
+  EXPECT_EQ(code_of([&] { (void)(p == q); }), ErrorCode::invalid_argument);
 }
 
 TEST(CkksRns, MismatchedPolynomialsAreTypedErrors) {

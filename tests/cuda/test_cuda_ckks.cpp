@@ -1,8 +1,10 @@
 // The CKKS RNS primitives on the device against the CPU's, word for word: each primitive on
 // random limbs, then whole evaluator operations (multiply-relinearize-rescale, rotation,
-// hoisted rotations) run once over each backend from the same keys and ciphertexts.
+// hoisted rotations) run once over each backend from the same keys and ciphertexts, with host
+// operands (staged per operation) and with resident ciphertexts and keys.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 #include "cuda_test.hpp"
@@ -142,6 +144,72 @@ TEST(CudaCkks, EvaluatorOperationsMatchTheCpuWordForWord) {
     const auto h2 = gpu.rotate_hoisted(x, steps, galois);
     for (std::size_t i = 0; i < steps.size(); ++i)
       ASSERT_EQ(h1[i].c, h2[i].c) << set << " hoisted rotation " << steps[i];
+  }
+}
+
+TEST(CudaCkks, ResidentCiphertextsAndKeysMatchTheCpuWordForWord) {
+  SAFHIRE_REQUIRE_DEVICE_OR_SKIP();
+  for (const char* set : {"n13-l3", "n16-l24"}) {
+    Both b(set);
+    const auto& c = b.context;
+    auto rng = safhire::core::SeededRandom::from_counter(11);
+    KeyGenerator gen(c, *b.cpu, rng);
+    const auto sk = gen.secret_key();
+    const auto rlk = gen.relinearization_key(sk);
+    const std::vector<int> steps{1, -2, 5};
+    const auto galois = gen.galois_keys(sk, steps, true);
+    Encoder encoder(c, *b.cpu);
+    std::vector<double> z(c.degree() / 2);
+    for (std::size_t i = 0; i < z.size(); ++i)
+      z[i] = std::cos(static_cast<double>(i));
+    Encryptor enc(c, *b.cpu, rng);
+    const double scale = std::exp2(c.params().log_scale);
+    const auto x = enc.encrypt(encoder.encode(z, scale, c.max_level()), sk);
+    const auto y = enc.encrypt(encoder.encode(z, scale, c.max_level()), sk);
+
+    // The same ciphertexts and keys, resident; a round trip through the device is exact.
+    auto rx = x, ry = y;
+    auto rrlk = rlk;
+    auto rgalois = galois;
+    make_resident(*b.gpu, rx);
+    make_resident(*b.gpu, ry);
+    make_resident(*b.gpu, rrlk);
+    make_resident(*b.gpu, rgalois);
+    ASSERT_TRUE(rx.c[0].on_device() && rrlk.b[0].on_device());
+    auto back = rx;
+    to_host(*b.gpu, back);
+    ASSERT_EQ(back.c, x.c) << set << " round trip";
+    RnsPoly zero = b.gpu->zeros(c.q_moduli(1), true);
+    b.gpu->to_host(zero);
+    ASSERT_EQ(zero, RnsPoly(c.degree(), c.q_moduli(1), true)) << set << " zeros";
+
+    const Evaluator cpu(c, *b.cpu), gpu(c, *b.gpu);
+    // Every result stays on the device until asked for.
+    auto same = [&](const char* what, const Ciphertext& expect, Ciphertext got) {
+      for (const auto& p : got.c)
+        ASSERT_TRUE(p.on_device()) << set << " " << what << " left the device";
+      to_host(*b.gpu, got);
+      ASSERT_EQ(expect.c, got.c) << set << " " << what;
+      ASSERT_EQ(expect.scale, got.scale) << set << " " << what;
+    };
+    const auto m1 = cpu.rescale(cpu.multiply_relinearize(x, y, rlk));
+    const auto m2 = gpu.rescale(gpu.multiply_relinearize(rx, ry, rrlk));
+    same("multiply-relinearize-rescale", m1, m2);
+    same("rotate", cpu.rotate(m1, 1, galois), gpu.rotate(m2, 1, rgalois));
+    same("conjugate", cpu.conjugate(x, galois), gpu.conjugate(rx, rgalois));
+    same("add", cpu.add(x, y), gpu.add(rx, ry));
+    same("add_constant", cpu.add_constant(x, -0.75), gpu.add_constant(rx, -0.75));
+    same("multiply_constant", cpu.multiply_constant(x, 3.0, 1.0),
+         gpu.multiply_constant(rx, 3.0, 1.0));
+    same("drop_to_level", cpu.drop_to_level(x, 1), gpu.drop_to_level(rx, 1));
+    const auto h1 = cpu.rotate_hoisted(x, steps, galois);
+    const auto h2 = gpu.rotate_hoisted(rx, steps, rgalois);
+    for (std::size_t i = 0; i < steps.size(); ++i)
+      same("hoisted rotation", h1[i], h2[i]);
+    // Decryption reads a resident ciphertext through staging, to the same plaintext.
+    const auto d1 = decrypt(c, *b.cpu, m1, sk);
+    const auto d2 = decrypt(c, *b.gpu, m2, sk);
+    ASSERT_EQ(d1.poly, d2.poly) << set << " decrypt";
   }
 }
 

@@ -21,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <span>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -60,6 +61,15 @@ struct GaloisKeys {
 // allowed), and of complex conjugation (2N - 1).
 std::uint64_t rotation_galois_element(const CkksContext& context, int step);
 std::uint64_t conjugation_galois_element(const CkksContext& context);
+
+// Moves the polynomials of a ciphertext, plaintext or key into ops' residence (device-resident
+// for a CUDA backend: the evaluator's operations then run without copies), or back to the host
+// (for decryption, decoding and serialization). No-ops on the CPU backend.
+void make_resident(const RnsOps& ops, Ciphertext& x);
+void make_resident(const RnsOps& ops, Plaintext& p);
+void make_resident(const RnsOps& ops, SwitchingKey& key);
+void make_resident(const RnsOps& ops, GaloisKeys& keys);
+void to_host(const RnsOps& ops, Ciphertext& x);
 
 class KeyGenerator {
  public:
@@ -104,13 +114,15 @@ class Encryptor {
   core::RandomSource* random_;
 };
 
-// m = c_0 + c_1 s (+ c_2 s^2), as a plaintext at the ciphertext's level and scale.
+// m = c_0 + c_1 s (+ c_2 s^2), as a plaintext at the ciphertext's level and scale, on the host
+// (a resident ciphertext is read where it lives).
 Plaintext decrypt(const CkksContext& context, const RnsOps& ops, const Ciphertext& ct,
                   const SecretKey& sk);
 
 class Evaluator {
  public:
   Evaluator(const CkksContext& context, const RnsOps& ops);
+  ~Evaluator();
 
   const CkksContext& context() const { return *context_; }
   const RnsOps& ops() const { return *ops_; }
@@ -160,6 +172,8 @@ class Evaluator {
   const std::vector<std::uint32_t>& permutation(std::uint64_t galois) const;
 
  private:
+  struct Scratch;
+  Scratch& scratch() const;
   void mod_up_into(const RnsPoly& d, std::vector<RnsPoly>& out) const;
   const BaseConverter& mod_up_converter(std::uint32_t level, std::uint32_t digit) const;
   const BaseConverter& mod_down_converter(std::uint32_t level) const;
@@ -174,6 +188,7 @@ class Evaluator {
   mutable std::map<std::pair<std::uint32_t, std::uint32_t>, std::unique_ptr<BaseConverter>> mod_up_;
   mutable std::map<std::uint32_t, std::unique_ptr<BaseConverter>> mod_down_, rescale_;
   mutable std::map<std::uint64_t, std::vector<std::uint32_t>> permutations_;
+  mutable std::map<std::thread::id, std::unique_ptr<Scratch>> scratch_;
 };
 
 }  // namespace safhire::ckks

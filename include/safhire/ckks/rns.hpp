@@ -60,12 +60,54 @@ class CkksContext {
   std::vector<std::unique_ptr<ring::NegacyclicNtt>> plans_;
 };
 
+// Device memory for resident polynomials, provided by a backend (cuda::make_cuda_rns_ops): words
+// allocated, released and copied device to device, each in the backend's stream order.
+class DeviceMemory {
+ public:
+  virtual ~DeviceMemory() = default;
+  virtual u64* allocate(std::size_t words) = 0;
+  virtual void release(u64* p, std::size_t words) noexcept = 0;
+  virtual void copy(u64* dst, const u64* src, std::size_t words) = 0;
+};
+
+// An owning block of device words with value semantics: a copy allocates and copies on the
+// device. It keeps its DeviceMemory alive, so a resident polynomial may outlive its backend's
+// other state.
+class DeviceWords {
+ public:
+  DeviceWords() = default;
+  DeviceWords(std::shared_ptr<DeviceMemory> memory, std::size_t words);
+  DeviceWords(const DeviceWords& other);
+  DeviceWords& operator=(const DeviceWords& other);
+  DeviceWords(DeviceWords&& other) noexcept;
+  DeviceWords& operator=(DeviceWords&& other) noexcept;
+  ~DeviceWords();
+
+  u64* data() { return data_; }
+  const u64* data() const { return data_; }
+  std::size_t size() const { return size_; }
+  const std::shared_ptr<DeviceMemory>& memory() const { return memory_; }
+  // Shrinks in place; grows into a fresh block (contents not kept).
+  void resize(std::size_t words);
+
+ private:
+  void release() noexcept;
+
+  std::shared_ptr<DeviceMemory> memory_;
+  u64* data_ = nullptr;
+  std::size_t size_ = 0, capacity_ = 0;
+};
+
 // A polynomial in RNS form: limb k holds the residues modulo prime moduli[k] of the context,
-// either as coefficients or in NTT form (all limbs alike).
+// either as coefficients or in NTT form (all limbs alike). Its words live on the host (`data`)
+// or, for a backend with device memory, on the device (`device`, then `data` is empty): the
+// backend's primitives read and write both, RnsOps::make_resident and to_host move them, and
+// host code (limb(), the encoder, serialization) needs host words.
 struct RnsPoly {
   std::uint32_t n = 0;
   std::vector<ModulusIndex> moduli;
   Words data;  // moduli.size() * n words, limb by limb (recycled storage: buffer_pool.hpp)
+  DeviceWords device;
   bool ntt = false;
 
   RnsPoly() = default;
@@ -73,15 +115,23 @@ struct RnsPoly {
       : n(degree), moduli(std::move(limbs)), data(moduli.size() * degree, 0), ntt(ntt_form) {}
 
   std::size_t limbs() const { return moduli.size(); }
-  std::span<u64> limb(std::size_t k) { return {data.data() + k * n, n}; }
-  std::span<const u64> limb(std::size_t k) const { return {data.data() + k * n, n}; }
+  bool on_device() const { return device.memory() != nullptr; }
+  // Host words only: Error(invalid_argument) for a resident polynomial.
+  std::span<u64> limb(std::size_t k) { return {host_words() + k * n, n}; }
+  std::span<const u64> limb(std::size_t k) const {
+    return {const_cast<RnsPoly*>(this)->host_words() + k * n, n};
+  }
   // The position of a modulus among the limbs; Error(size_mismatch) if absent.
   std::size_t position(ModulusIndex modulus) const;
   bool has(ModulusIndex modulus) const;
   // Keep only the first `count` limbs (a level drop when they are q_0 .. q_{count-1}).
   void truncate(std::size_t count);
 
-  friend bool operator==(const RnsPoly&, const RnsPoly&) = default;
+  // Host polynomials compare by value; a resident one is an Error(invalid_argument).
+  friend bool operator==(const RnsPoly& a, const RnsPoly& b);
+
+ private:
+  u64* host_words();
 };
 
 enum class Conversion { approximate, exact };

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <vector>
 
 #include "safhire/ckks/rns.hpp"
 
@@ -21,6 +22,24 @@ class RnsOps {
  public:
   virtual ~RnsOps() = default;
   const CkksContext& context() const { return *context_; }
+
+  // ---- Storage. A backend keeps the polynomials it makes where its primitives run: host words
+  // for the CPU, device words for CUDA (rns.hpp). Every primitive takes operands in either place.
+  // A zero polynomial over `moduli` in this backend's residence.
+  virtual RnsPoly zeros(std::vector<ModulusIndex> moduli, bool ntt) const;
+  // Gives p the shape (moduli, form) in this backend's residence, reusing its storage where it
+  // can; the words are unspecified (callers overwrite every one).
+  virtual void reshape(RnsPoly& p, std::span<const ModulusIndex> moduli, bool ntt) const;
+  // Moves p's words into this backend's residence, or to the host (no-ops on the CPU).
+  virtual void make_resident(RnsPoly& p) const { (void)p; }
+  virtual void to_host(RnsPoly& p) const { (void)p; }
+  // Returns once every operation issued so far has finished (for timing; no-op on the CPU).
+  virtual void synchronize() const {}
+
+  // out's limbs [first, last) (all by default) from a's limbs of the same moduli; out's form
+  // flag is left as it is.
+  virtual void copy(const RnsPoly& a, RnsPoly& out, std::size_t first = 0,
+                    std::size_t last = SIZE_MAX) const = 0;
 
   // Coefficients <-> NTT form for the limbs [first, last) (all by default); the whole
   // polynomial must be in the source form, and the flag changes when every limb is done.
@@ -52,6 +71,8 @@ class RnsOps {
   // out = (a - b) * scalars[modulus] per limb; scalars indexed by modulus index, in [0, q).
   virtual void sub_scale(const RnsPoly& a, const RnsPoly& b, std::span<const u64> scalars,
                          RnsPoly& out) const = 0;
+  // out = a + scalars[modulus] per limb (a constant polynomial added in NTT form).
+  virtual void add_scalars(const RnsPoly& a, std::span<const u64> scalars, RnsPoly& out) const = 0;
   // out = a * scalars[modulus] per limb (scalars by modulus index, in [0, q)).
   virtual void multiply_scalars(const RnsPoly& a, std::span<const u64> scalars,
                                 RnsPoly& out) const = 0;
