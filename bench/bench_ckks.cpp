@@ -4,6 +4,7 @@
 //   ckks/ntt_forward/<N>/<isa>                       the same on each available kernel set
 //   ckks/ntt_forward/<N>/q50                          a 50-bit prime (IFMA kernels where present)
 //   ckks/ntt_batch/<N>/<primes>                      forward NTT of every limb of an RNS poly
+//   ckks/base_convert/<N>/digit0                     exact conversion of ModUp's first digit
 //   ckks/keyswitch/<N>/L<l>/dnum<d>                  hybrid key switching of one polynomial
 //   ckks/mult_relin_rescale/<N>/L<l>                 ct x ct, relinearize, rescale
 //   ckks/rotate/<N>/L<l>, ckks/rotate_hoisted8/...   one rotation; eight from one ModUp
@@ -147,6 +148,28 @@ void register_ckks() {
         s.ops->forward(poly);
       }
       st.counters["transforms"] = 2;
+    });
+    // ModUp's conversion of the first digit (alpha primes) to the other primes of Q_L P.
+    add(path({"ckks/base_convert", n, "digit0"}), [set](benchmark::State& st) {
+      const CkksContext context(named_set(set));
+      const auto from = context.digit_moduli(context.max_level(), 0);
+      std::vector<ModulusIndex> to;
+      for (ModulusIndex m = static_cast<ModulusIndex>(from.size()); m < context.primes().size();
+           ++m)
+        to.push_back(m);
+      const BaseConverter converter(context, from, to);
+      RnsPoly in(context.degree(), from, false), out(context.degree(), to, false);
+      std::mt19937_64 mt(5);
+      for (std::size_t k = 0; k < in.limbs(); ++k) {
+        for (auto& x : in.limb(k))
+          x = mt() % context.prime(in.moduli[k]);
+      }
+      const auto ops = make_cpu_rns_ops(context, 1);
+      for (auto _ : st)
+        ops->convert(converter, in, out, Conversion::exact);
+      st.counters["products_per_s"] =
+          benchmark::Counter(static_cast<double>(from.size() * to.size()) * context.degree(),
+                             benchmark::Counter::kIsIterationInvariantRate);
     });
     add(path({"ckks/keyswitch", n, l, dnum}), [name](benchmark::State& st) {
       auto& s = state(name);

@@ -9,6 +9,7 @@
 
 #include "safhire/core/error.hpp"
 #include "safhire/core/primes.hpp"
+#include "simd/base_convert.hpp"
 
 namespace safhire::ckks {
 
@@ -174,8 +175,14 @@ void DeviceWords::release() noexcept {
 }
 
 BaseConverter::BaseConverter(const CkksContext& context, std::vector<ModulusIndex> from,
-                             std::vector<ModulusIndex> to)
+                             std::vector<ModulusIndex> to, ring::SimdIsa isa)
     : n_(context.degree()), from_(std::move(from)), to_(std::move(to)) {
+  require(ring::simd_available(isa), ErrorCode::unsupported,
+          "base conversion: instruction set " + std::string(ring::to_string(isa)) +
+              " is not available here");
+#if defined(SAFHIRE_CKKS_AVX512)
+  vector_ = isa == ring::SimdIsa::avx512 && simd::convert_avx512_available();
+#endif
   require(!from_.empty() && !to_.empty(), ErrorCode::invalid_argument,
           "base conversion needs non-empty bases");
   for (ModulusIndex f : from_) {
@@ -233,7 +240,6 @@ void BaseConverter::convert_range(const RnsPoly& in, RnsPoly& out, Conversion va
   // The exact variant's -v Q is one more term: v times (-Q mod p_j), in column k.
   const bool exact = variant == Conversion::exact;
   const std::size_t terms = k + (exact ? 1 : 0);
-  std::vector<u64> block(kBlock * terms), constants(terms);  // y transposed: block[t terms + i]
   std::vector<u64*> outs(last - first);
   for (std::size_t j = first; j < last; ++j)
     outs[j - first] = out.limb(out.position(to_[j])).data();
@@ -254,30 +260,57 @@ void BaseConverter::convert_range(const RnsPoly& in, RnsPoly& out, Conversion va
     }
     return;
   }
+  // Each output limb's multipliers: (Q/q_i) mod p_j, then -Q mod p_j for v (exact variant).
+  std::vector<u64> multipliers((last - first) * terms);
+  for (std::size_t j = first; j < last; ++j) {
+    u64* c = multipliers.data() + (j - first) * terms;
+    for (std::size_t i = 0; i < k; ++i)
+      c[i] = qhat_mod_[j * k + i].value;
+    if (exact) c[k] = core::neg_mod(q_mod_[j].value, to_p_[j]);
+  }
+  std::vector<u64> v(exact ? kBlock : 0);
+  // The vector kernel reads the rows of y in place; the scalar loop a transposed block.
+  const bool vector = vector_ && terms <= simd::kMaxVectorTerms && n_ % kBlock == 0;
+  std::vector<u64> block(vector ? 0 : kBlock * terms);  // block[t terms + i]
+  std::vector<const u64*> rows(terms);
+  std::vector<simd::ConvertTarget> targets(last - first);
   for (std::uint32_t t0 = 0; t0 < n_; t0 += kBlock) {
     const std::uint32_t len = std::min(kBlock, n_ - t0);
-    for (std::size_t i = 0; i < k; ++i) {
-      const u64* yi = y.data() + i * n_ + t0;
-      for (std::uint32_t t = 0; t < len; ++t)
-        block[t * terms + i] = yi[t];
-    }
     if (exact) {
       // v = round(sum_i y_i / q_i): how many Q the sum exceeds the centred value by.
       for (std::uint32_t t = 0; t < len; ++t) {
         double sum = 0;
         for (std::size_t i = 0; i < k; ++i)
           sum += static_cast<double>(y[i * n_ + t0 + t]) * inv_q_[i];
-        block[t * terms + k] = static_cast<u64>(std::llround(sum));
+        v[t] = static_cast<u64>(std::llround(sum));
       }
+    }
+    if (vector) {
+      for (std::size_t i = 0; i < k; ++i)
+        rows[i] = y.data() + i * n_ + t0;
+      if (exact) rows[k] = v.data();
+      for (std::size_t j = first; j < last; ++j) {
+        targets[j - first] = {to_p_[j], ratio_[j], multipliers.data() + (j - first) * terms,
+                              outs[j - first] + t0};
+      }
+      simd::convert_block_avx512(rows, len, targets);
+      continue;
+    }
+    for (std::size_t i = 0; i < k; ++i) {
+      const u64* yi = y.data() + i * n_ + t0;
+      for (std::uint32_t t = 0; t < len; ++t)
+        block[t * terms + i] = yi[t];
+    }
+    if (exact) {
+      for (std::uint32_t t = 0; t < len; ++t)
+        block[t * terms + k] = v[t];
     }
     for (std::size_t j = first; j < last; ++j) {
       const u64 p = to_p_[j];
       const auto ratio = ratio_[j];
-      for (std::size_t i = 0; i < k; ++i)
-        constants[i] = qhat_mod_[j * k + i].value;
-      if (exact) constants[k] = core::neg_mod(q_mod_[j].value, p);
+      const u64* constants = multipliers.data() + (j - first) * terms;
       u64* o = outs[j - first] + t0;
-      // Per coefficient, the k products accumulate in two registers (below 2^124 each, so
+      // Per coefficient, the k products accumulate in two registers (below 2^122 each, so
       // sixteen fit; longer sums fold every fifteen terms). Four coefficients at a time, whose
       // independent carry chains the processor overlaps.
       auto fold = [&](core::u128 x) {

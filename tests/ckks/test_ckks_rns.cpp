@@ -76,6 +76,67 @@ TEST(CkksRns, ExactConversionGivesTheCentredRepresentative) {
   }
 }
 
+// Every instruction set's conversion kernel against GMP on 61-bit primes: wide sums (up to the
+// vector kernel's 60 terms and past it, where it falls back to the scalar loop), inputs at the
+// extremes 0 and q - 1.
+TEST(CkksRns, ConversionKernelsAgreeWithGmpOnEveryInstructionSet) {
+  CkksParams params;
+  params.name = "wide";
+  params.log_n = 10;
+  params.q_bits.assign(62, 61);
+  params.p_bits = {61, 61};
+  const CkksContext context(params, /*allow_insecure=*/true);
+  const std::uint32_t n = context.degree();
+  struct Case {
+    std::uint32_t from, to;
+  };
+  for (const Case c : {Case{20, 20}, Case{59, 3}, Case{62, 2}}) {
+    std::vector<ModulusIndex> from, to;
+    for (ModulusIndex i = 0; i < c.from; ++i)
+      from.push_back(i);
+    for (ModulusIndex i = 0; i < c.to; ++i)
+      to.push_back(static_cast<ModulusIndex>(context.primes().size()) - 1 - i);
+    RnsPoly in = random_poly(context, from, false, 40 + c.from);
+    for (std::size_t k = 0; k < in.limbs(); ++k) {
+      for (std::uint32_t t = 0; t < 16; ++t)
+        in.limb(k)[t] = t < 8 ? context.prime(from[k]) - 1 : 0;
+    }
+    Mpz x, Q, half;
+    product(context, from, Q.v);
+    mpz_fdiv_q_2exp(half.v, Q.v, 1);
+    for (const auto isa : safhire::ring::available_simd()) {
+      const BaseConverter conv(context, from, to, isa);
+      const auto ops = make_cpu_rns_ops(context, 1);
+      for (const Conversion variant : {Conversion::approximate, Conversion::exact}) {
+        RnsPoly out(n, to, false);
+        ops->convert(conv, in, out, variant);
+        const bool exact = variant == Conversion::exact;
+        for (std::uint32_t t = 0; t < n; t += (t < 16 ? 1 : 13)) {
+          reconstruct(context, in, t, x.v);
+          if (exact && mpz_cmp(x.v, half.v) > 0) mpz_sub(x.v, x.v, Q.v);
+          for (std::size_t j = 0; j < to.size(); ++j) {
+            const u64 p = context.prime(to[j]);
+            if (exact) {
+              ASSERT_EQ(out.limb(j)[t], mod_u64(x.v, p))
+                  << to_string(isa) << " " << c.from << " primes, coefficient " << t;
+            } else {
+              // The approximate sum is x + u Q, 0 <= u < from: (out - x) / Q mod p is that u.
+              bool found = false;
+              Mpz lifted;
+              for (unsigned long u = 0; u < c.from && !found; ++u) {
+                mpz_mul_ui(lifted.v, Q.v, u);
+                mpz_add(lifted.v, lifted.v, x.v);
+                found = mod_u64(lifted.v, p) == out.limb(j)[t];
+              }
+              ASSERT_TRUE(found) << to_string(isa) << " approximate, coefficient " << t;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(CkksRns, ModDownIsRoundedDivisionByP) {
   auto& f = fixture("n14-l7");
   const std::uint32_t level = 5;

@@ -23,6 +23,7 @@
 #include "safhire/core/modarith.hpp"
 #include "safhire/ring/negacyclic_ntt.hpp"
 #include "safhire/ring/ring_params.hpp"
+#include "safhire/ring/simd.hpp"
 
 namespace safhire::ckks {
 
@@ -139,8 +140,10 @@ enum class Conversion { approximate, exact };
 // Conversion from the primes `from` to the disjoint primes `to` (both of one context).
 class BaseConverter {
  public:
+  // The multiply-accumulate runs on the vector kernels of `isa` where it has some (AVX-512),
+  // bit-identical to the scalar loop; Error(unsupported) if isa is not available here.
   BaseConverter(const CkksContext& context, std::vector<ModulusIndex> from,
-                std::vector<ModulusIndex> to);
+                std::vector<ModulusIndex> to, ring::SimdIsa isa = ring::default_simd());
 
   std::span<const ModulusIndex> from() const { return from_; }
   std::span<const ModulusIndex> to() const { return to_; }
@@ -172,6 +175,7 @@ class BaseConverter {
   std::vector<core::ShoupConst<u64>> q_mod_;     // Q mod p_j (exact variant)
   std::vector<double> inv_q_;                    // 1 / q_i
   std::vector<core::WideReducer> ratio_;         // 2^64 mod p_j and its Shoup constants
+  bool vector_ = false;                          // the AVX-512 kernel (simd/base_convert.hpp)
 };
 
 }  // namespace safhire::ckks

@@ -1,0 +1,35 @@
+// The multiply-accumulate of base conversion (rns.hpp) over a block of coefficients, as kernels
+// per instruction set (internal to the CKKS layer). For each target limb:
+//   out[t] = sum_i rows[i][t] constants[i] mod p,   t < len,
+// fully reduced, so that every kernel gives the same words. Rows and constants are below 2^61
+// (the CKKS primes' bound), and terms <= kMaxVectorTerms keeps the exact sum below 2^128.
+#pragma once
+
+#include <cstddef>
+#include <span>
+
+#include "safhire/core/modarith.hpp"
+
+namespace safhire::ckks::simd {
+
+using core::u64;
+
+struct ConvertTarget {
+  u64 p;
+  core::WideReducer reducer;
+  const u64* constants;  // one per row, each below p
+  u64* out;              // len words
+};
+
+inline constexpr std::size_t kMaxVectorTerms = 60;
+
+// AVX-512 F: eight coefficients per register, the 122-bit products assembled from 32 x 32-bit
+// ones into three accumulators. Only where the processor has AVX-512 F and DQ; len a multiple
+// of 8.
+void convert_block_avx512(std::span<const u64* const> rows, std::size_t len,
+                          std::span<const ConvertTarget> targets);
+
+// True when this build has the AVX-512 kernel and the processor runs it.
+bool convert_avx512_available();
+
+}  // namespace safhire::ckks::simd
