@@ -1,7 +1,8 @@
 // The CPU implementation of the RNS primitives: each operation splits its output limbs between
 // threads (core::parallel_for); the per-limb loops are plain word arithmetic (a product of two
 // varying residues is the 128-bit product and a Barrett reduction, a product by a constant a
-// Shoup multiplication).
+// Shoup multiplication), and the key-switching inner product runs on AVX-512 where present
+// (simd/rns_kernels.hpp), word for word the same.
 #include <algorithm>
 #include <array>
 #include <string>
@@ -10,6 +11,7 @@
 #include "safhire/ckks/rns_ops.hpp"
 #include "safhire/core/error.hpp"
 #include "safhire/core/parallel.hpp"
+#include "simd/rns_kernels.hpp"
 
 namespace safhire::ckks {
 
@@ -41,8 +43,14 @@ struct Barrett {
 
 class CpuRnsOps final : public RnsOps {
  public:
-  CpuRnsOps(const CkksContext& context, unsigned threads)
+  CpuRnsOps(const CkksContext& context, unsigned threads, ring::SimdIsa isa)
       : RnsOps(context), threads_(std::max(1U, threads)) {
+    require(ring::simd_available(isa), ErrorCode::unsupported,
+            "CKKS CPU primitives: instruction set " + std::string(ring::to_string(isa)) +
+                " is not available here");
+#if defined(SAFHIRE_CKKS_AVX512)
+    vector_ = isa == ring::SimdIsa::avx512 && simd::rns_avx512_available();
+#endif
     for (u64 q : context.primes()) {
       barrett_.emplace_back(q);
       reducer_.push_back(core::make_wide_reducer(q));
@@ -211,6 +219,11 @@ class CpuRnsOps final : public RnsOps {
       // processor overlaps).
       u64* o0 = out0.limb(k).data();
       u64* o1 = out1 != nullptr ? out1->limb(k).data() : nullptr;
+      if (vector_ && n % 8 == 0) {
+        simd::inner_product_avx512({x.data(), pairs}, {y0.data(), pairs}, {y1.data(), pairs}, n, q,
+                                   reducer, o0, o1);
+        return;
+      }
       auto reduce = [&](core::u128 v) {
         return core::reduce_double_word(static_cast<u64>(v >> 64), static_cast<u64>(v), q, reducer);
       };
@@ -295,6 +308,7 @@ class CpuRnsOps final : public RnsOps {
   }
 
   unsigned threads_;
+  bool vector_ = false;  // the AVX-512 inner product (simd/rns_kernels.hpp)
   std::vector<Barrett> barrett_;
   std::vector<core::WideReducer> reducer_;
 };
@@ -313,8 +327,9 @@ void RnsOps::reshape(RnsPoly& p, std::span<const ModulusIndex> moduli, bool ntt)
   p.ntt = ntt;
 }
 
-std::unique_ptr<RnsOps> make_cpu_rns_ops(const CkksContext& context, unsigned threads) {
-  return std::make_unique<CpuRnsOps>(context, threads);
+std::unique_ptr<RnsOps> make_cpu_rns_ops(const CkksContext& context, unsigned threads,
+                                         ring::SimdIsa isa) {
+  return std::make_unique<CpuRnsOps>(context, threads, isa);
 }
 
 }  // namespace safhire::ckks

@@ -9,7 +9,7 @@
 
 #include "safhire/core/error.hpp"
 #include "safhire/core/primes.hpp"
-#include "simd/base_convert.hpp"
+#include "simd/rns_kernels.hpp"
 
 namespace safhire::ckks {
 
@@ -181,7 +181,7 @@ BaseConverter::BaseConverter(const CkksContext& context, std::vector<ModulusInde
           "base conversion: instruction set " + std::string(ring::to_string(isa)) +
               " is not available here");
 #if defined(SAFHIRE_CKKS_AVX512)
-  vector_ = isa == ring::SimdIsa::avx512 && simd::convert_avx512_available();
+  vector_ = isa == ring::SimdIsa::avx512 && simd::rns_avx512_available();
 #endif
   require(!from_.empty() && !to_.empty(), ErrorCode::invalid_argument,
           "base conversion needs non-empty bases");

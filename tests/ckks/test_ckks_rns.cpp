@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <string>
 
 #include "ckks_fixture.hpp"
 #include "safhire/core/error.hpp"
@@ -240,34 +241,59 @@ TEST(CkksRns, DecodingReconstructsTheCentredCoefficients) {
   }
 }
 
+// On every instruction set: sums of up to 16 products (the most a key switch takes), inputs at
+// q - 1 on the first coefficients, one output or both halves of a key at once.
 TEST(CkksRns, InnerProductWithAndWithoutAFusedPermutation) {
   auto& f = fixture("n13-l3");
   const auto& c = f.context;
   std::vector<ModulusIndex> all = c.q_moduli(3);
   for (ModulusIndex p : c.p_moduli())
     all.push_back(p);
-  std::vector<RnsPoly> xs, ys;
-  for (int j = 0; j < 3; ++j) {
-    xs.push_back(random_poly(c, all, true, 60 + j));
-    ys.push_back(random_poly(c, all, true, 70 + j));
-  }
-  const std::vector<const RnsPoly*> px{&xs[0], &xs[1], &xs[2]}, py{&ys[0], &ys[1], &ys[2]};
   const auto perm = c.ntt(0).automorphism_permutation(rotation_galois_element(c, 3));
   const auto q = c.q_moduli(2);  // an output over fewer limbs than the inputs
-  RnsPoly plain(c.degree(), q, true), permuted(c.degree(), q, true);
-  f.ops->inner_product(px, py, plain);
-  f.ops->inner_product(px, py, permuted, perm);
-  for (std::size_t k = 0; k < q.size(); ++k) {
-    const u64 p = c.prime(q[k]);
-    for (std::uint32_t t = 0; t < c.degree(); t += 3) {
-      u64 expect = 0, expect_perm = 0;
-      for (int j = 0; j < 3; ++j) {
-        const u64 y = ys[j].limb(k)[t];
-        expect = (expect + safhire::core::mul_mod(xs[j].limb(k)[t], y, p)) % p;
-        expect_perm = (expect_perm + safhire::core::mul_mod(xs[j].limb(k)[perm[t]], y, p)) % p;
+  for (const int pairs : {3, 16}) {
+    std::vector<RnsPoly> xs, ys, zs;
+    for (int j = 0; j < pairs; ++j) {
+      xs.push_back(random_poly(c, all, true, 60 + j));
+      ys.push_back(random_poly(c, all, true, 80 + j));
+      zs.push_back(random_poly(c, all, true, 100 + j));
+      for (auto* poly : {&xs.back(), &ys.back(), &zs.back()}) {
+        for (std::size_t k = 0; k < poly->limbs(); ++k) {
+          for (std::uint32_t t = 0; t < 8; ++t)
+            poly->limb(k)[t] = c.prime(poly->moduli[k]) - 1;
+        }
       }
-      ASSERT_EQ(plain.limb(k)[t], expect);
-      ASSERT_EQ(permuted.limb(k)[t], expect_perm);
+    }
+    std::vector<const RnsPoly*> px, py, pz;
+    for (int j = 0; j < pairs; ++j) {
+      px.push_back(&xs[j]);
+      py.push_back(&ys[j]);
+      pz.push_back(&zs[j]);
+    }
+    for (const auto isa : safhire::ring::available_simd()) {
+      const auto ops = make_cpu_rns_ops(c, 1, isa);
+      RnsPoly plain(c.degree(), q, true), permuted = plain, half0 = plain, half1 = plain;
+      ops->inner_product(px, py, plain);
+      ops->inner_product(px, py, permuted, perm);
+      ops->inner_product_pair(px, py, pz, half0, half1, perm);
+      for (std::size_t k = 0; k < q.size(); ++k) {
+        const u64 p = c.prime(q[k]);
+        for (std::uint32_t t = 0; t < c.degree(); t += (t < 8 ? 1 : 3)) {
+          u64 expect = 0, expect_perm = 0, expect_z = 0;
+          for (int j = 0; j < pairs; ++j) {
+            const u64 x = xs[j].limb(k)[t], xp = xs[j].limb(k)[perm[t]];
+            expect = (expect + safhire::core::mul_mod(x, ys[j].limb(k)[t], p)) % p;
+            expect_perm = (expect_perm + safhire::core::mul_mod(xp, ys[j].limb(k)[t], p)) % p;
+            expect_z = (expect_z + safhire::core::mul_mod(xp, zs[j].limb(k)[t], p)) % p;
+          }
+          const std::string where = std::string(to_string(isa)) + ", " + std::to_string(pairs) +
+                                    " pairs, coefficient " + std::to_string(t);
+          ASSERT_EQ(plain.limb(k)[t], expect) << where;
+          ASSERT_EQ(permuted.limb(k)[t], expect_perm) << where;
+          ASSERT_EQ(half0.limb(k)[t], expect_perm) << where;
+          ASSERT_EQ(half1.limb(k)[t], expect_z) << where;
+        }
+      }
     }
   }
 }

@@ -175,7 +175,7 @@ class BaseConverter {
   std::vector<core::ShoupConst<u64>> q_mod_;     // Q mod p_j (exact variant)
   std::vector<double> inv_q_;                    // 1 / q_i
   std::vector<core::WideReducer> ratio_;         // 2^64 mod p_j and its Shoup constants
-  bool vector_ = false;                          // the AVX-512 kernel (simd/base_convert.hpp)
+  bool vector_ = false;                          // the AVX-512 kernel (simd/rns_kernels.hpp)
 };
 
 }  // namespace safhire::ckks

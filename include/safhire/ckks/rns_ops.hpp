@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "safhire/ckks/rns.hpp"
+#include "safhire/ring/simd.hpp"
 
 namespace safhire::ckks {
 
@@ -91,7 +92,9 @@ class RnsOps {
   const CkksContext* context_;
 };
 
-// The CPU primitives on `threads` threads (limbs split between them).
-std::unique_ptr<RnsOps> make_cpu_rns_ops(const CkksContext& context, unsigned threads = 1);
+// The CPU primitives on `threads` threads (limbs split between them), with the vector kernels
+// of `isa` where there are some (Error(unsupported) if it is not available here).
+std::unique_ptr<RnsOps> make_cpu_rns_ops(const CkksContext& context, unsigned threads = 1,
+                                         ring::SimdIsa isa = ring::default_simd());
 
 }  // namespace safhire::ckks

@@ -1,5 +1,5 @@
-// The multiply-accumulate of base conversion (rns.hpp) over a block of coefficients, as kernels
-// per instruction set (internal to the CKKS layer). For each target limb:
+// The multiply-accumulates of the RNS layer as kernels per instruction set (internal to the CKKS
+// layer). Base conversion (rns.hpp) over a block of coefficients, for each target limb:
 //   out[t] = sum_i rows[i][t] constants[i] mod p,   t < len,
 // fully reduced, so that every kernel gives the same words. Rows and constants are below 2^61
 // (the CKKS primes' bound), and terms <= kMaxVectorTerms keeps the exact sum below 2^128.
@@ -29,7 +29,14 @@ inline constexpr std::size_t kMaxVectorTerms = 60;
 void convert_block_avx512(std::span<const u64* const> rows, std::size_t len,
                           std::span<const ConvertTarget> targets);
 
-// True when this build has the AVX-512 kernel and the processor runs it.
-bool convert_avx512_available();
+// The key-switching inner product on AVX-512 F: out0[t] = sum_j a[j][t] b0[j][t] mod q and,
+// when out1 is not null, out1[t] = sum_j a[j][t] b1[j][t] mod q, for t < n (a multiple of 8),
+// words below 2^61, at most kMaxVectorTerms pairs.
+void inner_product_avx512(std::span<const u64* const> a, std::span<const u64* const> b0,
+                          std::span<const u64* const> b1, std::size_t n, u64 q,
+                          core::WideReducer reducer, u64* out0, u64* out1);
+
+// True when this build has the AVX-512 kernels and the processor runs them.
+bool rns_avx512_available();
 
 }  // namespace safhire::ckks::simd

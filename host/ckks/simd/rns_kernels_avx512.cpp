@@ -1,0 +1,137 @@
+// The AVX-512 F/DQ multiply-accumulates of base conversion and of the key-switching inner
+// product. Per eight coefficients, with y = a1 2^32 + a0 and c = b1 2^32 + b0 the factors of a
+// product (a1, b1 < 2^29 below 2^61), the product is a0 b0 + (a0 b1 + a1 b0) 2^32 + a1 b1 2^64, four vpmuludq; the sum over
+// the products is kept as L + (M + M2) 2^32 + H 2^64 with
+//   L  += low half of a0 b0           (< 2^32 a term),
+//   M  += high half of a0 b0 + a0 b1  (< 2^61 + 2^32 a term: carried into H every 7 terms),
+//   M2 += a1 b0                       (< 2^61 a term: likewise),
+//   H  += a1 b1,
+// then assembled into two words and reduced as reduce_double_word does (two Shoup products).
+#include <immintrin.h>
+
+#include "simd/rns_kernels.hpp"
+
+namespace safhire::ckks::simd {
+
+namespace {
+
+using V = __m512i;
+
+inline V set1(u64 v) {
+  return _mm512_set1_epi64(static_cast<long long>(v));
+}
+
+// hi64(a b) lane by lane, from the 32-bit halves.
+inline V mul_hi64(V a, V b) {
+  const V a_hi = _mm512_srli_epi64(a, 32), b_hi = _mm512_srli_epi64(b, 32);
+  const V lolo = _mm512_mul_epu32(a, b);
+  const V lohi = _mm512_mul_epu32(a, b_hi);
+  const V hilo = _mm512_mul_epu32(a_hi, b);
+  const V hihi = _mm512_mul_epu32(a_hi, b_hi);
+  const V mid = _mm512_add_epi64(lohi, _mm512_srli_epi64(lolo, 32));  // < 2^64
+  const V mid2 = _mm512_add_epi64(hilo, _mm512_and_si512(mid, set1(0xffffffff)));
+  return _mm512_add_epi64(_mm512_add_epi64(hihi, _mm512_srli_epi64(mid, 32)),
+                          _mm512_srli_epi64(mid2, 32));
+}
+
+// y w mod q in [0, 2q) for any y (Shoup), as core::mul_shoup_lazy.
+inline V lazy(V y, V w, V wq, V q) {
+  return _mm512_sub_epi64(_mm512_mullo_epi64(y, w), _mm512_mullo_epi64(mul_hi64(y, wq), q));
+}
+
+// x >= bound ? x - bound : x, for x < 2 bound.
+inline V reduce(V x, V bound) {
+  return _mm512_min_epu64(x, _mm512_sub_epi64(x, bound));
+}
+
+// A sum of products of words below 2^61, L + (M + M2) 2^32 + H 2^64 lane by lane (see above):
+// add() one product given its factors' 32-bit halves, value() reduced modulo p.
+struct WideSum {
+  V L = _mm512_setzero_si512(), M = L, M2 = L, H = L;
+
+  // a0, b0: the words (vpmuludq reads their low halves); a1, b1: their high halves.
+  void add(V a0, V a1, V b0, V b1, V low32) {
+    const V p00 = _mm512_mul_epu32(a0, b0);
+    L = _mm512_add_epi64(L, _mm512_and_si512(p00, low32));
+    M = _mm512_add_epi64(M, _mm512_add_epi64(_mm512_srli_epi64(p00, 32), _mm512_mul_epu32(a0, b1)));
+    M2 = _mm512_add_epi64(M2, _mm512_mul_epu32(a1, b0));
+    H = _mm512_add_epi64(H, _mm512_mul_epu32(a1, b1));
+  }
+  // Moves M's and M2's high halves into H: needed at least every 7 products.
+  void carry(V low32) {
+    H = _mm512_add_epi64(H, _mm512_add_epi64(_mm512_srli_epi64(M, 32), _mm512_srli_epi64(M2, 32)));
+    M = _mm512_and_si512(M, low32);
+    M2 = _mm512_and_si512(M2, low32);
+  }
+  // The sum modulo p as reduce_double_word computes it: two words, two Shoup products.
+  V value(V low32, V p, V p2, V r, V rq, V ratio) {
+    carry(low32);
+    const V mid = _mm512_add_epi64(_mm512_add_epi64(M, M2), _mm512_srli_epi64(L, 32));  // < 3 2^32
+    const V hi = _mm512_add_epi64(H, _mm512_srli_epi64(mid, 32));
+    const V lo = _mm512_or_si512(_mm512_and_si512(L, low32), _mm512_slli_epi64(mid, 32));
+    const V high = lazy(hi, r, rq, p);
+    const V low = _mm512_sub_epi64(lo, _mm512_mullo_epi64(mul_hi64(lo, ratio), p));
+    return reduce(reduce(_mm512_add_epi64(high, low), p2), p);
+  }
+};
+
+}  // namespace
+
+bool rns_avx512_available() {
+  static const bool ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+  return ok;
+}
+
+void convert_block_avx512(std::span<const u64* const> rows, std::size_t len,
+                          std::span<const ConvertTarget> targets) {
+  const std::size_t terms = rows.size();
+  const V low32 = set1(0xffffffff);
+  u64 b0[kMaxVectorTerms], b1[kMaxVectorTerms];
+  for (const ConvertTarget& target : targets) {
+    for (std::size_t i = 0; i < terms; ++i) {
+      b0[i] = target.constants[i] & 0xffffffff;
+      b1[i] = target.constants[i] >> 32;
+    }
+    const V p = set1(target.p), p2 = set1(2 * target.p);
+    const V r = set1(target.reducer.r), rq = set1(target.reducer.r_quotient);
+    const V ratio = set1(target.reducer.ratio);
+    for (std::size_t t = 0; t < len; t += 8) {
+      WideSum sum;
+      for (std::size_t i = 0; i < terms; ++i) {
+        const V y = _mm512_loadu_si512(rows[i] + t);
+        sum.add(y, _mm512_srli_epi64(y, 32), set1(b0[i]), set1(b1[i]), low32);
+        if (i % 7 == 6) sum.carry(low32);
+      }
+      _mm512_storeu_si512(target.out + t, sum.value(low32, p, p2, r, rq, ratio));
+    }
+  }
+}
+
+void inner_product_avx512(std::span<const u64* const> a, std::span<const u64* const> b0,
+                          std::span<const u64* const> b1, std::size_t n, u64 q,
+                          core::WideReducer reducer, u64* out0, u64* out1) {
+  const V low32 = set1(0xffffffff), p = set1(q), p2 = set1(2 * q);
+  const V r = set1(reducer.r), rq = set1(reducer.r_quotient), ratio = set1(reducer.ratio);
+  const std::size_t pairs = a.size();
+  for (std::size_t t = 0; t < n; t += 8) {
+    WideSum s0, s1;
+    for (std::size_t j = 0; j < pairs; ++j) {
+      const V x = _mm512_loadu_si512(a[j] + t);
+      const V xh = _mm512_srli_epi64(x, 32);
+      const V y0 = _mm512_loadu_si512(b0[j] + t);
+      s0.add(x, xh, y0, _mm512_srli_epi64(y0, 32), low32);
+      if (out1 != nullptr) {
+        const V y1 = _mm512_loadu_si512(b1[j] + t);
+        s1.add(x, xh, y1, _mm512_srli_epi64(y1, 32), low32);
+      }
+      if (j % 7 == 6) {
+        s0.carry(low32);
+        s1.carry(low32);
+      }
+    }
+    _mm512_storeu_si512(out0 + t, s0.value(low32, p, p2, r, rq, ratio));
+    if (out1 != nullptr) _mm512_storeu_si512(out1 + t, s1.value(low32, p, p2, r, rq, ratio));
+  }
+}
+
+}  // namespace safhire::ckks::simd
