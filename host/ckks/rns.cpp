@@ -230,6 +230,16 @@ void BaseConverter::prepare(const RnsPoly& in, std::span<u64> y) const {
   }
 }
 
+namespace {
+
+// std::llround for 0 <= x < 2^52 (halves away from zero), inline: x - trunc(x) is exact there.
+inline u64 round_nonnegative(double x) {
+  const auto whole = static_cast<u64>(x);
+  return whole + (x - static_cast<double>(whole) >= 0.5 ? 1 : 0);
+}
+
+}  // namespace
+
 void BaseConverter::convert_range(const RnsPoly& in, RnsPoly& out, Conversion variant,
                                   std::span<const u64> y, std::size_t first,
                                   std::size_t last) const {
@@ -244,18 +254,22 @@ void BaseConverter::convert_range(const RnsPoly& in, RnsPoly& out, Conversion va
   for (std::size_t j = first; j < last; ++j)
     outs[j - first] = out.limb(out.position(to_[j])).data();
   if (k == 1) {
-    // From one prime q: x mod p_j directly, minus q when the centred value is x - q.
+    // From one prime q: x mod p_j directly, minus q when the centred value is x - q (v = 1, the
+    // general rule's rounding, decided once per coefficient for every output).
     const u64 q = from_q_[0];
+    std::vector<u64> wrap(n_, 0);  // all ones where v = 1
+    if (exact) {
+      for (std::uint32_t t = 0; t < n_; ++t)
+        wrap[t] = round_nonnegative(static_cast<double>(y[t]) * inv_q_[0]) != 0 ? ~u64{0} : 0;
+    }
     for (std::size_t j = first; j < last; ++j) {
       const u64 p = to_p_[j];
       const u64 ratio = core::shoup_quotient<u64>(1, p);
       const u64 q_mod = q % p;
       u64* o = outs[j - first];
       for (std::uint32_t t = 0; t < n_; ++t) {
-        const u64 x = y[t];
-        const u64 r = core::mul_shoup(x, u64{1}, ratio, p);
-        const bool wrap = exact && std::llround(static_cast<double>(x) * inv_q_[0]) != 0;
-        o[t] = wrap ? core::sub_mod(r, q_mod, p) : r;
+        const u64 r = core::mul_shoup(y[t], u64{1}, ratio, p);
+        o[t] = core::sub_mod(r, q_mod & wrap[t], p);
       }
     }
     return;
@@ -282,7 +296,7 @@ void BaseConverter::convert_range(const RnsPoly& in, RnsPoly& out, Conversion va
         double sum = 0;
         for (std::size_t i = 0; i < k; ++i)
           sum += static_cast<double>(y[i * n_ + t0 + t]) * inv_q_[i];
-        v[t] = static_cast<u64>(std::llround(sum));
+        v[t] = round_nonnegative(sum);
       }
     }
     if (vector) {
