@@ -71,6 +71,7 @@ class CpuRnsOps final : public RnsOps {
     binary(a, b, out, [](u64 x, u64 y, u64, const Barrett& m) { return core::sub_mod(x, y, m.q); });
   }
   void multiply(const RnsPoly& a, const RnsPoly& b, RnsPoly& out) const override {
+    if (vector_products(a, b, out, false)) return;
     binary(a, b, out, [](u64 x, u64 y, u64, const Barrett& m) { return m.mul(x, y); });
   }
   void negate(const RnsPoly& a, RnsPoly& out) const override {
@@ -78,6 +79,7 @@ class CpuRnsOps final : public RnsOps {
   }
 
   void multiply_accumulate(const RnsPoly& a, const RnsPoly& b, RnsPoly& out) const override {
+    if (vector_products(a, b, out, true)) return;
     binary(a, b, out, [](u64 x, u64 y, u64 o, const Barrett& m) {
       return core::add_mod(o, m.mul(x, y), m.q);
     });
@@ -105,6 +107,9 @@ class CpuRnsOps final : public RnsOps {
       const u64* x = a.limb(a.position(mod)).data();
       const u64* y = b.limb(b.position(mod)).data();
       u64* o = out.limb(k).data();
+#if defined(SAFHIRE_CKKS_AVX512)
+      if (vector_ && out.n % 8 == 0) return simd::scale_avx512(x, y, o, out.n, q, c);
+#endif
       for (std::uint32_t t = 0; t < out.n; ++t)
         o[t] = core::mul_shoup(x[t] + q - y[t], c.value, c.quotient, q);
     });
@@ -141,6 +146,9 @@ class CpuRnsOps final : public RnsOps {
       const auto c = core::make_shoup(scalars[mod], q);
       const u64* x = a.limb(a.position(mod)).data();
       u64* o = out.limb(k).data();
+#if defined(SAFHIRE_CKKS_AVX512)
+      if (vector_ && out.n % 8 == 0) return simd::scale_avx512(x, nullptr, o, out.n, q, c);
+#endif
       for (std::uint32_t t = 0; t < out.n; ++t)
         o[t] = core::mul_shoup(x[t], c.value, c.quotient, q);
     });
@@ -219,11 +227,13 @@ class CpuRnsOps final : public RnsOps {
       // processor overlaps).
       u64* o0 = out0.limb(k).data();
       u64* o1 = out1 != nullptr ? out1->limb(k).data() : nullptr;
+#if defined(SAFHIRE_CKKS_AVX512)
       if (vector_ && n % 8 == 0) {
         simd::inner_product_avx512({x.data(), pairs}, {y0.data(), pairs}, {y1.data(), pairs}, n, q,
                                    reducer, o0, o1);
         return;
       }
+#endif
       auto reduce = [&](core::u128 v) {
         return core::reduce_double_word(static_cast<u64>(v >> 64), static_cast<u64>(v), q, reducer);
       };
@@ -247,6 +257,24 @@ class CpuRnsOps final : public RnsOps {
         }
       }
     });
+  }
+
+  // a b (accumulated into out when asked) on the AVX-512 kernel; false where it does not run.
+  bool vector_products(const RnsPoly& a, const RnsPoly& b, RnsPoly& out, bool accumulate) const {
+#if defined(SAFHIRE_CKKS_AVX512)
+    if (!vector_ || out.n % 8 != 0) return false;
+    check_pair(a, b, out);
+    out.ntt = a.ntt;
+    for_limbs(out, [&](std::size_t k) {
+      const ModulusIndex mod = out.moduli[k];
+      simd::multiply_avx512(a.limb(a.position(mod)).data(), b.limb(b.position(mod)).data(),
+                            out.limb(k).data(), out.n, barrett_[mod].q, reducer_[mod], accumulate);
+    });
+    return true;
+#else
+    (void)a, (void)b, (void)out, (void)accumulate;
+    return false;
+#endif
   }
 
   void check_pair(const RnsPoly& a, const RnsPoly& b, const RnsPoly& out) const {

@@ -298,6 +298,50 @@ TEST(CkksRns, InnerProductWithAndWithoutAFusedPermutation) {
   }
 }
 
+// Products and scalings limb by limb on every instruction set against mul_mod, with inputs at
+// q - 1 and 0 on the first coefficients and the output over fewer limbs than the inputs.
+TEST(CkksRns, ElementwiseProductsOnEveryInstructionSet) {
+  auto& f = fixture("n13-l3");
+  const auto& c = f.context;
+  std::vector<ModulusIndex> all = c.q_moduli(3);
+  for (ModulusIndex p : c.p_moduli())
+    all.push_back(p);
+  RnsPoly a = random_poly(c, all, true, 91), b = random_poly(c, all, true, 92);
+  for (std::size_t k = 0; k < a.limbs(); ++k) {
+    for (std::uint32_t t = 0; t < 16; ++t) {
+      a.limb(k)[t] = t < 8 ? c.prime(a.moduli[k]) - 1 : 0;
+      b.limb(k)[t] = t % 2 == 0 ? c.prime(b.moduli[k]) - 1 : 0;
+    }
+  }
+  std::vector<u64> scalars(c.primes().size());
+  for (std::size_t i = 0; i < scalars.size(); ++i)
+    scalars[i] = c.prime(static_cast<ModulusIndex>(i)) - 2 - i;
+  const std::vector<ModulusIndex> out_moduli{4, 0, 2};
+  const RnsPoly start = random_poly(c, out_moduli, true, 93);
+  for (const auto isa : safhire::ring::available_simd()) {
+    const auto ops = make_cpu_rns_ops(c, 1, isa);
+    RnsPoly product = start, accumulated = start, scaled = start, diff = start;
+    ops->multiply(a, b, product);
+    ops->multiply_accumulate(a, b, accumulated);
+    ops->multiply_scalars(a, scalars, scaled);
+    ops->sub_scale(a, b, scalars, diff);
+    for (std::size_t k = 0; k < out_moduli.size(); ++k) {
+      const ModulusIndex mod = out_moduli[k];
+      const u64 q = c.prime(mod), s = scalars[mod];
+      const auto x = a.limb(a.position(mod)), y = b.limb(b.position(mod));
+      for (std::uint32_t t = 0; t < c.degree(); t += (t < 16 ? 1 : 5)) {
+        using safhire::core::mul_mod;
+        const std::string where =
+            std::string(to_string(isa)) + ", coefficient " + std::to_string(t);
+        ASSERT_EQ(product.limb(k)[t], mul_mod(x[t], y[t], q)) << where;
+        ASSERT_EQ(accumulated.limb(k)[t], (start.limb(k)[t] + mul_mod(x[t], y[t], q)) % q) << where;
+        ASSERT_EQ(scaled.limb(k)[t], mul_mod(x[t], s, q)) << where;
+        ASSERT_EQ(diff.limb(k)[t], mul_mod((x[t] + q - y[t]) % q, s, q)) << where;
+      }
+    }
+  }
+}
+
 TEST(CkksRns, LargeBuffersAreRecycledAndSmallOnesAreNot) {
   // A size no polynomial has, so that nothing else in the process left one in the pool.
   constexpr std::size_t kWords = (1 << 16) + 3;

@@ -36,6 +36,14 @@ void inner_product_avx512(std::span<const u64* const> a, std::span<const u64* co
                           std::span<const u64* const> b1, std::size_t n, u64 q,
                           core::WideReducer reducer, u64* out0, u64* out1);
 
+// Elementwise on AVX-512 F, n a multiple of 8, words below q < 2^61, outputs in [0, q):
+//   multiply: out = a b mod q (out += a b mod q when accumulating);
+//   scale:    out = (a - b) c mod q (a c when b is null), c a Shoup constant below q.
+void multiply_avx512(const u64* a, const u64* b, u64* out, std::size_t n, u64 q,
+                     core::WideReducer reducer, bool accumulate);
+void scale_avx512(const u64* a, const u64* b, u64* out, std::size_t n, u64 q,
+                  core::ShoupConst<u64> c);
+
 // True when this build has the AVX-512 kernels and the processor runs them.
 bool rns_avx512_available();
 

@@ -1,7 +1,7 @@
 // The AVX-512 F/DQ multiply-accumulates of base conversion and of the key-switching inner
 // product. Per eight coefficients, with y = a1 2^32 + a0 and c = b1 2^32 + b0 the factors of a
-// product (a1, b1 < 2^29 below 2^61), the product is a0 b0 + (a0 b1 + a1 b0) 2^32 + a1 b1 2^64, four vpmuludq; the sum over
-// the products is kept as L + (M + M2) 2^32 + H 2^64 with
+// product (a1, b1 < 2^29 below 2^61), the product is a0 b0 + (a0 b1 + a1 b0) 2^32 + a1 b1 2^64,
+// four vpmuludq; the sum over the products is kept as L + (M + M2) 2^32 + H 2^64 with
 //   L  += low half of a0 b0           (< 2^32 a term),
 //   M  += high half of a0 b0 + a0 b1  (< 2^61 + 2^32 a term: carried into H every 7 terms),
 //   M2 += a1 b0                       (< 2^61 a term: likewise),
@@ -131,6 +131,30 @@ void inner_product_avx512(std::span<const u64* const> a, std::span<const u64* co
     }
     _mm512_storeu_si512(out0 + t, s0.value(low32, p, p2, r, rq, ratio));
     if (out1 != nullptr) _mm512_storeu_si512(out1 + t, s1.value(low32, p, p2, r, rq, ratio));
+  }
+}
+
+void multiply_avx512(const u64* a, const u64* b, u64* out, std::size_t n, u64 q,
+                     core::WideReducer reducer, bool accumulate) {
+  const V low32 = set1(0xffffffff), p = set1(q), p2 = set1(2 * q);
+  const V r = set1(reducer.r), rq = set1(reducer.r_quotient), ratio = set1(reducer.ratio);
+  for (std::size_t t = 0; t < n; t += 8) {
+    const V x = _mm512_loadu_si512(a + t), y = _mm512_loadu_si512(b + t);
+    WideSum sum;
+    sum.add(x, _mm512_srli_epi64(x, 32), y, _mm512_srli_epi64(y, 32), low32);
+    V v = sum.value(low32, p, p2, r, rq, ratio);
+    if (accumulate) v = reduce(_mm512_add_epi64(v, _mm512_loadu_si512(out + t)), p);
+    _mm512_storeu_si512(out + t, v);
+  }
+}
+
+void scale_avx512(const u64* a, const u64* b, u64* out, std::size_t n, u64 q,
+                  core::ShoupConst<u64> c) {
+  const V p = set1(q), w = set1(c.value), wq = set1(c.quotient);
+  for (std::size_t t = 0; t < n; t += 8) {
+    V x = _mm512_loadu_si512(a + t);
+    if (b != nullptr) x = _mm512_sub_epi64(_mm512_add_epi64(x, p), _mm512_loadu_si512(b + t));
+    _mm512_storeu_si512(out + t, reduce(lazy(x, w, wq, p), p));
   }
 }
 
