@@ -14,18 +14,14 @@ struct Pool {
   std::mutex mutex;
   std::unordered_map<std::size_t, std::vector<void*>> free;
   std::size_t cached = 0;
-
-  ~Pool() {
-    for (auto& [bytes, blocks] : free) {
-      for (void* p : blocks)
-        ::operator delete(p);
-    }
-  }
 };
 
+// Never destroyed: polynomials in static storage (a benchmark's cached keys, an evaluator's
+// scratch) may release their blocks after every other static is gone. The blocks it holds stay
+// reachable through it until the process ends.
 Pool& pool() {
-  static Pool p;
-  return p;
+  static Pool* p = new Pool;
+  return *p;
 }
 
 }  // namespace
