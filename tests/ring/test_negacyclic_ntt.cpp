@@ -41,7 +41,7 @@ u64 prime_for(const RingParams& ring, int bits) {
 TEST(NegacyclicNtt, SlotsHoldTheValuesAtOddPowersOfPsi) {
   for (std::uint32_t a : {2U, 3U, 5U, 8U, 11U}) {
     const RingParams ring(2, a);
-    for (int bits : {30, 50, 61}) {
+    for (int bits : {30, 50, 61, 62}) {
       const u64 q = prime_for(ring, bits);
       for (SimdIsa isa : safhire::ring::available_simd()) {
         const auto plan = NegacyclicNtt::for_prime(ring, q, isa);

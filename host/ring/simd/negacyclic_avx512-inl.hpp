@@ -1,5 +1,5 @@
 // The AVX-512 butterflies of the negacyclic NTT, written once over the lane multiplier `Mul`:
-// Mul64 (AVX-512F/DQ, any q < 2^62: hi64 assembled from four 32 x 32-bit products) or Mul52
+// Mul64 (AVX-512F/DQ, any q < 2^62: the quotient from three 32 x 32-bit products) or Mul52
 // (AVX-512 IFMA, q < 2^50: 52-bit Shoup quotients, one instruction per partial product). The
 // levels with butterfly distance 8 or more run on whole registers with a broadcast twiddle (two
 // levels per pass); the three levels of distance 4, 2 and 1 run on blocks of 16 words held in

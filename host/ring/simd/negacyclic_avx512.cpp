@@ -1,5 +1,6 @@
-// AVX-512 F + DQ negacyclic NTT kernels (any q < 2^62): the lane multiplier builds the high
-// word of a 64 x 64-bit product from four 32 x 32-bit products; the low products are vpmullq.
+// AVX-512 F + DQ negacyclic NTT kernels (any q < 2^62): the lane multiplier estimates the
+// Shoup quotient from three 32 x 32-bit products (at most 2 low) and corrects the remainder by
+// one conditional subtraction; the low products are vpmullq.
 #include "simd/negacyclic_avx512-inl.hpp"
 
 namespace safhire::ring::simd {
@@ -10,23 +11,24 @@ using core::u64;
 using negacyclic_avx512::V;
 
 struct Mul64 {
-  // hi64(a b) lane by lane, from the 32-bit halves.
-  static V mul_hi64(V a, V b) {
+  // hi64(a b) minus 0, 1 or 2: three of the four partial products (the low halves of the cross
+  // products and all of a0 b0 dropped, together below 3 2^64).
+  static V mul_hi64_approx(V a, V b) {
     const V a_hi = _mm512_srli_epi64(a, 32), b_hi = _mm512_srli_epi64(b, 32);
-    const V lolo = _mm512_mul_epu32(a, b);
     const V lohi = _mm512_mul_epu32(a, b_hi);
     const V hilo = _mm512_mul_epu32(a_hi, b);
     const V hihi = _mm512_mul_epu32(a_hi, b_hi);
-    const V mid = _mm512_add_epi64(lohi, _mm512_srli_epi64(lolo, 32));  // < 2^64
-    const V mid2 = _mm512_add_epi64(hilo, _mm512_and_si512(mid, _mm512_set1_epi64(0xffffffff)));
-    return _mm512_add_epi64(_mm512_add_epi64(hihi, _mm512_srli_epi64(mid, 32)),
-                            _mm512_srli_epi64(mid2, 32));
+    return _mm512_add_epi64(
+        hihi, _mm512_add_epi64(_mm512_srli_epi64(lohi, 32), _mm512_srli_epi64(hilo, 32)));
   }
 
-  // y w mod q in [0, 2q) for any y (Shoup).
+  // y w mod q in [0, 2q) for any y (Shoup): the approximate quotient leaves [0, 4q), one
+  // conditional subtraction of 2q brings it back (q < 2^62).
   static V lazy(V y, V w, V wq, V q) {
-    const V estimate = mul_hi64(y, wq);
-    return _mm512_sub_epi64(_mm512_mullo_epi64(y, w), _mm512_mullo_epi64(estimate, q));
+    const V estimate = mul_hi64_approx(y, wq);
+    const V r = _mm512_sub_epi64(_mm512_mullo_epi64(y, w), _mm512_mullo_epi64(estimate, q));
+    const V q2 = _mm512_add_epi64(q, q);
+    return _mm512_min_epu64(r, _mm512_sub_epi64(r, q2));
   }
 
   static const std::vector<u64>& forward_quotient(const Tables& tb) { return tb.forward_quotient; }
