@@ -144,13 +144,19 @@ void Encoder::special_fft_inverse(std::vector<std::complex<long double>>& values
   fft_special_inverse(values, tables_long(n_degree));
 }
 
-void Encoder::to_rns(std::span<const long double> scaled, std::uint32_t level, RnsPoly& out) const {
+void Encoder::to_rns(std::span<const long double> scaled, std::uint32_t level, bool extended,
+                     RnsPoly& out) const {
   const std::uint32_t n = context_->degree();
-  out = RnsPoly(n, context_->q_moduli(level), false);
+  auto moduli = context_->q_moduli(level);
   // |x| < Q_l / 2, checked against a slightly smaller power of two.
   double log_q = 0;
-  for (ModulusIndex m : out.moduli)
+  for (ModulusIndex m : moduli)
     log_q += std::log2(static_cast<double>(context_->prime(m)));
+  if (extended) {
+    for (ModulusIndex p : context_->p_moduli())
+      moduli.push_back(p);
+  }
+  out = RnsPoly(n, std::move(moduli), false);
   const long double bound = std::ldexp(1.0L, static_cast<int>(std::floor(log_q)) - 1);
   for (long double x : scaled) {
     require(std::isfinite(x) && std::fabs(x) < bound, ErrorCode::invalid_argument,
@@ -188,6 +194,22 @@ void Encoder::to_rns(std::span<const long double> scaled, std::uint32_t level, R
 
 Plaintext Encoder::encode(std::span<const std::complex<double>> values, double scale,
                           std::uint32_t level, std::uint32_t slots) const {
+  Plaintext plain;
+  to_rns(scaled_coefficients(values, scale, slots), level, false, plain.poly);
+  plain.scale = scale;
+  plain.slots = slots;
+  return plain;
+}
+
+RnsPoly Encoder::encode_extended(std::span<const std::complex<double>> values, double scale,
+                                 std::uint32_t level, std::uint32_t slots) const {
+  RnsPoly out;
+  to_rns(scaled_coefficients(values, scale, slots), level, true, out);
+  return out;
+}
+
+std::vector<long double> Encoder::scaled_coefficients(std::span<const std::complex<double>> values,
+                                                      double scale, std::uint32_t& slots) const {
   const std::uint32_t n_degree = context_->degree();
   slots = check_slots(slots, values.size(), n_degree);
   require(scale > 0 && std::isfinite(scale), ErrorCode::invalid_argument,
@@ -219,11 +241,7 @@ Plaintext Encoder::encode(std::span<const std::complex<double>> values, double s
     for (std::size_t i = 0; i < slots; ++i)
       place(i, u[i].real(), u[i].imag());
   }
-  Plaintext plain;
-  to_rns(scaled, level, plain.poly);
-  plain.scale = scale;
-  plain.slots = slots;
-  return plain;
+  return scaled;
 }
 
 Plaintext Encoder::encode(std::span<const double> values, double scale, std::uint32_t level,
@@ -243,7 +261,7 @@ Plaintext Encoder::encode_coefficients(std::span<const double> coeffs, double sc
   for (std::size_t i = 0; i < coeffs.size(); ++i)
     scaled[i] = std::round(static_cast<long double>(coeffs[i]) * scale);
   Plaintext plain;
-  to_rns(scaled, level, plain.poly);
+  to_rns(scaled, level, false, plain.poly);
   plain.scale = scale;
   plain.slots = n_degree / 2;
   return plain;

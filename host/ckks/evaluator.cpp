@@ -311,22 +311,37 @@ RnsPoly Evaluator::mod_down(const RnsPoly& x, std::uint32_t level) const {
   return out;
 }
 
-std::pair<RnsPoly, RnsPoly> Evaluator::key_switch_extended(
-    const std::vector<RnsPoly>& digits, const SwitchingKey& key, std::uint32_t level,
-    std::span<const std::uint32_t> perm) const {
+void Evaluator::key_switch_inner_into(const std::vector<RnsPoly>& digits, const SwitchingKey& key,
+                                      std::uint32_t level, std::span<const std::uint32_t> perm,
+                                      RnsPoly& u0, RnsPoly& u1) const {
   require(!digits.empty() && digits.size() <= key.b.size(), ErrorCode::invalid_argument,
           "switching key has fewer digits than the ciphertext needs");
   const auto moduli = q_and_p(*context_, level);
-  Scratch& s = scratch();
   std::vector<const RnsPoly*> d(digits.size()), b(digits.size()), a(digits.size());
   for (std::size_t j = 0; j < digits.size(); ++j) {
     d[j] = &digits[j];
     b[j] = &key.b[j];
     a[j] = &key.a[j];
   }
-  ops_->reshape(s.acc0, moduli, true);
-  ops_->reshape(s.acc1, moduli, true);
-  ops_->inner_product_pair(d, b, a, s.acc0, s.acc1, perm);
+  ops_->reshape(u0, moduli, true);
+  ops_->reshape(u1, moduli, true);
+  ops_->inner_product_pair(d, b, a, u0, u1, perm);
+}
+
+std::pair<RnsPoly, RnsPoly> Evaluator::key_switch_inner(const std::vector<RnsPoly>& digits,
+                                                        const SwitchingKey& key,
+                                                        std::uint32_t level,
+                                                        std::span<const std::uint32_t> perm) const {
+  std::pair<RnsPoly, RnsPoly> u;
+  key_switch_inner_into(digits, key, level, perm, u.first, u.second);
+  return u;
+}
+
+std::pair<RnsPoly, RnsPoly> Evaluator::key_switch_extended(
+    const std::vector<RnsPoly>& digits, const SwitchingKey& key, std::uint32_t level,
+    std::span<const std::uint32_t> perm) const {
+  Scratch& s = scratch();
+  key_switch_inner_into(digits, key, level, perm, s.acc0, s.acc1);
   RnsPoly u0 = mod_down(s.acc0, level);
   RnsPoly u1 = mod_down(s.acc1, level);
   return {std::move(u0), std::move(u1)};

@@ -4,6 +4,7 @@
 
 #include <gmp.h>
 
+#include <cmath>
 #include <complex>
 #include <map>
 #include <memory>
@@ -103,6 +104,48 @@ inline double max_error(const std::vector<std::complex<double>>& a,
   for (std::size_t i = 0; i < a.size(); ++i)
     e = std::max(e, std::abs(a[i] - b[i]));
   return e;
+}
+
+// Noise bounds of the scheme's operations, in slot units (values / scale).
+// Six standard deviations of a fresh public-key encryption's slot error: the coefficient error
+// v e + e_0 + e_1 s has variance sigma^2 (2N/3 + 1 + 2N/3) for ternary v and s, and a slot sums
+// N coefficients against unit roots.
+inline double fresh_bound(const Fixture& f, double scale) {
+  const double n = f.context.degree(), sigma = f.context.params().sigma;
+  return 6 * std::sqrt(n) * sigma * std::sqrt(4 * n / 3 + 1) / scale;
+}
+
+// Six standard deviations of the slot error that a rescale adds: rounding each of c_0, c_1 to
+// the nearest integer, (r_0 + r_1 s) with r uniform in [-1/2, 1/2].
+inline double rescale_bound(const Fixture& f, double scale) {
+  const double n = f.context.degree();
+  return 6 * std::sqrt(n) * std::sqrt((1 + 2 * n / 3) / 12) / scale;
+}
+
+// Key switching of a uniform d from s^2 to s: the error u_0 + u_1 s - d s^2 has mean square
+//   sum_j N sigma^2 Q_j^2 / (12 P^2)  +  (1 + h) / 12,
+// where Q_j^2 / 12 is the mean square of the centred lift of digit j (uniform on
+// [-Q_j/2, Q_j/2)), and the second term is ModDown's rounding to nearest of u_0 and u_1
+// (uniform on [-1/2, 1/2)), h the secret's weight.
+inline double key_switch_mean_square(const Fixture& f, std::uint32_t level, double h) {
+  double log_p = 0;
+  for (ModulusIndex p : f.context.p_moduli())
+    log_p += std::log2(static_cast<double>(f.context.prime(p)));
+  const double n = f.context.degree(), sigma = f.context.params().sigma;
+  double main = 0;
+  for (std::uint32_t j = 0; j < f.context.digits(level); ++j) {
+    double log_qj = 0;
+    for (ModulusIndex m : f.context.digit_moduli(level, j))
+      log_qj += std::log2(static_cast<double>(f.context.prime(m)));
+    main += n * sigma * sigma / 12 * std::exp2(2 * (log_qj - log_p));
+  }
+  return main + (1 + h) / 12;
+}
+
+// Six standard deviations of the slot error of one key switch (h taken as 2N/3, ternary).
+inline double key_switch_bound(const Fixture& f, std::uint32_t level, double scale) {
+  const double n = f.context.degree();
+  return 6 * std::sqrt(n) * std::sqrt(key_switch_mean_square(f, level, 2 * n / 3)) / scale;
 }
 
 }  // namespace safhire::ckks::testing

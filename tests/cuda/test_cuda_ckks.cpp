@@ -9,6 +9,7 @@
 
 #include "cuda_test.hpp"
 #include "safhire/ckks/ckks.hpp"
+#include "safhire/ckks/linear_transform.hpp"
 #include "safhire/core/error.hpp"
 #include "safhire/cuda/ckks.hpp"
 
@@ -211,6 +212,39 @@ TEST(CudaCkks, ResidentCiphertextsAndKeysMatchTheCpuWordForWord) {
     const auto d2 = decrypt(c, *b.gpu, m2, sk);
     ASSERT_EQ(d1.poly, d2.poly) << set << " decrypt";
   }
+}
+
+TEST(CudaCkks, HoistedLinearTransformMatchesTheCpuWordForWord) {
+  SAFHIRE_REQUIRE_DEVICE_OR_SKIP();
+  Both b("n13-l3");
+  const auto& c = b.context;
+  auto rng = safhire::core::SeededRandom::from_counter(21);
+  KeyGenerator gen(c, *b.cpu, rng);
+  const auto sk = gen.secret_key();
+  const Encoder encoder(c, *b.cpu);
+  const std::uint32_t n = c.degree() / 2, level = 2;
+  LinearTransform::Diagonals diagonals;
+  for (std::uint32_t k : {0U, 1U, 16U, 17U, n - 1}) {
+    diagonals[k].resize(n);
+    for (std::uint32_t j = 0; j < n; ++j)
+      diagonals[k][j] = {std::sin(k + j * 0.5), std::cos(k * 0.25 + j)};
+  }
+  LinearTransform transform(encoder, diagonals, level, n, 0, 4);
+  auto galois = gen.galois_keys(sk, transform.rotations(), false);
+  std::vector<double> z(n);
+  for (std::size_t i = 0; i < z.size(); ++i)
+    z[i] = std::sin(0.1 * static_cast<double>(i));
+  Encryptor enc(c, *b.cpu, rng);
+  const auto x = enc.encrypt(encoder.encode(z, std::exp2(c.params().log_scale), level), sk);
+  const Evaluator cpu(c, *b.cpu), gpu(c, *b.gpu);
+  const auto expect = transform.apply(cpu, x, galois);
+  auto rx = x;
+  make_resident(*b.gpu, rx);
+  make_resident(*b.gpu, galois);
+  transform.make_resident(*b.gpu);
+  auto got = transform.apply(gpu, rx, galois);
+  to_host(*b.gpu, got);
+  ASSERT_EQ(expect.c, got.c);
 }
 
 }  // namespace

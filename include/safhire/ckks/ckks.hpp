@@ -169,12 +169,22 @@ class Evaluator {
                                                   const SwitchingKey& key, std::uint32_t level,
                                                   std::span<const std::uint32_t> perm) const;
 
+  // The same inner product without the ModDown: (u_0, u_1) over Q_l and P, with
+  // mod_down(u_i, level) what key_switch_extended returns. Sums of such products (scaled by
+  // plaintexts over Q_l P) share one ModDown: the hoisted baby steps of linear transforms.
+  std::pair<RnsPoly, RnsPoly> key_switch_inner(const std::vector<RnsPoly>& digits,
+                                               const SwitchingKey& key, std::uint32_t level,
+                                               std::span<const std::uint32_t> perm) const;
+
   const std::vector<std::uint32_t>& permutation(std::uint64_t galois) const;
 
  private:
   struct Scratch;
   Scratch& scratch() const;
   void mod_up_into(const RnsPoly& d, std::vector<RnsPoly>& out) const;
+  void key_switch_inner_into(const std::vector<RnsPoly>& digits, const SwitchingKey& key,
+                             std::uint32_t level, std::span<const std::uint32_t> perm, RnsPoly& u0,
+                             RnsPoly& u1) const;
   const BaseConverter& mod_up_converter(std::uint32_t level, std::uint32_t digit) const;
   const BaseConverter& mod_down_converter(std::uint32_t level) const;
   const BaseConverter& rescale_converter(std::uint32_t level) const;

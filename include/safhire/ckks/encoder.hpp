@@ -33,6 +33,7 @@ struct Plaintext {
 class Encoder {
  public:
   Encoder(const CkksContext& context, const RnsOps& ops);
+  const CkksContext& context() const { return *context_; }
 
   // values.size() <= slots; slots a power of two in [1, N/2] (0: N/2); missing values are 0.
   // Error(invalid_argument) for a bad slot count, a non-positive scale, non-finite values or a
@@ -41,6 +42,11 @@ class Encoder {
                    std::uint32_t slots = 0) const;
   Plaintext encode(std::span<const double> values, double scale, std::uint32_t level,
                    std::uint32_t slots = 0) const;
+  // The same integer polynomial over q_0 .. q_level and the special primes P (NTT form), for
+  // products in the extended basis of key switching (hoisted linear transforms); its size is
+  // still bounded by Q_level / 2.
+  RnsPoly encode_extended(std::span<const std::complex<double>> values, double scale,
+                          std::uint32_t level, std::uint32_t slots = 0) const;
   // The coefficients round(scale * coeffs[i]) directly (coefficient encoding, coeffs.size() <= N).
   Plaintext encode_coefficients(std::span<const double> coeffs, double scale,
                                 std::uint32_t level) const;
@@ -56,7 +62,12 @@ class Encoder {
                                   std::uint32_t n_degree);
 
  private:
-  void to_rns(std::span<const long double> scaled, std::uint32_t level, RnsPoly& out) const;
+  // The rounded, scaled coefficients of the inverse special FFT of values (slots checked and
+  // set).
+  std::vector<long double> scaled_coefficients(std::span<const std::complex<double>> values,
+                                               double scale, std::uint32_t& slots) const;
+  void to_rns(std::span<const long double> scaled, std::uint32_t level, bool extended,
+              RnsPoly& out) const;
 
   const CkksContext* context_;
   const RnsOps* ops_;

@@ -1,0 +1,70 @@
+// Homomorphic linear transforms of the slots: y = M x for a matrix M over the n slots of a
+// ciphertext, given by its nonzero diagonals diag_k[j] = M[j][(j + k) mod n], so that
+//   M x = sum_k diag_k (.) rot_k(x)          (rot_k: left rotation by k slots).
+//
+// Evaluation is baby-step giant-step (Halevi-Shoup): with k = g + b, g a multiple of the baby
+// count n1 and 0 <= b < n1,
+//   M x = sum_g rot_g( sum_b rot_-g(diag_(g+b)) (.) rot_b(x) ),
+// so the rotations are the baby steps b and the giant steps g that nonzero diagonals reach, each
+// once. The baby rotations share one ModUp of x (single hoisting). Each giant step's inner sum
+// runs in the extended basis Q_l P, where the baby rotations come out of key switching before
+// their ModDown, so that one ModDown per giant step replaces one per baby step (the first half
+// of Bossuat et al.'s double hoisting, Eurocrypt 2021): the rotated x's are
+// (P sigma_b(c_0) + u_0, u_1) over Q_l P with u the key-switch inner product, and the
+// pre-rotated diagonals are encoded over Q_l P as well.
+//
+// Level and scale: the diagonals are encoded at the ciphertext's level with a scale chosen at
+// construction (by default q_level, so that rescaling the output restores x's scale exactly);
+// the output is at x's level with scale x.scale * transform.scale(), not rescaled.
+#pragma once
+
+#include <complex>
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "safhire/ckks/ckks.hpp"
+
+namespace safhire::ckks {
+
+class LinearTransform {
+ public:
+  using Diagonals = std::map<std::uint32_t, std::vector<std::complex<double>>>;
+
+  // diagonals: index k in [0, slots) -> n values (shorter vectors are padded with zeros);
+  // slots a power of two in [1, N/2] (0: N/2); level <= the context's top; scale > 0 (0: the
+  // prime q_level); baby_steps n1 a power of two in [1, slots] (0: chosen to balance the baby
+  // and giant rotations). Error(invalid_argument) for anything else.
+  LinearTransform(const Encoder& encoder, const Diagonals& diagonals, std::uint32_t level,
+                  std::uint32_t slots = 0, double scale = 0, std::uint32_t baby_steps = 0);
+
+  // From a dense n x n matrix (row-major), keeping the diagonals with a nonzero entry.
+  static LinearTransform from_matrix(const Encoder& encoder,
+                                     const std::vector<std::complex<double>>& matrix,
+                                     std::uint32_t level, std::uint32_t slots = 0, double scale = 0,
+                                     std::uint32_t baby_steps = 0);
+
+  std::uint32_t level() const { return level_; }
+  std::uint32_t slots() const { return slots_; }
+  double scale() const { return scale_; }
+  std::uint32_t baby_steps() const { return n1_; }
+  // Every rotation step the evaluation uses (baby and giant, nonzero, ascending): the Galois
+  // keys to generate for it, and no more.
+  std::vector<int> rotations() const;
+
+  // Moves the encoded diagonals into ops' residence (the device for a CUDA backend).
+  void make_resident(const RnsOps& ops);
+
+  // M x for x at this transform's level and slot count (Error(invalid_argument) otherwise):
+  // at x's level, scale x.scale * scale(), 2 components.
+  Ciphertext apply(const Evaluator& evaluator, const Ciphertext& x, const GaloisKeys& keys) const;
+
+ private:
+  const CkksContext* context_;
+  std::uint32_t level_ = 0, slots_ = 0, n1_ = 1;
+  double scale_ = 1;
+  // giant step g -> baby step b -> rot_-g(diag_(g+b)), NTT form over Q_level and P.
+  std::map<std::uint32_t, std::map<std::uint32_t, RnsPoly>> plain_;
+};
+
+}  // namespace safhire::ckks
