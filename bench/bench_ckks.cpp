@@ -8,6 +8,8 @@
 //   ckks/keyswitch/<N>/L<l>/dnum<d>                  hybrid key switching of one polynomial
 //   ckks/mult_relin_rescale/<N>/L<l>                 ct x ct, relinearize, rescale
 //   ckks/rotate/<N>/L<l>, ckks/rotate_hoisted8/...   one rotation; eight from one ModUp
+//   ckks/dft_stages/<N>/<first>-<last>/cts|stc      one group of four DFT stages (hoisted BSGS
+//                                                    linear transform and rescale), full slots
 //   ckks/encode/<N>, ckks/decode/<N>                 full slots (decode at level 1)
 //   ckks/decrypt_decode/<N>                          decryption and decoding at level 1
 // The CKKS operations run on the named sets n13-l3 .. n16-l24 at their top level.
@@ -21,6 +23,7 @@
 #include <vector>
 
 #include "safhire/ckks/ckks.hpp"
+#include "safhire/ckks/dft.hpp"
 #include "safhire/core/primes.hpp"
 #include "safhire/ring/negacyclic_ntt.hpp"
 
@@ -193,6 +196,32 @@ void register_ckks() {
       for (auto _ : st)
         benchmark::DoNotOptimize(s.evaluator.rotate_hoisted(s.x, steps, s.galois));
     });
+    // One merged group of four DFT stages, as bootstrapping runs them: CoeffToSlot's first
+    // (the last four stages) and SlotToCoeff's first (stages 0-3), full slots, top level, with
+    // the rescale.
+    if (p.log_n >= 14) {
+      const std::uint32_t stages = p.log_n - 1;
+      for (const auto direction : {DftDirection::coeff_to_slot, DftDirection::slot_to_coeff}) {
+        const bool cts = direction == DftDirection::coeff_to_slot;
+        const std::uint32_t first = cts ? stages - 4 : 0, last = first + 4;
+        std::string range = std::to_string(first);
+        range += '-';
+        range += std::to_string(last);
+        add(path({"ckks/dft_stages", n, range, cts ? "cts" : "stc"}),
+            [name, direction, first, last](benchmark::State& st) {
+              auto& s = state(name);
+              const HomomorphicDft dft(s.encoder, direction, first, last, {last - first},
+                                       s.context.max_level());
+              auto rng = safhire::core::SeededRandom::from_counter(3);
+              KeyGenerator gen(s.context, *s.ops, rng);
+              const auto keys = gen.galois_keys(s.sk, dft.rotations(), false);
+              for (auto _ : st)
+                benchmark::DoNotOptimize(dft.apply(s.evaluator, s.x, keys));
+              st.counters["rotations"] = static_cast<double>(dft.rotations().size());
+              st.counters["baby_steps"] = dft.groups()[0].baby_steps();
+            });
+      }
+    }
     add(path({"ckks/encode", n}), [name](benchmark::State& st) {
       auto& s = state(name);
       const double scale = std::exp2(s.context.params().log_scale);

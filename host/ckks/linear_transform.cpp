@@ -4,8 +4,10 @@
 #include <cmath>
 #include <limits>
 #include <set>
+#include <span>
 #include <string>
 #include <tuple>
+#include <utility>
 
 #include "safhire/core/error.hpp"
 
@@ -131,80 +133,75 @@ Ciphertext LinearTransform::apply(const Evaluator& evaluator, const Ciphertext& 
   const RnsOps& ops = evaluator.ops();
   const auto q = context_->q_moduli(level_);
 
-  // Baby steps: sigma_b(c_0) over Q_l and the key switch of sigma_b(c_1) before its ModDown,
-  // (u_0, u_1) over Q_l P, all from one ModUp of c_1.
-  std::set<std::uint32_t> baby_set;
-  for (const auto& [g, babies] : plain_) {
-    for (const auto& [b, poly] : babies)
-      baby_set.insert(b);
-  }
-  struct Baby {
-    RnsPoly c0;      // sigma_b(c_0) over Q_l (c_0 itself for b = 0)
-    RnsPoly u0, u1;  // over Q_l P; empty for b = 0
+  // Per giant step g, sum_b pt_(g,b) (.) rot_b(x) accumulates as a0, a1 over Q_l (the c_0
+  // parts, and c_1 for b = 0) and e0, e1 over Q_l P (the key-switched parts of the baby
+  // rotations, before their ModDown). The baby steps stream through: each is made once (its
+  // sigma_b(c_0) and the key switch of sigma_b(c_1) from the one ModUp of c_1) and added to
+  // every giant step that uses it, so only the accumulators are held.
+  struct Sums {
+    RnsPoly a0, a1, e0, e1;
+    bool has_a0 = false, has_a1 = false, has_e = false;
   };
-  std::map<std::uint32_t, Baby> baby;
+  std::map<std::uint32_t, Sums> sums;
+  std::map<std::uint32_t, std::vector<std::pair<std::uint32_t, const RnsPoly*>>> by_baby;
+  for (const auto& [g, babies] : plain_) {
+    for (const auto& [b, pt] : babies)
+      by_baby[b].emplace_back(g, &pt);
+  }
+  auto accumulate = [&](RnsPoly& acc, bool& has, const RnsPoly& a, const RnsPoly& pt,
+                        std::span<const ModulusIndex> moduli) {
+    if (!has) {
+      ops.reshape(acc, moduli, true);
+      ops.multiply(a, pt, acc);
+      has = true;
+    } else {
+      ops.multiply_accumulate(a, pt, acc);
+    }
+  };
   std::vector<RnsPoly> digits;
-  if (baby_set.size() > 1 || baby_set.count(0) == 0) digits = evaluator.mod_up(x.c[1]);
-  for (std::uint32_t b : baby_set) {
-    Baby& r = baby[b];
+  if (by_baby.size() > 1 || by_baby.count(0) == 0) digits = evaluator.mod_up(x.c[1]);
+  RnsPoly c0, u0, u1;
+  for (const auto& [b, uses] : by_baby) {
     if (b == 0) {
-      r.c0 = x.c[0];
+      for (const auto& [g, pt] : uses) {
+        Sums& acc = sums[g];
+        accumulate(acc.a0, acc.has_a0, x.c[0], *pt, q);
+        accumulate(acc.a1, acc.has_a1, x.c[1], *pt, q);
+      }
       continue;
     }
     const std::uint64_t galois = rotation_galois_element(*context_, static_cast<int>(b));
     const auto& perm = evaluator.permutation(galois);
-    ops.reshape(r.c0, q, true);
-    ops.permute(x.c[0], perm, r.c0);
-    std::tie(r.u0, r.u1) = evaluator.key_switch_inner(digits, keys.at(galois), level_, perm);
+    ops.reshape(c0, q, true);
+    ops.permute(x.c[0], perm, c0);
+    std::tie(u0, u1) = evaluator.key_switch_inner(digits, keys.at(galois), level_, perm);
+    for (const auto& [g, pt] : uses) {
+      Sums& acc = sums[g];
+      accumulate(acc.a0, acc.has_a0, c0, *pt, q);
+      bool has0 = acc.has_e, has1 = acc.has_e;
+      accumulate(acc.e0, has0, u0, *pt, u0.moduli);
+      accumulate(acc.e1, has1, u1, *pt, u1.moduli);
+      acc.has_e = true;
+    }
   }
 
-  // Giant steps: per g, sum_b pt_(g,b) (.) baby_b as (Q_l part of c_0, c_1 of b = 0) plus the
-  // extended parts, one ModDown for the step, then the rotation by g.
+  // Per giant step: one ModDown of the extended parts, then the rotation by g.
   Ciphertext out;
   out.scale = x.scale * scale_;
   out.slots = x.slots;
-  for (const auto& [g, babies] : plain_) {
-    RnsPoly a0, a1;  // over Q_l: the c_0 parts and b = 0's c_1
-    RnsPoly e0, e1;  // over Q_l P: the key-switched parts
-    bool have_a1 = false, have_e = false;
-    ops.reshape(a0, q, true);
-    bool first = true;
-    for (const auto& [b, pt] : babies) {
-      const Baby& r = baby.at(b);
-      if (first) {
-        ops.multiply(r.c0, pt, a0);
-      } else {
-        ops.multiply_accumulate(r.c0, pt, a0);
-      }
-      first = false;
-      if (b == 0) {
-        ops.reshape(a1, q, true);
-        ops.multiply(x.c[1], pt, a1);
-        have_a1 = true;
-        continue;
-      }
-      if (!have_e) {
-        ops.reshape(e0, r.u0.moduli, true);
-        ops.reshape(e1, r.u1.moduli, true);
-        ops.multiply(r.u0, pt, e0);
-        ops.multiply(r.u1, pt, e1);
-        have_e = true;
-      } else {
-        ops.multiply_accumulate(r.u0, pt, e0);
-        ops.multiply_accumulate(r.u1, pt, e1);
-      }
-    }
+  for (auto& [g, acc] : sums) {
     Ciphertext step;
     step.scale = out.scale;
     step.slots = out.slots;
-    if (have_e) {
-      RnsPoly d0 = evaluator.mod_down(e0, level_), d1 = evaluator.mod_down(e1, level_);
-      ops.add(a0, d0, a0);
-      if (have_a1) ops.add(a1, d1, a1);
-      step.c = {std::move(a0), have_a1 ? std::move(a1) : std::move(d1)};
+    if (acc.has_e) {
+      RnsPoly d0 = evaluator.mod_down(acc.e0, level_), d1 = evaluator.mod_down(acc.e1, level_);
+      ops.add(acc.a0, d0, acc.a0);
+      if (acc.has_a1) ops.add(acc.a1, d1, acc.a1);
+      step.c = {std::move(acc.a0), acc.has_a1 ? std::move(acc.a1) : std::move(d1)};
     } else {
-      step.c = {std::move(a0), std::move(a1)};
+      step.c = {std::move(acc.a0), std::move(acc.a1)};
     }
+    acc = Sums{};  // release the accumulators early
     if (g != 0) step = evaluator.rotate(step, static_cast<int>(g), keys);
     if (out.c.empty()) {
       out.c = std::move(step.c);
