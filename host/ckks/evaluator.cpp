@@ -93,6 +93,17 @@ const BaseConverter& Evaluator::rescale_converter(std::uint32_t level) const {
   return *slot;
 }
 
+const BaseConverter& Evaluator::raise_converter(std::uint32_t level) const {
+  std::lock_guard lock(cache_mutex_);
+  auto& slot = raise_[level];
+  if (!slot) {
+    auto to = context_->q_moduli(level);
+    to.erase(to.begin());
+    slot = std::make_unique<BaseConverter>(*context_, std::vector<ModulusIndex>{0}, to);
+  }
+  return *slot;
+}
+
 const std::vector<std::uint32_t>& Evaluator::permutation(std::uint64_t galois) const {
   std::lock_guard lock(cache_mutex_);
   auto it = permutations_.find(galois);
@@ -239,6 +250,32 @@ Ciphertext Evaluator::rescale(const Ciphertext& x) const {
     ops_->reshape(r, below, true);
     ops_->sub_scale(c, lifted, q_last_inv_[l], r);
     out.c.push_back(std::move(r));
+  }
+  return out;
+}
+
+Ciphertext Evaluator::mod_raise(const Ciphertext& x, std::uint32_t level) const {
+  require(x.level() == 0, ErrorCode::invalid_argument,
+          "ModRaise takes a ciphertext at level 0, got level " + std::to_string(x.level()));
+  require(level >= 1 && level <= context_->max_level(), ErrorCode::invalid_argument,
+          "ModRaise to level " + std::to_string(level) + ": outside 1 .. the top level");
+  const auto& converter = raise_converter(level);
+  const auto moduli = context_->q_moduli(level);
+  Ciphertext out;
+  out.scale = x.scale;
+  out.slots = x.slots;
+  for (const auto& c : x.c) {
+    // The centred lift of c's coefficients modulo q_0 to every prime of Q_level: the exact
+    // conversion from one prime.
+    RnsPoly coeffs, raised;
+    ops_->reshape(coeffs, c.moduli, true);
+    ops_->copy(c, coeffs);
+    ops_->inverse(coeffs);
+    ops_->reshape(raised, moduli, false);
+    ops_->copy(coeffs, raised, 0, 1);
+    ops_->convert(converter, coeffs, raised, Conversion::exact);
+    ops_->forward(raised);
+    out.c.push_back(std::move(raised));
   }
   return out;
 }

@@ -148,6 +148,11 @@ class Evaluator {
   // Drop primes down to `level` (the scale is unchanged).
   Ciphertext drop_to_level(const Ciphertext& x, std::uint32_t level) const;
 
+  // Bootstrapping's ModRaise: x at level 0 read with its components' centred coefficients
+  // (in (-q_0/2, q_0/2]) as polynomials modulo Q_level. It decrypts to m + q_0 I with I an
+  // integer polynomial, |I| <= (1 + h) / 2 for a secret of Hamming weight h; the scale is kept.
+  Ciphertext mod_raise(const Ciphertext& x, std::uint32_t level) const;
+
   Ciphertext rotate(const Ciphertext& x, int step, const GaloisKeys& keys) const;
   Ciphertext conjugate(const Ciphertext& x, const GaloisKeys& keys) const;
   Ciphertext apply_galois(const Ciphertext& x, std::uint64_t galois, const SwitchingKey& key) const;
@@ -188,6 +193,7 @@ class Evaluator {
   const BaseConverter& mod_up_converter(std::uint32_t level, std::uint32_t digit) const;
   const BaseConverter& mod_down_converter(std::uint32_t level) const;
   const BaseConverter& rescale_converter(std::uint32_t level) const;
+  const BaseConverter& raise_converter(std::uint32_t level) const;
   void check_pair(const Ciphertext& x, const Ciphertext& y) const;
 
   const CkksContext* context_;
@@ -196,7 +202,7 @@ class Evaluator {
   std::vector<std::vector<u64>> q_last_inv_;  // [l][i]: q_l^-1 mod q_i
   mutable std::mutex cache_mutex_;
   mutable std::map<std::pair<std::uint32_t, std::uint32_t>, std::unique_ptr<BaseConverter>> mod_up_;
-  mutable std::map<std::uint32_t, std::unique_ptr<BaseConverter>> mod_down_, rescale_;
+  mutable std::map<std::uint32_t, std::unique_ptr<BaseConverter>> mod_down_, rescale_, raise_;
   mutable std::map<std::uint64_t, std::vector<std::uint32_t>> permutations_;
   mutable std::map<std::thread::id, std::unique_ptr<Scratch>> scratch_;
 };
