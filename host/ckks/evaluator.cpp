@@ -23,16 +23,27 @@ std::vector<ModulusIndex> q_and_p(const CkksContext& context, std::uint32_t leve
   return m;
 }
 
-// The residues of round(c) for a real c (|c| < 2^62), one per modulus index.
+// The residues of round(c) for a real c, one per modulus index. Beyond 2^63 (a constant at the
+// square of a scale, as polynomial evaluation adds them) round(c) is read exactly from its
+// binary expansion, a 64-bit mantissa times a power of two.
 std::vector<u64> constant_residues(const CkksContext& context, long double c) {
-  require(std::isfinite(c) && std::fabs(c) < 4.6e18L, ErrorCode::invalid_argument,
+  require(std::isfinite(c) && std::fabs(c) < 0x1p1000L, ErrorCode::invalid_argument,
           "constant too large to encode");
-  const auto v = static_cast<std::int64_t>(std::llround(c));
+  const long double v = std::round(c);
+  const long double magnitude = std::fabs(v);
   std::vector<u64> r(context.primes().size());
   for (std::size_t i = 0; i < r.size(); ++i) {
     const u64 q = context.primes()[i];
-    const u64 magnitude = static_cast<u64>(v < 0 ? -v : v) % q;
-    r[i] = v < 0 ? core::neg_mod(magnitude, q) : magnitude;
+    u64 m;
+    if (magnitude < 0x1p63L) {
+      m = static_cast<u64>(magnitude) % q;
+    } else {
+      int exponent = 0;
+      const long double frac = std::frexp(magnitude, &exponent);  // [0.5, 1) 2^exponent
+      m = static_cast<u64>(std::ldexp(frac, 64)) % q;             // exact: 64-bit mantissa
+      m = core::mul_mod(m, core::pow_mod<u64>(2, static_cast<u64>(exponent - 64), q), q);
+    }
+    r[i] = v < 0 ? core::neg_mod(m, q) : m;
   }
   return r;
 }
