@@ -131,7 +131,7 @@ std::vector<std::complex<double>> apply_diagonals(const LinearTransform::Diagona
 
 HomomorphicDft::HomomorphicDft(const Encoder& encoder, DftDirection direction, std::uint32_t first,
                                std::uint32_t last, std::vector<std::uint32_t> split,
-                               std::uint32_t level, std::uint32_t slots)
+                               std::uint32_t level, std::uint32_t slots, double factor)
     : direction_(direction), first_(first), last_(last) {
   const std::uint32_t n_degree = encoder.context().degree();
   if (slots == 0) slots = n_degree / 2;
@@ -147,13 +147,22 @@ HomomorphicDft::HomomorphicDft(const Encoder& encoder, DftDirection direction, s
               "the ciphertext is at level " + std::to_string(level));
   // Groups in the order of application: SlotToCoeff walks the stages up from first,
   // CoeffToSlot down from last.
+  require(factor != 0 && std::isfinite(factor), ErrorCode::invalid_argument,
+          "DFT stages: the factor must be finite and nonzero");
   const bool inverse = direction == DftDirection::coeff_to_slot;
+  // |factor|^(1/groups) in every group, its sign in the first.
+  const double each = std::pow(std::fabs(factor), 1.0 / static_cast<double>(split.size()));
   std::uint32_t done = 0;
   for (std::size_t g = 0; g < split.size(); ++g) {
     const std::uint32_t size = split[g];
     const std::uint32_t lo = inverse ? last - done - size : first + done;
-    groups_.emplace_back(encoder, dft_stages(n_degree, slots, lo, lo + size, direction),
-                         level - static_cast<std::uint32_t>(g), slots);
+    auto diagonals = dft_stages(n_degree, slots, lo, lo + size, direction);
+    const double f = g == 0 && factor < 0 ? -each : each;
+    for (auto& [k, d] : diagonals) {
+      for (auto& v : d)
+        v *= f;
+    }
+    groups_.emplace_back(encoder, diagonals, level - static_cast<std::uint32_t>(g), slots);
     done += size;
   }
 }

@@ -1,0 +1,122 @@
+#include "safhire/ckks/bootstrap.hpp"
+
+#include <bit>
+#include <cmath>
+#include <complex>
+#include <numbers>
+#include <numeric>
+#include <string>
+
+#include "safhire/core/error.hpp"
+
+namespace safhire::ckks {
+
+namespace {
+
+constexpr double kTwoPi = 2 * std::numbers::pi;
+
+std::uint32_t sum(const std::vector<std::uint32_t>& v) {
+  return std::accumulate(v.begin(), v.end(), 0U);
+}
+
+}  // namespace
+
+Bootstrapper::Bootstrapper(const Encoder& encoder, const Evaluator& evaluator,
+                           BootstrapParams params)
+    : encoder_(&encoder),
+      ev_(&evaluator),
+      params_(std::move(params)),
+      top_(evaluator.context().max_level()) {
+  const CkksContext& context = evaluator.context();
+  const std::uint32_t slots = context.degree() / 2;
+  const auto stages = static_cast<std::uint32_t>(std::countr_zero(slots));
+  require(sum(params_.cts_split) == stages && sum(params_.stc_split) == stages,
+          ErrorCode::invalid_argument,
+          "bootstrapping: the CoeffToSlot and SlotToCoeff splits must cover the " +
+              std::to_string(stages) + " stages of " + std::to_string(slots) + " slots");
+  require(params_.k >= 1 && params_.degree >= 2, ErrorCode::invalid_argument,
+          "bootstrapping: K must be at least 1 and the cosine's degree at least 2");
+  require(depth() <= top_, ErrorCode::invalid_argument,
+          "bootstrapping needs " + std::to_string(depth()) + " levels above level 0, the set has " +
+              std::to_string(top_));
+  // The evaluation scale: the size of the top prime (the level primes are of one size).
+  eval_scale_ = static_cast<double>(context.prime(top_));
+  const double q0 = static_cast<double>(context.prime(0));
+  cts_.emplace(encoder, DftDirection::coeff_to_slot, 0, stages, params_.cts_split, top_, slots,
+               eval_scale_ / (2 * q0));
+  const std::uint32_t stc_level = top_ - static_cast<std::uint32_t>(params_.cts_split.size()) -
+                                  PolynomialEvaluator::depth(params_.degree) -
+                                  params_.double_angles;
+  stc_.emplace(encoder, DftDirection::slot_to_coeff, 0, stages, params_.stc_split, stc_level,
+               slots);
+  const double r = std::exp2(static_cast<double>(params_.double_angles));
+  cosine_ = chebyshev_interpolate([r](double x) { return std::cos(kTwoPi * (x - 0.25) / r); },
+                                  params_.degree, -params_.k, params_.k);
+}
+
+std::uint32_t Bootstrapper::depth() const {
+  return static_cast<std::uint32_t>(params_.cts_split.size() + params_.stc_split.size()) +
+         PolynomialEvaluator::depth(params_.degree) + params_.double_angles;
+}
+
+std::uint32_t Bootstrapper::output_level() const {
+  return top_ - depth();
+}
+
+std::vector<int> Bootstrapper::rotations() const {
+  auto steps = cts_->rotations();
+  const auto more = stc_->rotations();
+  steps.insert(steps.end(), more.begin(), more.end());
+  std::sort(steps.begin(), steps.end());
+  steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
+  return steps;
+}
+
+Ciphertext Bootstrapper::mod_raise(const Ciphertext& x) const {
+  require(x.slots == ev_->context().degree() / 2, ErrorCode::invalid_argument,
+          "bootstrapping takes full slots (sparse slot counts are not supported yet)");
+  Ciphertext raised = ev_->mod_raise(x, top_);
+  raised.scale = eval_scale_;  // a label: the slots now read sigma(t) / Delta_e
+  return raised;
+}
+
+std::pair<Ciphertext, Ciphertext> Bootstrapper::coeff_to_slot(const Ciphertext& raised,
+                                                              const GaloisKeys& keys) const {
+  // w = (t_i + i t_(i+N/2)) / (2 q_0), bit-reversed.
+  const Ciphertext w = cts_->apply(*ev_, raised, keys);
+  const Ciphertext conj = ev_->conjugate(w, keys);
+  const Ciphertext x = ev_->add(w, conj);
+  // -i (w - conj(w)): the product by the exact plaintext -i (X^(N/2) negated, scale 1).
+  const std::vector<std::complex<double>> minus_i(ev_->context().degree() / 2, {0, -1});
+  const Ciphertext y =
+      ev_->multiply_plain(ev_->sub(w, conj), encoder_->encode(minus_i, 1.0, w.level()));
+  return {x, y};
+}
+
+Ciphertext Bootstrapper::eval_mod(const Ciphertext& v, const SwitchingKey& rlk) const {
+  Ciphertext c = PolynomialEvaluator(*ev_).evaluate(v, cosine_, rlk);
+  for (std::uint32_t i = 0; i < params_.double_angles; ++i) {
+    Ciphertext sq = ev_->multiply_constant(ev_->multiply_relinearize(c, c, rlk), 2.0, 1.0);
+    c = ev_->rescale(ev_->add_constant(sq, -1.0));
+  }
+  c.scale *= kTwoPi;  // a label: the slots now read sin(2 pi v) / (2 pi)
+  return c;
+}
+
+Ciphertext Bootstrapper::slot_to_coeff(const Ciphertext& x, const Ciphertext& y, double input_scale,
+                                       const GaloisKeys& keys) const {
+  const std::vector<std::complex<double>> i(ev_->context().degree() / 2, {0, 1});
+  const Ciphertext iy = ev_->multiply_plain(y, encoder_->encode(i, 1.0, y.level()));
+  Ciphertext out = stc_->apply(*ev_, ev_->add(x, iy), keys);
+  // The slots read sigma(m) / q_0: relabelled, sigma(m) / Delta.
+  out.scale *= input_scale / static_cast<double>(ev_->context().prime(0));
+  return out;
+}
+
+Ciphertext Bootstrapper::bootstrap(const Ciphertext& x, const SwitchingKey& rlk,
+                                   const GaloisKeys& keys) const {
+  const auto [re, im] = coeff_to_slot(mod_raise(x), keys);
+  return slot_to_coeff(eval_mod(re, rlk), eval_mod(im, rlk), x.scale, keys);
+}
+
+}  // namespace safhire::ckks

@@ -1,0 +1,77 @@
+// CKKS bootstrapping for full slots, step by step: ModRaise, CoeffToSlot, EvalMod, SlotToCoeff
+// (the order of Cheon et al. 2018 with the improvements of Bossuat et al. 2021: hoisted BSGS
+// transforms, exact scales, a cosine with double angles).
+//
+// Input: a ciphertext at level 0, modulus q_0, whose slots hold z = sigma(m) / Delta. After
+// ModRaise it encrypts t = m + q_0 I modulo Q_top. Its scale is relabelled to the evaluation
+// scale Delta_e (a level prime's size, so that the scales stay put through EvalMod), and
+// CoeffToSlot, with the factor Delta_e / (2 q_0) folded into its matrices, leaves in its slots
+// w = (t_i + i t_(i+N/2)) / (2 q_0) in bit-reversed order. The real and imaginary parts,
+// x = w + conj(w) and -i (w - conj(w)), are the t_i / q_0, each within K of an integer's
+// distance from m_i / q_0: |I| < K - 1/4 is required (it holds with overwhelming probability
+// for a sparse secret of weight h when K exceeds a few sqrt(h / 12); the failure probability
+// is the chance that some |I_i| reaches K).
+// EvalMod computes sin(2 pi x) = cos(2 pi (x - 1/4)): a Chebyshev interpolant of
+// cos(2 pi (x - 1/4) / 2^r) on [-K, K], then r double angles c -> 2 c^2 - 1. For |m / q_0|
+// small, sin(2 pi x) ~ 2 pi m / q_0, so relabelling the scale by 2 pi Delta / q_0 gives
+// m / Delta again (the sine's error is (2 pi m / q_0)^3 / 6 relative to it). The two parts
+// recombine as x + i y and SlotToCoeff returns the slots z, bit reversal undone.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "safhire/ckks/dft.hpp"
+#include "safhire/ckks/polynomial.hpp"
+
+namespace safhire::ckks {
+
+struct BootstrapParams {
+  std::vector<std::uint32_t> cts_split;  // CoeffToSlot groups (stages, in order), e.g. {4, 4, 3}
+  std::vector<std::uint32_t> stc_split;  // SlotToCoeff groups, e.g. {3, 4, 4}
+  double k = 16;                         // EvalMod's interval [-K, K] in units of q_0
+  std::uint32_t degree = 47;             // of the cosine's interpolant
+  std::uint32_t double_angles = 3;       // r
+};
+
+class Bootstrapper {
+ public:
+  // For ciphertexts of full slots; ModRaise goes to the context's top level. Error
+  // (invalid_argument) when the splits do not cover log2(N/2) stages or the levels do not
+  // suffice (depth() > top).
+  Bootstrapper(const Encoder& encoder, const Evaluator& evaluator, BootstrapParams params);
+
+  const BootstrapParams& params() const { return params_; }
+  // Levels consumed: CoeffToSlot, EvalMod, SlotToCoeff.
+  std::uint32_t depth() const;
+  // The output's level (the top minus depth()).
+  std::uint32_t output_level() const;
+  // Rotation steps of both transforms; the keys also need conjugation.
+  std::vector<int> rotations() const;
+
+  // The steps, for tests and for the lanes.
+  Ciphertext mod_raise(const Ciphertext& x) const;
+  // The raised ciphertext to (x, y): the real and imaginary parts of its coefficients / q_0.
+  std::pair<Ciphertext, Ciphertext> coeff_to_slot(const Ciphertext& raised,
+                                                  const GaloisKeys& keys) const;
+  // sin(2 pi v) / (2 pi) of a real part v (slot by slot).
+  Ciphertext eval_mod(const Ciphertext& v, const SwitchingKey& rlk) const;
+  // x + i y through SlotToCoeff, relabelled so that it decodes to z.
+  Ciphertext slot_to_coeff(const Ciphertext& x, const Ciphertext& y, double input_scale,
+                           const GaloisKeys& keys) const;
+
+  // All of it: x at level 0 with full slots, to output_level().
+  Ciphertext bootstrap(const Ciphertext& x, const SwitchingKey& rlk, const GaloisKeys& keys) const;
+
+ private:
+  const Encoder* encoder_;
+  const Evaluator* ev_;
+  BootstrapParams params_;
+  std::uint32_t top_;
+  double eval_scale_;
+  ChebyshevSeries cosine_;
+  std::optional<HomomorphicDft> cts_, stc_;
+};
+
+}  // namespace safhire::ckks
