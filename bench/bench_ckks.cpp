@@ -11,10 +11,14 @@
 //   ckks/dft_stages/<N>/<first>-<last>/cts|stc      one group of four DFT stages (hoisted BSGS
 //                                                    linear transform and rescale), full slots
 //   ckks/encode/<N>, ckks/decode/<N>                 full slots (decode at level 1)
+//   ckks/bootstrap/<N>/<set>                         full-slot bootstrapping, counters per step,
+//                                                    precision (bits) and levels left
 //   ckks/decrypt_decode/<N>                          decryption and decoding at level 1
 // The CKKS operations run on the named sets n13-l3 .. n16-l24 at their top level.
 #include <benchmark/benchmark.h>
 
+#include <chrono>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <random>
@@ -22,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include "safhire/ckks/bootstrap.hpp"
 #include "safhire/ckks/ckks.hpp"
 #include "safhire/ckks/dft.hpp"
 #include "safhire/core/primes.hpp"
@@ -246,9 +251,66 @@ void register_ckks() {
 
 }  // namespace
 
+// Bootstrapping of full slots on the insecure test ring (the N = 2^16 set is to come): the
+// whole of it per iteration, with each step's time and the precision as counters.
+void register_bootstrap() {
+  const CkksParams& p = named_set("n12-boot-test");
+  add(path({"ckks/bootstrap", std::to_string(p.degree()), p.name}), [](benchmark::State& st) {
+    const CkksContext context(named_set("n12-boot-test"), /*allow_insecure=*/true);
+    const auto ops = make_cpu_rns_ops(context, 1);
+    const Encoder encoder(context, *ops);
+    const Evaluator ev(context, *ops);
+    const Bootstrapper boot(encoder, ev, default_bootstrap_params(context.params()));
+    auto rng = safhire::core::SeededRandom::from_counter(4);
+    KeyGenerator gen(context, *ops, rng);
+    const auto sk = gen.secret_key();
+    const auto rlk = gen.relinearization_key(sk);
+    const auto keys = gen.galois_keys(sk, boot.rotations(), true);
+    const std::size_t n = context.degree() / 2;
+    std::vector<std::complex<double>> z(n);
+    std::mt19937_64 mt(5);
+    std::uniform_real_distribution<double> u(-1, 1);
+    for (auto& v : z)
+      v = {u(mt), u(mt)};
+    Encryptor enc(context, *ops, rng);
+    const auto x = enc.encrypt(encoder.encode(z, std::exp2(45), 0), sk);
+    using Clock = std::chrono::steady_clock;
+    double cts = 0, eval_mod = 0, stc = 0;
+    Ciphertext out;
+    for (auto _ : st) {
+      const auto t0 = Clock::now();
+      const auto parts = boot.coeff_to_slot(boot.mod_raise(x), keys);
+      const auto t1 = Clock::now();
+      const auto re = boot.eval_mod(parts.first, rlk);
+      const auto im = boot.eval_mod(parts.second, rlk);
+      const auto t2 = Clock::now();
+      out = boot.slot_to_coeff(re, im, x.scale, keys);
+      const auto t3 = Clock::now();
+      cts += std::chrono::duration<double, std::milli>(t1 - t0).count();
+      eval_mod += std::chrono::duration<double, std::milli>(t2 - t1).count();
+      stc += std::chrono::duration<double, std::milli>(t3 - t2).count();
+    }
+    const auto got = encoder.decode(decrypt(context, *ops, out, sk));
+    double worst = 0, mean = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double e = std::abs(got[i] - z[i]);
+      worst = std::max(worst, e);
+      mean += e / static_cast<double>(n);
+    }
+    const auto iterations = static_cast<double>(st.iterations());
+    st.counters["modraise_cts_ms"] = cts / iterations;
+    st.counters["evalmod_ms"] = eval_mod / iterations;
+    st.counters["stc_ms"] = stc / iterations;
+    st.counters["mean_precision_bits"] = -std::log2(mean);
+    st.counters["min_precision_bits"] = -std::log2(worst);
+    st.counters["levels_left"] = out.level();
+  });
+}
+
 int main(int argc, char** argv) {
   register_ntt();
   register_ckks();
+  register_bootstrap();
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "options.hpp"
+#include "safhire/ckks/bootstrap.hpp"
 #include "safhire/ckks/ckks.hpp"
 #include "safhire/ckks/serialize.hpp"
 #include "safhire/core/error.hpp"
@@ -60,30 +61,150 @@ void print_ckks_sets() {
   }
 }
 
+namespace {
+
+std::unique_ptr<RnsOps> make_ops(const CkksContext& context, const std::string& backend,
+                                 unsigned threads) {
+  require(backend == "cpu" || backend == "cuda", ErrorCode::invalid_argument,
+          "--backend must be cpu or cuda, got " + backend);
+  if (backend == "cuda") {
+#if SAFHIRE_HAVE_CUDA
+    return safhire::cuda::make_cuda_rns_ops(context);
+#else
+    throw Error(ErrorCode::unsupported, "this build has no CUDA backend (no nvcc at configure)");
+#endif
+  }
+  return make_cpu_rns_ops(context, threads);
+}
+
+// The process's peak resident memory in MB (VmHWM), or NaN where /proc does not say.
+double peak_rss_mb() {
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  if (f == nullptr) return std::nan("");
+  char line[256];
+  double kb = std::nan("");
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    if (std::sscanf(line, "VmHWM: %lf kB", &kb) == 1) break;
+  }
+  std::fclose(f);
+  return kb / 1024;
+}
+
+// safhire ckks bootstrap: key generation, one bootstrap of random full slots with its steps
+// timed, the precision against the input and the levels left.
+int run_bootstrap(int argc, char** argv) {
+  Options opt(argc, argv, 3);
+  const std::string set = opt.get("set", "n12-boot-test");
+  const unsigned threads = opt.number("threads", 1);
+  const std::string backend = opt.get("backend", "cpu");
+  const bool json = opt.flag("json");
+  const bool insecure = opt.flag("insecure");
+  opt.finish();
+  const CkksParams& params = named_set(set);
+  require(insecure || estimated_security(params) >= 128, ErrorCode::insecure_parameters,
+          "set '" + set + "' has an estimated " +
+              std::to_string(static_cast<int>(estimated_security(params))) +
+              " bits of security (a test ring): pass --insecure to run it anyway");
+  const CkksContext context(params, insecure);
+  const auto ops = make_ops(context, backend, threads);
+  const Encoder encoder(context, *ops);
+  const Evaluator ev(context, *ops);
+  std::vector<Step> steps;
+  auto timed = [&](const std::string& name, auto fn) {
+    const auto t0 = Clock::now();
+    auto out = fn();
+    ops->synchronize();
+    steps.push_back(
+        {name, std::chrono::duration<double, std::milli>(Clock::now() - t0).count(), std::nan("")});
+    return out;
+  };
+  const Bootstrapper boot = timed("plan (CoeffToSlot and SlotToCoeff matrices)", [&] {
+    return Bootstrapper(encoder, ev, default_bootstrap_params(context.params()));
+  });
+  core::OsRandom random;
+  KeyGenerator gen(context, *ops, random);
+  const SecretKey sk = gen.secret_key();
+  SwitchingKey rlk = timed("keygen relinearization", [&] { return gen.relinearization_key(sk); });
+  GaloisKeys keys = timed("keygen rotations + conjugation",
+                          [&] { return gen.galois_keys(sk, boot.rotations(), true); });
+  const std::size_t n = context.degree() / 2;
+  std::mt19937_64 mt(std::random_device{}());
+  std::uniform_real_distribution<double> u(-1, 1);
+  Values z(n);
+  for (auto& v : z)
+    v = {u(mt), u(mt)};
+  Encryptor enc(context, *ops, random);
+  const double delta = std::exp2(context.params().log_scale - 13);
+  Ciphertext x = enc.encrypt(encoder.encode(z, delta, 0), sk);
+  if (backend == "cuda") {
+    make_resident(*ops, rlk);
+    make_resident(*ops, keys);
+    make_resident(*ops, x);
+  }
+  const auto t0 = Clock::now();
+  const Ciphertext raised = timed("ModRaise", [&] { return boot.mod_raise(x); });
+  const auto parts = timed("CoeffToSlot", [&] { return boot.coeff_to_slot(raised, keys); });
+  const Ciphertext re =
+      timed("EvalMod (real part)", [&] { return boot.eval_mod(parts.first, rlk); });
+  const Ciphertext im =
+      timed("EvalMod (imaginary part)", [&] { return boot.eval_mod(parts.second, rlk); });
+  const Ciphertext out =
+      timed("SlotToCoeff", [&] { return boot.slot_to_coeff(re, im, x.scale, keys); });
+  const double total = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  const Values got = encoder.decode(decrypt(context, *ops, out, sk));
+  double worst = 0, mean = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double e = std::abs(got[i] - z[i]);
+    worst = std::max(worst, e);
+    mean += e / static_cast<double>(n);
+  }
+  const double security = estimated_security(context.params());
+  if (json) {
+    std::printf(
+        "{\"set\": \"%s\", \"N\": %u, \"slots\": %zu, \"backend\": \"%s\", "
+        "\"threads\": %u, \"security_bits\": %.1f, \"bootstrap_ms\": %.3f, "
+        "\"mean_precision_bits\": %.2f, \"min_precision_bits\": %.2f, "
+        "\"levels_left\": %u, \"rotation_keys\": %zu, \"peak_rss_mb\": %.1f, "
+        "\"steps\": [",
+        set.c_str(), context.degree(), n, backend.c_str(), threads, security, total,
+        -std::log2(mean), -std::log2(worst), out.level(), keys.keys.size(), peak_rss_mb());
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      std::printf("%s{\"step\": \"%s\", \"ms\": %.3f}", i ? ", " : "", steps[i].name.c_str(),
+                  steps[i].ms);
+    }
+    std::printf("]}\n");
+    return 0;
+  }
+  std::printf("CKKS bootstrapping, %s on %s: N = %u, %zu slots, %.0f-bit security%s, %u thread%s\n",
+              set.c_str(), backend.c_str(), context.degree(), n, security,
+              security < 128 ? " (a TEST ring, insecure)" : "", threads, threads == 1 ? "" : "s");
+  std::printf("  %-44s %10s\n", "step", "ms");
+  for (const auto& st : steps)
+    std::printf("  %-44s %10.2f\n", st.name.c_str(), st.ms);
+  std::printf(
+      "  bootstrap: %.1f ms; precision %.1f bits mean, %.1f at the worst slot; %u levels "
+      "left; %zu rotation keys; peak memory %.0f MB\n",
+      total, -std::log2(mean), -std::log2(worst), out.level(), keys.keys.size(), peak_rss_mb());
+  return 0;
+}
+
+}  // namespace
+
 int run_ckks(int argc, char** argv) {
   const std::string sub = argc > 2 ? argv[2] : "";
+  if (sub == "bootstrap") return run_bootstrap(argc, argv);
   require(sub == "demo", ErrorCode::invalid_argument,
-          "usage: safhire ckks demo [--set NAME] [--threads T] [--backend cpu|cuda] [--json]");
+          "usage: safhire ckks demo [--set NAME] [--threads T] [--backend cpu|cuda] [--json]\n"
+          "       safhire ckks bootstrap [--set NAME] [--threads T] [--backend cpu|cuda] [--json] "
+          "[--insecure]");
   Options opt(argc, argv, 3);
   const std::string set = opt.get("set", "n14-l7");
   const unsigned threads = opt.number("threads", 1);
   const std::string backend = opt.get("backend", "cpu");
   const bool json = opt.flag("json");
   opt.finish();
-  require(backend == "cpu" || backend == "cuda", ErrorCode::invalid_argument,
-          "--backend must be cpu or cuda, got " + backend);
-
   const CkksContext context(named_set(set));
-  std::unique_ptr<RnsOps> ops;
-  if (backend == "cuda") {
-#if SAFHIRE_HAVE_CUDA
-    ops = safhire::cuda::make_cuda_rns_ops(context);
-#else
-    throw Error(ErrorCode::unsupported, "this build has no CUDA backend (no nvcc at configure)");
-#endif
-  } else {
-    ops = make_cpu_rns_ops(context, threads);
-  }
+  const auto ops = make_ops(context, backend, threads);
   const Encoder encoder(context, *ops);
   const Evaluator ev(context, *ops);
   std::vector<Step> steps;

@@ -1,4 +1,5 @@
-// Command-line options of the `safhire` subcommands: --key value pairs and --json.
+// Command-line options of the `safhire` subcommands: --key value pairs and the bare flags
+// --json and --insecure.
 #pragma once
 
 #include <cstdint>
@@ -20,7 +21,7 @@ class Options {
       safhire::require(key.rfind("--", 0) == 0, safhire::ErrorCode::invalid_argument,
                        "unexpected argument " + key);
       key = key.substr(2);
-      if (key == "json") {
+      if (key == "json" || key == "insecure") {
         values_.emplace_back(key, "1");
       } else {
         safhire::require(i + 1 < argc, safhire::ErrorCode::invalid_argument,

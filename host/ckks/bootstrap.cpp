@@ -1,5 +1,6 @@
 #include "safhire/ckks/bootstrap.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <complex>
@@ -20,6 +21,21 @@ std::uint32_t sum(const std::vector<std::uint32_t>& v) {
 }
 
 }  // namespace
+
+BootstrapParams default_bootstrap_params(const CkksParams& params) {
+  const std::uint32_t stages = params.log_n - 1;
+  BootstrapParams b;
+  for (std::uint32_t left = stages; left > 0;) {
+    const std::uint32_t size = std::min(4U, left - (left > 4 && left < 8 ? left / 2 : 0));
+    b.cts_split.push_back(size);
+    left -= size;
+  }
+  b.stc_split.assign(b.cts_split.rbegin(), b.cts_split.rend());
+  const bool sparse =
+      params.secret == SecretDistribution::fixed_hamming_weight && params.hamming_weight <= 32;
+  b.k = sparse ? 16 : 32;
+  return b;
+}
 
 Bootstrapper::Bootstrapper(const Encoder& encoder, const Evaluator& evaluator,
                            BootstrapParams params)

@@ -88,31 +88,13 @@ TEST(CkksBootstrap, ModRaiseChecksItsLevels) {
   EXPECT_EQ(code_of([&] { f.evaluator.mod_raise(low, 4); }), ErrorCode::invalid_argument);
 }
 
-// N = 2^12 with 19 primes (q_0 of 60 bits, 58-bit levels) and a secret of weight 32: far below
-// 128-bit security (a test ring, made with allow_insecure), shaped like a bootstrapping set.
-const CkksParams& test_set() {
-  static const CkksParams p = [] {
-    CkksParams q;
-    q.name = "boot-test-n12";
-    q.log_n = 12;
-    q.q_bits = {60};
-    q.q_bits.insert(q.q_bits.end(), 18, 58);
-    q.p_bits = {60, 60, 60, 60};
-    q.dnum = 5;
-    q.log_scale = 58;
-    q.secret = SecretDistribution::fixed_hamming_weight;
-    q.hamming_weight = 32;
-    return q;
-  }();
-  return p;
-}
-
 struct BootFixture {
-  CkksContext context{test_set(), /*allow_insecure=*/true};
+  // The insecure N = 2^12 test ring shaped like a bootstrapping set (params.cpp).
+  CkksContext context{named_set("n12-boot-test"), /*allow_insecure=*/true};
   std::unique_ptr<RnsOps> ops = make_cpu_rns_ops(context, 2);
   Encoder encoder{context, *ops};
   Evaluator evaluator{context, *ops};
-  BootstrapParams params{{4, 4, 3}, {3, 4, 4}, 16, 47, 3};
+  BootstrapParams params = default_bootstrap_params(context.params());
   Bootstrapper boot{encoder, evaluator, params};
   SecretKey sk;
   SwitchingKey rlk;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "ckks_fixture.hpp"
+#include "safhire/ckks/bootstrap.hpp"
 #include "safhire/core/error.hpp"
 #include "safhire/core/primes.hpp"
 #include "test_util.hpp"
@@ -86,6 +87,32 @@ TEST(CkksParams, DigitsCoverTheLevelInOrder) {
   EXPECT_EQ(context.p_moduli(), (std::vector<ModulusIndex>{8, 9}));
   EXPECT_EQ(code_of([&] { context.digit_moduli(4, 3); }), ErrorCode::invalid_argument);
   EXPECT_EQ(code_of([&] { context.q_moduli(8); }), ErrorCode::invalid_argument);
+}
+
+TEST(CkksParams, TestSetsAreRefusedUnlessAskedFor) {
+  for (const auto& params : test_sets()) {
+    EXPECT_LT(estimated_security(params), 128.0) << params.name;
+    EXPECT_EQ(code_of([&] { CkksContext context(params); }), ErrorCode::insecure_parameters);
+    EXPECT_EQ(&named_set(params.name), &params);
+  }
+}
+
+TEST(CkksParams, DefaultBootstrapSplitsCoverEveryStage) {
+  for (std::uint32_t log_n = 4; log_n <= 17; ++log_n) {
+    CkksParams p;
+    p.log_n = log_n;
+    const auto b = default_bootstrap_params(p);
+    std::uint32_t cts = 0, stc = 0;
+    for (std::uint32_t g : b.cts_split) {
+      EXPECT_GE(g, 1U);
+      EXPECT_LE(g, 4U);
+      cts += g;
+    }
+    for (std::uint32_t g : b.stc_split)
+      stc += g;
+    EXPECT_EQ(cts, log_n - 1);
+    EXPECT_EQ(stc, log_n - 1);
+  }
 }
 
 }  // namespace

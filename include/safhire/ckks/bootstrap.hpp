@@ -35,6 +35,11 @@ struct BootstrapParams {
   std::uint32_t double_angles = 3;       // r
 };
 
+// Splits of at most four stages per group (CoeffToSlot's last group the smallest, SlotToCoeff's
+// first), K from the secret (16 for weights up to 32, 32 beyond), a cosine of degree 47 and 3
+// double angles.
+BootstrapParams default_bootstrap_params(const CkksParams& params);
+
 class Bootstrapper {
  public:
   // For ciphertexts of full slots; ModRaise goes to the context's top level. Error

@@ -47,7 +47,11 @@ double estimated_security(const CkksParams& params);
 
 // The named sets, from small test rings to the N = 2^16 sets of the benchmarks.
 const std::vector<CkksParams>& named_sets();
-// The set of that name; Error(invalid_argument) listing the names when there is none.
+// Small rings shaped like larger sets (bootstrapping at N = 2^12), far below 128-bit security:
+// for tests, CI and demonstrations only (a context needs allow_insecure).
+const std::vector<CkksParams>& test_sets();
+// The set of that name among both lists; Error(invalid_argument) listing the names when there
+// is none.
 const CkksParams& named_set(const std::string& name);
 
 }  // namespace safhire::ckks
