@@ -185,6 +185,11 @@ run ckks_demo_cuda 60 "$build/host/apps/safhire" ckks demo --backend cuda --set 
   >"$files/ckks-demo-n16-cuda.json"
 cat "$files/ckks-demo-n16-cuda.json"
 
+step "CKKS bootstrapping on the device: safhire ckks bootstrap (the N = 2^12 test ring)"
+run ckks_bootstrap_cuda 60 "$build/host/apps/safhire" ckks bootstrap --backend cuda --insecure \
+  --json >"$files/ckks-bootstrap-n12-cuda.json"
+cat "$files/ckks-bootstrap-n12-cuda.json"
+
 step "CUDA benchmarks"
 run bench_cuda 80 "$build/bench/bench_cuda" --benchmark_repetitions=3 --benchmark_min_time=0.05 \
   --benchmark_report_aggregates_only=true --benchmark_out_format=json \

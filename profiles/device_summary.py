@@ -14,7 +14,7 @@ from pathlib import Path
 
 # The steps a full check runs, in order; Nsight Compute (ncu) is reported but never fails it.
 EXPECTED = ["configure", "build", "device", "test_cuda", "e2e_cuda_gamma2", "e2e_cuda_gamma0",
-            "e2e_cpu_gamma2", "bench_cuda"]
+            "e2e_cpu_gamma2", "ckks_demo_cuda", "ckks_bootstrap_cuda", "bench_cuda"]
 E2E = [("e2e_cuda_gamma2", "e2e-resnet20-b8-gamma2-cuda.json"),
        ("e2e_cuda_gamma0", "e2e-resnet20-b8-gamma0-cuda.json"),
        ("e2e_cpu_gamma2", "e2e-resnet20-b8-gamma2-cpu.json")]
@@ -154,6 +154,20 @@ def main():
             # Fresh encryption at scale 2^50 gives ~29 bits; far below means a wrong result.
             if min(bits) < 20:
                 problems.append(f"ckks_demo_cuda: precision {min(bits):.1f} bits (< 20)")
+
+    if "ckks_bootstrap_cuda" in reached:
+        r = load_json(out / "ckks-bootstrap-n12-cuda.json")
+        if r is None:
+            problems.append("ckks_bootstrap_cuda: no result")
+        else:
+            lines.append(
+                f"bootstrap {r['set']} on {r['backend']}: {r['bootstrap_ms']:.1f} ms, precision "
+                f"{r['mean_precision_bits']:.1f} bits mean, {r['min_precision_bits']:.1f} worst, "
+                f"{r['levels_left']} levels left")
+            # The CPU gives 23 bits on average, 21 at the worst slot; far below is a wrong result.
+            if r["min_precision_bits"] < 18:
+                problems.append(
+                    f"ckks_bootstrap_cuda: precision {r['min_precision_bits']:.1f} bits (< 18)")
 
     bench = load_json(out / "bench_cuda.json")
     if bench is not None:
