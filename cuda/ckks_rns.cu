@@ -286,6 +286,8 @@ class DeviceView {
     }
   }
   const u64* get() const { return ptr_; }
+  bool staged() const { return staged_.size() > 0; }
+  void download(std::span<u64> host) const { staged_.download(host); }
 
  private:
   DeviceBuffer<u64> staged_;
@@ -296,28 +298,20 @@ class DeviceView {
 // (uploaded, so that limbs the operation does not write are kept), downloaded by finish().
 class DeviceTarget {
  public:
-  DeviceTarget(RnsPoly& p, cudaStream_t stream) : poly_(&p), stream_(stream) {
-    check_words(p);
-    if (p.on_device()) {
-      ptr_ = p.device.data();
-    } else {
-      staged_ = DeviceBuffer<u64>(std::span<const u64>(p.data), stream);
-      ptr_ = staged_.data();
-    }
-  }
-  u64* get() const { return ptr_; }
+  DeviceTarget(RnsPoly& p, cudaStream_t stream) : view_(p, stream), poly_(&p), stream_(stream) {}
+  // Writable: the view is of the caller's own (non-const) output.
+  u64* get() const { return const_cast<u64*>(view_.get()); }
   void finish() {
-    if (staged_.size() > 0) {
-      staged_.download(poly_->data);
+    if (view_.staged()) {
+      view_.download(poly_->data);
       check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
     }
   }
 
  private:
+  DeviceView view_;
   RnsPoly* poly_;
   cudaStream_t stream_;
-  DeviceBuffer<u64> staged_;
-  u64* ptr_ = nullptr;
 };
 
 // ---- the RnsOps -------------------------------------------------------------------------------

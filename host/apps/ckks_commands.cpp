@@ -42,6 +42,25 @@ struct Step {
   double bits;  // NaN where there is nothing to compare
 };
 
+// Runs and times named steps; a device's work counts as finished, not only issued.
+class StepTimer {
+ public:
+  explicit StepTimer(const RnsOps& ops) : ops_(&ops) {}
+  template <class Fn>
+  auto operator()(const std::string& name, Fn fn) {
+    const auto t0 = Clock::now();
+    auto out = fn();
+    ops_->synchronize();
+    steps.push_back(
+        {name, std::chrono::duration<double, std::milli>(Clock::now() - t0).count(), std::nan("")});
+    return out;
+  }
+  std::vector<Step> steps;
+
+ private:
+  const RnsOps* ops_;
+};
+
 }  // namespace
 
 void print_ckks_sets() {
@@ -109,15 +128,8 @@ int run_bootstrap(int argc, char** argv) {
   const auto ops = make_ops(context, backend, threads);
   const Encoder encoder(context, *ops);
   const Evaluator ev(context, *ops);
-  std::vector<Step> steps;
-  auto timed = [&](const std::string& name, auto fn) {
-    const auto t0 = Clock::now();
-    auto out = fn();
-    ops->synchronize();
-    steps.push_back(
-        {name, std::chrono::duration<double, std::milli>(Clock::now() - t0).count(), std::nan("")});
-    return out;
-  };
+  StepTimer timed(*ops);
+  auto& steps = timed.steps;
   const Bootstrapper boot = timed("plan (CoeffToSlot and SlotToCoeff matrices)", [&] {
     return Bootstrapper(encoder, ev, default_bootstrap_params(context.params()));
   });
@@ -207,15 +219,8 @@ int run_ckks(int argc, char** argv) {
   const auto ops = make_ops(context, backend, threads);
   const Encoder encoder(context, *ops);
   const Evaluator ev(context, *ops);
-  std::vector<Step> steps;
-  auto timed = [&](const std::string& name, auto fn) {
-    const auto t0 = Clock::now();
-    auto out = fn();
-    ops->synchronize();  // a device's work finished, not only issued
-    steps.push_back(
-        {name, std::chrono::duration<double, std::milli>(Clock::now() - t0).count(), std::nan("")});
-    return out;
-  };
+  StepTimer timed(*ops);
+  auto& steps = timed.steps;
 
   core::OsRandom random;
   KeyGenerator gen(context, *ops, random);

@@ -113,6 +113,15 @@ BootFixture& boot_fixture() {
   return f;
 }
 
+// i with its log2(n) bits reversed.
+std::uint32_t reversed(std::uint32_t i, std::uint32_t n) {
+  const int bits = std::countr_zero(n);
+  std::uint32_t r = 0;
+  for (int b = 0; b < bits; ++b)
+    r |= ((i >> b) & 1U) << (bits - 1 - b);
+  return r;
+}
+
 // After CoeffToSlot the real and imaginary parts hold t_i / q_0 and t_(i+N/2) / q_0 in
 // bit-reversed order, t the raised decryption; EvalMod of each is m_i / q_0 (mod 1).
 TEST(CkksBootstrap, CoeffToSlotAndEvalModHaveTheirPlainMeaning) {
@@ -128,12 +137,9 @@ TEST(CkksBootstrap, CoeffToSlotAndEvalModHaveTheirPlainMeaning) {
   const auto xs = f.encoder.decode(decrypt(f.context, *f.ops, x, f.sk));
   const auto ys = f.encoder.decode(decrypt(f.context, *f.ops, y, f.sk));
   const double q0 = static_cast<double>(f.context.prime(0));
-  const int bits = std::countr_zero(n);
   double worst_fraction = 0;
   for (std::uint32_t i = 0; i < n; ++i) {
-    std::uint32_t r = 0;
-    for (int b = 0; b < bits; ++b)
-      r |= ((i >> b) & 1U) << (bits - 1 - b);
+    const std::uint32_t r = reversed(i, n);
     // t_i / q_0 = m_i / q_0 + I_i: its distance to an integer is |m_i| / q_0, tiny.
     for (const auto& [v, coeff] :
          {std::pair{xs[r].real(), m[i]}, std::pair{ys[r].real(), m[i + n]}}) {
@@ -148,9 +154,7 @@ TEST(CkksBootstrap, CoeffToSlotAndEvalModHaveTheirPlainMeaning) {
   const auto ex = f.encoder.decode(decrypt(f.context, *f.ops, f.boot.eval_mod(x, f.rlk), f.sk));
   double worst = 0;
   for (std::uint32_t i = 0; i < n; ++i) {
-    std::uint32_t r = 0;
-    for (int b = 0; b < bits; ++b)
-      r |= ((i >> b) & 1U) << (bits - 1 - b);
+    const std::uint32_t r = reversed(i, n);
     worst = std::max(worst, std::fabs(ex[r].real() - static_cast<double>(m[i]) * delta / q0));
   }
   // Measured 2^-41: the cosine's noise, times up to 4 per double angle.
