@@ -59,20 +59,21 @@ Bootstrapper::Bootstrapper(const Encoder& encoder, const Evaluator& evaluator,
   eval_scale_ = static_cast<double>(context.prime(top_));
   const double q0 = static_cast<double>(context.prime(0));
   cts_.emplace(encoder, DftDirection::coeff_to_slot, 0, stages, params_.cts_split, top_, slots,
-               eval_scale_ / (2 * q0));
+               eval_scale_ / (2 * q0 * params_.k));
   const std::uint32_t stc_level = top_ - static_cast<std::uint32_t>(params_.cts_split.size()) -
-                                  PolynomialEvaluator::depth(params_.degree) -
+                                  PolynomialEvaluator::depth(params_.degree, true) -
                                   params_.double_angles;
   stc_.emplace(encoder, DftDirection::slot_to_coeff, 0, stages, params_.stc_split, stc_level,
                slots);
   const double r = std::exp2(static_cast<double>(params_.double_angles));
-  cosine_ = chebyshev_interpolate([r](double x) { return std::cos(kTwoPi * (x - 0.25) / r); },
-                                  params_.degree, -params_.k, params_.k);
+  const double k = params_.k;
+  cosine_ = chebyshev_interpolate(
+      [r, k](double y) { return std::cos(kTwoPi * (k * y - 0.25) / r); }, params_.degree, -1, 1);
 }
 
 std::uint32_t Bootstrapper::depth() const {
   return static_cast<std::uint32_t>(params_.cts_split.size() + params_.stc_split.size()) +
-         PolynomialEvaluator::depth(params_.degree) + params_.double_angles;
+         PolynomialEvaluator::depth(params_.degree, true) + params_.double_angles;
 }
 
 std::uint32_t Bootstrapper::output_level() const {
@@ -98,7 +99,7 @@ Ciphertext Bootstrapper::mod_raise(const Ciphertext& x) const {
 
 std::pair<Ciphertext, Ciphertext> Bootstrapper::coeff_to_slot(const Ciphertext& raised,
                                                               const GaloisKeys& keys) const {
-  // w = (t_i + i t_(i+N/2)) / (2 q_0), bit-reversed.
+  // w = (t_i + i t_(i+N/2)) / (2 K q_0), bit-reversed.
   const Ciphertext w = cts_->apply(*ev_, raised, keys);
   const Ciphertext conj = ev_->conjugate(w, keys);
   const Ciphertext x = ev_->add(w, conj);

@@ -97,7 +97,7 @@ const std::vector<CkksParams>& test_sets() {
   using S = SecretDistribution;
   static const std::vector<CkksParams> sets = {
       // Bootstrapping at N = 2^12: a weight-32 secret, q_0 of 60 bits, 18 levels of 58 bits
-      // (CoeffToSlot 3, EvalMod 10, SlotToCoeff 3, 2 left). About 1300 bits of QP at N = 2^12:
+      // (CoeffToSlot 3, EvalMod 9, SlotToCoeff 3, 3 left). About 1300 bits of QP at N = 2^12:
       // no security at all.
       {"n12-boot-test", 12, repeat(60, 58, 18), std::vector<int>(4, 60), 5, 58,
        S::fixed_hamming_weight, 32, 3.19},

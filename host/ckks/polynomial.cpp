@@ -206,11 +206,11 @@ class Run {
 
 }  // namespace
 
-std::uint32_t PolynomialEvaluator::depth(std::uint32_t degree) {
+std::uint32_t PolynomialEvaluator::depth(std::uint32_t degree, bool unit_interval) {
   require(degree >= 1, ErrorCode::invalid_argument, "polynomial of degree 0");
-  // Relative levels: x at `top`, T_1 one below (the affine map).
+  // Relative levels: x at `top`, T_1 at top or one below (the affine map).
   constexpr std::uint32_t top = 1000;
-  const Levels t = power_levels(degree, top - 1);
+  const Levels t = power_levels(degree, unit_interval ? top : top - 1);
   const auto root = divide(std::vector<double>(degree + 1, 1.0), baby_count(degree));
   return top - post_level(*root, t);
 }
@@ -222,18 +222,20 @@ Ciphertext PolynomialEvaluator::evaluate(const Ciphertext& x, const ChebyshevSer
   require(p.b > p.a && std::isfinite(p.a) && std::isfinite(p.b), ErrorCode::invalid_argument,
           "polynomial evaluation needs an interval a < b");
   const std::uint32_t degree = p.degree();
-  require(x.level() >= depth(degree), ErrorCode::invalid_argument,
-          "polynomial of degree " + std::to_string(degree) + " needs " +
-              std::to_string(depth(degree)) + " levels, the ciphertext has " +
-              std::to_string(x.level()));
+  require(x.level() >= depth(p), ErrorCode::invalid_argument,
+          "polynomial of degree " + std::to_string(degree) + " needs " + std::to_string(depth(p)) +
+              " levels, the ciphertext has " + std::to_string(x.level()));
   if (scale == 0) scale = x.scale;
   const Evaluator& ev = *ev_;
   Run run(ev, rlk);
-  // y = (2x - a - b) / (b - a), at x's scale after one rescale.
-  const double q_top = static_cast<double>(ev.context().prime(x.level()));
-  Ciphertext y = ev.multiply_constant(x, 2 / (p.b - p.a), q_top);
-  y = ev.rescale(ev.add_constant(y, -(p.a + p.b) / (p.b - p.a)));
-  run.t[1] = std::move(y);
+  if (p.a == -1 && p.b == 1) {
+    run.t[1] = x;
+  } else {
+    // y = (2x - a - b) / (b - a), at x's scale after one rescale.
+    const double q_top = static_cast<double>(ev.context().prime(x.level()));
+    Ciphertext y = ev.multiply_constant(x, 2 / (p.b - p.a), q_top);
+    run.t[1] = ev.rescale(ev.add_constant(y, -(p.a + p.b) / (p.b - p.a)));
+  }
   run.levels[1] = run.t[1].level();
   for (std::uint32_t i : powers_needed(degree))
     run.power(i);

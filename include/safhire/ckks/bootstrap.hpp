@@ -5,14 +5,15 @@
 // Input: a ciphertext at level 0, modulus q_0, whose slots hold z = sigma(m) / Delta. After
 // ModRaise it encrypts t = m + q_0 I modulo Q_top. Its scale is relabelled to the evaluation
 // scale Delta_e (a level prime's size, so that the scales stay put through EvalMod), and
-// CoeffToSlot, with the factor Delta_e / (2 q_0) folded into its matrices, leaves in its slots
-// w = (t_i + i t_(i+N/2)) / (2 q_0) in bit-reversed order. The real and imaginary parts,
-// x = w + conj(w) and -i (w - conj(w)), are the t_i / q_0, each within K of an integer's
-// distance from m_i / q_0: |I| < K - 1/4 is required (it holds with overwhelming probability
+// CoeffToSlot, with the factor Delta_e / (2 K q_0) folded into its matrices, leaves in its slots
+// w = (t_i + i t_(i+N/2)) / (2 K q_0) in bit-reversed order. The real and imaginary parts,
+// x = w + conj(w) and -i (w - conj(w)), are the t_i / (K q_0) in [-1, 1], t_i / q_0 being
+// m_i / q_0 plus an integer I_i: |I| < K - 1/4 is required (it holds with overwhelming probability
 // for a sparse secret of weight h when K exceeds a few sqrt(h / 12); the failure probability
 // is the chance that some |I_i| reaches K).
-// EvalMod computes sin(2 pi x) = cos(2 pi (x - 1/4)): a Chebyshev interpolant of
-// cos(2 pi (x - 1/4) / 2^r) on [-K, K], then r double angles c -> 2 c^2 - 1. For |m / q_0|
+// EvalMod computes sin(2 pi K y) = cos(2 pi (K y - 1/4)): a Chebyshev interpolant of
+// cos(2 pi (K y - 1/4) / 2^r) on [-1, 1] (so that no level goes to an affine map), then r
+// double angles c -> 2 c^2 - 1. For |m / q_0|
 // small, sin(2 pi x) ~ 2 pi m / q_0, so relabelling the scale by 2 pi Delta / q_0 gives
 // m / Delta again (the sine's error is (2 pi m / q_0)^3 / 6 relative to it). The two parts
 // recombine as x + i y and SlotToCoeff returns the slots z, bit reversal undone.
@@ -57,10 +58,11 @@ class Bootstrapper {
 
   // The steps, for tests and for the lanes.
   Ciphertext mod_raise(const Ciphertext& x) const;
-  // The raised ciphertext to (x, y): the real and imaginary parts of its coefficients / q_0.
+  // The raised ciphertext to (x, y): the real and imaginary parts of its coefficients
+  // / (K q_0).
   std::pair<Ciphertext, Ciphertext> coeff_to_slot(const Ciphertext& raised,
                                                   const GaloisKeys& keys) const;
-  // sin(2 pi v) / (2 pi) of a real part v (slot by slot).
+  // sin(2 pi K v) / (2 pi) of a real part v (slot by slot): m_i / q_0.
   Ciphertext eval_mod(const Ciphertext& v, const SwitchingKey& rlk) const;
   // x + i y through SlotToCoeff, relabelled so that it decodes to z.
   Ciphertext slot_to_coeff(const Ciphertext& x, const Ciphertext& y, double input_scale,

@@ -3,7 +3,7 @@
 // form below), and their interpolation from a function.
 //
 // Evaluation of p(x) = sum_i c_i T_i(y), y = (2x - a - b) / (b - a):
-//  1. y from x (one constant product and one rescale).
+//  1. y from x (one constant product and one rescale), skipped on [-1, 1] where y = x.
 //  2. Powers: the baby steps T_1 .. T_(B-1), B a power of two, and the giant steps T_B, T_2B,
 //     T_4B, ... up to the degree, by T_2k = 2 T_k^2 - 1 and T_2k+1 = 2 T_k T_k+1 - T_1, each
 //     with one rescale; their scales are whatever the primes make them, tracked exactly.
@@ -47,10 +47,14 @@ class PolynomialEvaluator {
  public:
   explicit PolynomialEvaluator(const Evaluator& evaluator) : ev_(&evaluator) {}
 
-  // Levels that evaluate() consumes for this degree (the affine map included).
-  static std::uint32_t depth(std::uint32_t degree);
+  // Levels that evaluate() consumes for this degree: the affine map's included, unless the
+  // interval is [-1, 1].
+  static std::uint32_t depth(std::uint32_t degree, bool unit_interval = false);
+  static std::uint32_t depth(const ChebyshevSeries& p) {
+    return depth(p.degree(), p.a == -1 && p.b == 1);
+  }
 
-  // p(x) slot by slot, at scale `scale` (0: x's scale), depth(degree) levels below x.
+  // p(x) slot by slot, at scale `scale` (0: x's scale), depth(p) levels below x.
   // Error(invalid_argument) if x has fewer levels, for an empty series or an empty interval.
   Ciphertext evaluate(const Ciphertext& x, const ChebyshevSeries& p, const SwitchingKey& rlk,
                       double scale = 0) const;
