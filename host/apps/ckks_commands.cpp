@@ -2,11 +2,13 @@
 // and its result checked against the same arithmetic in double (precision in bits).
 #include "ckks_commands.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <complex>
 #include <cstdio>
 #include <memory>
+#include <numbers>
 #include <random>
 #include <string>
 #include <vector>
@@ -146,7 +148,10 @@ int run_bootstrap(int argc, char** argv) {
   for (auto& v : z)
     v = {u(mt), u(mt)};
   Encryptor enc(context, *ops, random);
-  const double delta = std::exp2(context.params().log_scale - 13);
+  // The input's scale: q_0 / 2^10. Random slots of modulus up to sqrt(2) make coefficients
+  // about sqrt(N) times smaller than Delta, far inside the sine's linear range (the output comes
+  // out at scale 2 pi Delta eval_scale / q_0).
+  const double delta = static_cast<double>(context.prime(0)) * std::exp2(-10);
   Ciphertext x = enc.encrypt(encoder.encode(z, delta, 0), sk);
   if (backend == "cuda") {
     make_resident(*ops, rlk);

@@ -24,16 +24,22 @@ std::uint32_t sum(const std::vector<std::uint32_t>& v) {
 
 BootstrapParams default_bootstrap_params(const CkksParams& params) {
   const std::uint32_t stages = params.log_n - 1;
+  // Groups as even as possible, the larger first: at most four stages for CoeffToSlot (at the
+  // top levels, where every diagonal costs the most limbs), five for SlotToCoeff.
+  auto split = [stages](std::uint32_t most) {
+    const std::uint32_t groups = (stages + most - 1) / most;
+    std::vector<std::uint32_t> sizes(groups, stages / groups);
+    for (std::uint32_t g = 0; g < stages % groups; ++g)
+      ++sizes[g];
+    return sizes;
+  };
   BootstrapParams b;
-  for (std::uint32_t left = stages; left > 0;) {
-    const std::uint32_t size = std::min(4U, left - (left > 4 && left < 8 ? left / 2 : 0));
-    b.cts_split.push_back(size);
-    left -= size;
-  }
-  b.stc_split.assign(b.cts_split.rbegin(), b.cts_split.rend());
+  b.cts_split = split(4);
+  b.stc_split = split(5);
   const bool sparse =
       params.secret == SecretDistribution::fixed_hamming_weight && params.hamming_weight <= 32;
   b.k = sparse ? 16 : 32;
+  b.double_angles = sparse ? 3 : 4;  // the cosine's argument within about 4 pi either way
   return b;
 }
 
@@ -52,28 +58,43 @@ Bootstrapper::Bootstrapper(const Encoder& encoder, const Evaluator& evaluator,
               std::to_string(stages) + " stages of " + std::to_string(slots) + " slots");
   require(params_.k >= 1 && params_.degree >= 2, ErrorCode::invalid_argument,
           "bootstrapping: K must be at least 1 and the cosine's degree at least 2");
+  require(params_.arcsine_degree == 0 || params_.message_ratio >= 8, ErrorCode::invalid_argument,
+          "bootstrapping: the arcsine needs q_0 / max |m| of at least 8");
   require(depth() <= top_, ErrorCode::invalid_argument,
           "bootstrapping needs " + std::to_string(depth()) + " levels above level 0, the set has " +
               std::to_string(top_));
-  // The evaluation scale: the size of the top prime (the level primes are of one size).
-  eval_scale_ = static_cast<double>(context.prime(top_));
+  // The evaluation scale: EvalMod's first prime, so that its products keep the scale near the
+  // primes they are rescaled by (CoeffToSlot's own primes may be of another size: its plaintexts
+  // are encoded at those primes and keep any scale).
+  eval_scale_ = static_cast<double>(
+      context.prime(top_ - static_cast<std::uint32_t>(params_.cts_split.size())));
   const double q0 = static_cast<double>(context.prime(0));
   cts_.emplace(encoder, DftDirection::coeff_to_slot, 0, stages, params_.cts_split, top_, slots,
                eval_scale_ / (2 * q0 * params_.k));
   const std::uint32_t stc_level = top_ - static_cast<std::uint32_t>(params_.cts_split.size()) -
                                   PolynomialEvaluator::depth(params_.degree, true) -
-                                  params_.double_angles;
+                                  params_.double_angles - arcsine_depth();
   stc_.emplace(encoder, DftDirection::slot_to_coeff, 0, stages, params_.stc_split, stc_level,
                slots);
   const double r = std::exp2(static_cast<double>(params_.double_angles));
   const double k = params_.k;
   cosine_ = chebyshev_interpolate(
       [r, k](double y) { return std::cos(kTwoPi * (k * y - 0.25) / r); }, params_.degree, -1, 1);
+  if (params_.arcsine_degree > 0) {
+    // The sines of |x| <= 1 / ratio, with a little room for the noise.
+    const double s = std::min(0.99, 1.05 * std::sin(kTwoPi / params_.message_ratio));
+    arcsine_ = chebyshev_interpolate([](double v) { return std::asin(v) / kTwoPi; },
+                                     params_.arcsine_degree, -s, s);
+  }
 }
 
 std::uint32_t Bootstrapper::depth() const {
   return static_cast<std::uint32_t>(params_.cts_split.size() + params_.stc_split.size()) +
-         PolynomialEvaluator::depth(params_.degree, true) + params_.double_angles;
+         PolynomialEvaluator::depth(params_.degree, true) + params_.double_angles + arcsine_depth();
+}
+
+std::uint32_t Bootstrapper::arcsine_depth() const {
+  return params_.arcsine_degree == 0 ? 0 : PolynomialEvaluator::depth(params_.arcsine_degree);
 }
 
 std::uint32_t Bootstrapper::output_level() const {
@@ -116,6 +137,7 @@ Ciphertext Bootstrapper::eval_mod(const Ciphertext& v, const SwitchingKey& rlk) 
     Ciphertext sq = ev_->multiply_constant(ev_->multiply_relinearize(c, c, rlk), 2.0, 1.0);
     c = ev_->rescale(ev_->add_constant(sq, -1.0));
   }
+  if (params_.arcsine_degree > 0) return PolynomialEvaluator(*ev_).evaluate(c, arcsine_, rlk);
   c.scale *= kTwoPi;  // a label: the slots now read sin(2 pi v) / (2 pi)
   return c;
 }

@@ -108,8 +108,11 @@ TEST(CkksParams, DefaultBootstrapSplitsCoverEveryStage) {
       EXPECT_LE(g, 4U);
       cts += g;
     }
-    for (std::uint32_t g : b.stc_split)
+    for (std::uint32_t g : b.stc_split) {
+      EXPECT_GE(g, 1U);
+      EXPECT_LE(g, 5U);
       stc += g;
+    }
     EXPECT_EQ(cts, log_n - 1);
     EXPECT_EQ(stc, log_n - 1);
   }

@@ -16,7 +16,9 @@
 // double angles c -> 2 c^2 - 1. For |m / q_0|
 // small, sin(2 pi x) ~ 2 pi m / q_0, so relabelling the scale by 2 pi Delta / q_0 gives
 // m / Delta again (the sine's error is (2 pi m / q_0)^3 / 6 relative to it). The two parts
-// recombine as x + i y and SlotToCoeff returns the slots z, bit reversal undone.
+// recombine as x + i y and SlotToCoeff returns the slots z, bit reversal undone. With the
+// arcsine correction, a polynomial for arcsin(s) / (2 pi) replaces the relabelling by 2 pi and
+// removes the sine's error, so that |m| / q_0 can be 2^-10 rather than 2^-15 or less.
 #pragma once
 
 #include <cstdint>
@@ -34,11 +36,16 @@ struct BootstrapParams {
   double k = 16;                         // EvalMod's interval [-K, K] in units of q_0
   std::uint32_t degree = 47;             // of the cosine's interpolant
   std::uint32_t double_angles = 3;       // r
+  // The arcsine correction: 0 (off) or the odd degree of arcsin(s) / (2 pi) on the sines of
+  // |m| / q_0 <= 1 / message_ratio, which turns sin(2 pi m / q_0) / (2 pi) back into m / q_0 and
+  // so allows messages much closer to q_0 (more precision) at the cost of its depth.
+  std::uint32_t arcsine_degree = 0;
+  double message_ratio = 1024;  // q_0 / max |m|, for the arcsine's interval
 };
 
-// Splits of at most four stages per group (CoeffToSlot's last group the smallest, SlotToCoeff's
-// first), K from the secret (16 for weights up to 32, 32 beyond), a cosine of degree 47 and 3
-// double angles.
+// Even splits of at most four stages per group for CoeffToSlot and five for SlotToCoeff (at
+// N = 2^16: [4, 4, 4, 3] and [5, 5, 5], as Lattigo's defaults), K from the secret (16 for weights
+// up to 32, 32 beyond, with 3 and 4 double angles), a cosine of degree 47.
 BootstrapParams default_bootstrap_params(const CkksParams& params);
 
 class Bootstrapper {
@@ -53,6 +60,9 @@ class Bootstrapper {
   std::uint32_t depth() const;
   // The output's level (the top minus depth()).
   std::uint32_t output_level() const;
+  // The scale EvalMod works at (its first prime); an input at scale Delta comes out at about
+  // 2 pi Delta eval_scale() / q_0.
+  double eval_scale() const { return eval_scale_; }
   // Rotation steps of both transforms; the keys also need conjugation.
   std::vector<int> rotations() const;
 
@@ -75,9 +85,11 @@ class Bootstrapper {
   const Encoder* encoder_;
   const Evaluator* ev_;
   BootstrapParams params_;
+  std::uint32_t arcsine_depth() const;
+
   std::uint32_t top_;
   double eval_scale_;
-  ChebyshevSeries cosine_;
+  ChebyshevSeries cosine_, arcsine_;
   std::optional<HomomorphicDft> cts_, stc_;
 };
 
