@@ -265,7 +265,7 @@ void register_bootstrap() {
     KeyGenerator gen(context, *ops, rng);
     const auto sk = gen.secret_key();
     const auto rlk = gen.relinearization_key(sk);
-    const auto keys = gen.galois_keys(sk, boot.rotations(), true);
+    const auto keys = boot.galois_keys(gen, sk);
     const std::size_t n = context.degree() / 2;
     std::vector<std::complex<double>> z(n);
     std::mt19937_64 mt(5);

@@ -139,8 +139,8 @@ int run_bootstrap(int argc, char** argv) {
   KeyGenerator gen(context, *ops, random);
   const SecretKey sk = gen.secret_key();
   SwitchingKey rlk = timed("keygen relinearization", [&] { return gen.relinearization_key(sk); });
-  GaloisKeys keys = timed("keygen rotations + conjugation",
-                          [&] { return gen.galois_keys(sk, boot.rotations(), true); });
+  GaloisKeys keys =
+      timed("keygen rotations + conjugation", [&] { return boot.galois_keys(gen, sk); });
   const std::size_t n = context.degree() / 2;
   std::mt19937_64 mt(std::random_device{}());
   std::uniform_real_distribution<double> u(-1, 1);

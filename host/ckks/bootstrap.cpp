@@ -110,6 +110,13 @@ std::vector<int> Bootstrapper::rotations() const {
   return steps;
 }
 
+GaloisKeys Bootstrapper::galois_keys(KeyGenerator& generator, const SecretKey& sk) const {
+  GaloisKeys keys;
+  generator.add_galois_keys(keys, sk, cts_->rotations(), true, top_);
+  generator.add_galois_keys(keys, sk, stc_->rotations(), false, stc_->groups().front().level());
+  return keys;
+}
+
 Ciphertext Bootstrapper::mod_raise(const Ciphertext& x) const {
   require(x.slots == ev_->context().degree() / 2, ErrorCode::invalid_argument,
           "bootstrapping takes full slots (sparse slot counts are not supported yet)");

@@ -157,9 +157,12 @@ PublicKey KeyGenerator::public_key(const SecretKey& sk) {
   return pk;
 }
 
-SwitchingKey KeyGenerator::switching_key(const SecretKey& sk, const RnsPoly& s_prime) {
-  const auto moduli = all_moduli();
-  const std::uint32_t top = context_->max_level();
+SwitchingKey KeyGenerator::switching_key(const SecretKey& sk, const RnsPoly& s_prime,
+                                         std::uint32_t level) {
+  const std::uint32_t top = std::min(level, context_->max_level());
+  auto moduli = context_->q_moduli(top);
+  for (ModulusIndex p : context_->p_moduli())
+    moduli.push_back(p);
   // P mod q_i, for the gadget factor of each digit.
   std::vector<u64> p_mod(context_->primes().size(), 0);
   for (ModulusIndex i = 0; i <= top; ++i) {
@@ -194,24 +197,31 @@ SwitchingKey KeyGenerator::relinearization_key(const SecretKey& sk) {
   return switching_key(sk, s2);
 }
 
-SwitchingKey KeyGenerator::galois_key(const SecretKey& sk, std::uint64_t galois) {
+SwitchingKey KeyGenerator::galois_key(const SecretKey& sk, std::uint64_t galois,
+                                      std::uint32_t level) {
   const auto perm = context_->ntt(0).automorphism_permutation(galois);
   RnsPoly rotated(sk.s.n, sk.s.moduli, true);
   ops_->permute(sk.s, perm, rotated);
-  return switching_key(sk, rotated);
+  return switching_key(sk, rotated, level);
 }
 
-GaloisKeys KeyGenerator::galois_keys(const SecretKey& sk, std::span<const int> steps,
-                                     bool conjugation) {
-  GaloisKeys keys;
+void KeyGenerator::add_galois_keys(GaloisKeys& into, const SecretKey& sk,
+                                   std::span<const int> steps, bool conjugation,
+                                   std::uint32_t level) {
   for (int step : steps) {
     const u64 g = rotation_galois_element(*context_, step);
-    if (!keys.keys.contains(g)) keys.keys.emplace(g, galois_key(sk, g));
+    if (!into.keys.contains(g)) into.keys.emplace(g, galois_key(sk, g, level));
   }
   if (conjugation) {
     const u64 g = conjugation_galois_element(*context_);
-    keys.keys.emplace(g, galois_key(sk, g));
+    if (!into.keys.contains(g)) into.keys.emplace(g, galois_key(sk, g, level));
   }
+}
+
+GaloisKeys KeyGenerator::galois_keys(const SecretKey& sk, std::span<const int> steps,
+                                     bool conjugation, std::uint32_t level) {
+  GaloisKeys keys;
+  add_galois_keys(keys, sk, steps, conjugation, level);
   return keys;
 }
 

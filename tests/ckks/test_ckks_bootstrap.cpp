@@ -105,7 +105,7 @@ struct BootFixture {
     KeyGenerator gen(context, *ops, rng);
     sk = gen.secret_key();
     rlk = gen.relinearization_key(sk);
-    keys = gen.galois_keys(sk, boot.rotations(), true);
+    keys = boot.galois_keys(gen, sk);
   }
 };
 

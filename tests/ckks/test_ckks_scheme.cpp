@@ -181,6 +181,36 @@ TEST_P(CkksScheme, RotationsAndConjugationPermuteTheSlots) {
 INSTANTIATE_TEST_SUITE_P(Sets, CkksScheme,
                          ::testing::Values("n12-l2", "n13-l3", "n14-l7", "n15-l14"));
 
+// A key made for level 1 rotates ciphertexts at levels 1 and 0, is smaller than a top-level
+// key, and refuses a ciphertext above its level with a typed error.
+TEST(CkksScheme, LowerLevelKeysRotateAtTheirLevelAndBelow) {
+  auto& f = fixture("n13-l3");
+  auto& k = keys(f, "n13-l3");
+  auto rng = safhire::core::SeededRandom::from_counter(61);
+  KeyGenerator gen(f.context, *f.ops, rng);
+  const std::vector<int> step{3};
+  const auto low = gen.galois_keys(k.sk, step, false, 1);
+  const auto& key = low.at(rotation_galois_element(f.context, 3));
+  EXPECT_EQ(key.b.size(), f.context.digits(1));
+  EXPECT_EQ(key.b[0].limbs(), 2 + f.context.p_moduli().size());
+  const auto [a, b, ca, cb, scale, top] = encrypt_two(f, k, 62);
+  (void)b;
+  (void)cb;
+  const std::size_t n = a.size();
+  Values rotated(n);
+  for (std::size_t i = 0; i < n; ++i)
+    rotated[i] = a[(i + 3) % n];
+  for (std::uint32_t level : {1U, 0U}) {
+    const auto x = f.evaluator.drop_to_level(ca, level);
+    const auto r = f.evaluator.rotate(x, 3, low);
+    EXPECT_LE(max_error(decrypt_values(f, r, k.sk), rotated),
+              2 * fresh_bound(f, scale) + key_switch_bound(f, level, scale))
+        << "level " << level;
+  }
+  // Level 3 has two digits, the key one.
+  EXPECT_EQ(code_of([&] { f.evaluator.rotate(ca, 3, low); }), ErrorCode::invalid_argument);
+}
+
 TEST(CkksScheme, GaloisElementsFormTheRotationGroup) {
   auto& f = fixture("n13-l3");
   const std::uint64_t M = 2 * f.context.degree();

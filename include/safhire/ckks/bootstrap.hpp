@@ -65,6 +65,10 @@ class Bootstrapper {
   double eval_scale() const { return eval_scale_; }
   // Rotation steps of both transforms; the keys also need conjugation.
   std::vector<int> rotations() const;
+  // The keys the bootstrap needs, each made at the highest level it is used at: CoeffToSlot's
+  // rotations and conjugation at the top, SlotToCoeff's others at its own level (a fraction of
+  // the size).
+  GaloisKeys galois_keys(KeyGenerator& generator, const SecretKey& sk) const;
 
   // The steps, for tests and for the lanes.
   Ciphertext mod_raise(const Ciphertext& x) const;

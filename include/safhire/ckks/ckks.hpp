@@ -79,12 +79,22 @@ class KeyGenerator {
   SecretKey secret_key();
   PublicKey public_key(const SecretKey& sk);
   SwitchingKey relinearization_key(const SecretKey& sk);
+  // Keys may be made for ciphertexts up to a level below the top (kMaxLevel: the top): over
+  // q_0 .. q_level and P, with that level's digits, a fraction of a top-level key's size. They
+  // switch any ciphertext at that level or below.
+  static constexpr std::uint32_t kMaxLevel = UINT32_MAX;
   // A key from sigma_galois(s) to s.
-  SwitchingKey galois_key(const SecretKey& sk, std::uint64_t galois);
-  // Keys for every rotation step in `steps` and, when asked, conjugation.
-  GaloisKeys galois_keys(const SecretKey& sk, std::span<const int> steps, bool conjugation);
+  SwitchingKey galois_key(const SecretKey& sk, std::uint64_t galois,
+                          std::uint32_t level = kMaxLevel);
+  // Keys for every rotation step in `steps` and, when asked, conjugation, added to `into` (steps
+  // it already has a key for are skipped).
+  GaloisKeys galois_keys(const SecretKey& sk, std::span<const int> steps, bool conjugation,
+                         std::uint32_t level = kMaxLevel);
+  void add_galois_keys(GaloisKeys& into, const SecretKey& sk, std::span<const int> steps,
+                       bool conjugation, std::uint32_t level = kMaxLevel);
   // A switching key from s' (NTT form over Q_L and P) to s.
-  SwitchingKey switching_key(const SecretKey& sk, const RnsPoly& s_prime);
+  SwitchingKey switching_key(const SecretKey& sk, const RnsPoly& s_prime,
+                             std::uint32_t level = kMaxLevel);
 
   // The samplers the keys and encryption share: uniform residues (NTT form) over `moduli`, and
   // N rounded-Gaussian error coefficients of the set's sigma.
