@@ -33,6 +33,7 @@ using ckks::RnsPoly;
 using core::u64;
 
 constexpr std::uint32_t kColour = 0xff2e86c1;
+constexpr std::uint32_t kStepColour = 0xff8e44ad;
 
 // ---- kernels ----------------------------------------------------------------------------------
 
@@ -391,6 +392,21 @@ class CudaRnsOps final : public ckks::RnsOps {
   }
 
   void synchronize() const override { check(cudaStreamSynchronize(s()), "cudaStreamSynchronize"); }
+
+  // Ranges of whole steps (bootstrapping's ModRaise, CoeffToSlot, EvalMod, SlotToCoeff) in the
+  // same domain as the primitives' ranges, which nest inside them.
+  void begin_range(const char* name) const override {
+    nvtxEventAttributes_t attributes{};
+    attributes.version = NVTX_VERSION;
+    attributes.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    attributes.category = static_cast<std::uint32_t>(NvtxCategory::ring);
+    attributes.colorType = NVTX_COLOR_ARGB;
+    attributes.color = kStepColour;
+    attributes.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    attributes.message.ascii = name;
+    nvtxDomainRangePushEx(NvtxRange::domain(), &attributes);
+  }
+  void end_range() const override { nvtxDomainRangePop(NvtxRange::domain()); }
 
   void copy(const RnsPoly& a, RnsPoly& out, std::size_t first, std::size_t last) const override {
     NvtxRange range("ckks copy", NvtxCategory::ring, kColour);

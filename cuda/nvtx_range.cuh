@@ -28,7 +28,6 @@ class NvtxRange {
   NvtxRange(const NvtxRange&) = delete;
   NvtxRange& operator=(const NvtxRange&) = delete;
 
- private:
   static nvtxDomainHandle_t domain() {
     static const nvtxDomainHandle_t handle = nvtxDomainCreateA("safhire");
     return handle;

@@ -161,8 +161,27 @@ Ciphertext Bootstrapper::slot_to_coeff(const Ciphertext& x, const Ciphertext& y,
 
 Ciphertext Bootstrapper::bootstrap(const Ciphertext& x, const SwitchingKey& rlk,
                                    const GaloisKeys& keys) const {
-  const auto [re, im] = coeff_to_slot(mod_raise(x), keys);
-  return slot_to_coeff(eval_mod(re, rlk), eval_mod(im, rlk), x.scale, keys);
+  // Named ranges (NVTX on CUDA), so that a profiler's timeline reads like the breakdown.
+  const RnsOps& ops = ev_->ops();
+  const StepRange whole(ops, "ckks bootstrap");
+  Ciphertext raised;
+  {
+    const StepRange step(ops, "ckks ModRaise");
+    raised = mod_raise(x);
+  }
+  std::pair<Ciphertext, Ciphertext> parts;
+  {
+    const StepRange step(ops, "ckks CoeffToSlot");
+    parts = coeff_to_slot(raised, keys);
+  }
+  Ciphertext re, im;
+  {
+    const StepRange step(ops, "ckks EvalMod");
+    re = eval_mod(parts.first, rlk);
+    im = eval_mod(parts.second, rlk);
+  }
+  const StepRange step(ops, "ckks SlotToCoeff");
+  return slot_to_coeff(re, im, x.scale, keys);
 }
 
 }  // namespace safhire::ckks

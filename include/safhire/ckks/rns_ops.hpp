@@ -36,6 +36,10 @@ class RnsOps {
   virtual void to_host(RnsPoly& p) const { (void)p; }
   // Returns once every operation issued so far has finished (for timing; no-op on the CPU).
   virtual void synchronize() const {}
+  // A named range of steps for profilers (NVTX on CUDA; nothing on the CPU), nested as calls
+  // nest: see StepRange below.
+  virtual void begin_range(const char* name) const { (void)name; }
+  virtual void end_range() const {}
 
   // out's limbs [first, last) (all by default) from a's limbs of the same moduli; out's form
   // flag is left as it is.
@@ -90,6 +94,18 @@ class RnsOps {
 
  private:
   const CkksContext* context_;
+};
+
+// begin_range / end_range as a scope.
+class StepRange {
+ public:
+  StepRange(const RnsOps& ops, const char* name) : ops_(&ops) { ops.begin_range(name); }
+  ~StepRange() { ops_->end_range(); }
+  StepRange(const StepRange&) = delete;
+  StepRange& operator=(const StepRange&) = delete;
+
+ private:
+  const RnsOps* ops_;
 };
 
 // The CPU primitives on `threads` threads (limbs split between them), with the vector kernels
