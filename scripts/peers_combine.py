@@ -31,6 +31,20 @@ for r in peer:
         row["openfhe_precision_bits"] = round(r["precision_bits"], 2)
         row["safhire_precision_bits"] = round(precision[n], 2)
     rows.append(row)
+# Bootstrapping, when bench-peers ran it: one row with both precisions (mean over slots).
+ours_boot = os.path.join(out, "safhire-bootstrap-n16.json")
+peer_boot = os.path.join(out, "openfhe-bootstrap.json")
+if os.path.exists(ours_boot) and os.path.exists(peer_boot):
+    a, b = json.load(open(ours_boot)), json.load(open(peer_boot))
+    rows.append({"operation": "bootstrap", "params": f"N={a['N']} full slots",
+                 "safhire_ms": round(a["bootstrap_ms"], 1), "openfhe_ms": round(b["ms"], 1),
+                 "ratio": round(b["ms"] / a["bootstrap_ms"], 2),
+                 "safhire_precision_bits": a["mean_precision_bits"],
+                 "openfhe_precision_bits": round(b["mean_precision_bits"], 2),
+                 "safhire_levels_left": a["levels_left"], "openfhe_levels_left": b["levels_left"],
+                 "safhire_peak_rss_mb": a["peak_rss_mb"], "openfhe_peak_rss_mb":
+                     round(b["peak_rss_mb"], 1),
+                 "safhire_set": a["set"], "openfhe_params": b["params"]})
 json.dump(rows, open(os.path.join(out, "peers.json"), "w"), indent=1)
 print(f"{'operation':20} {'params':22} {'Safhire ms':>11} {'OpenFHE ms':>11} {'ratio':>6}")
 for r in rows:
