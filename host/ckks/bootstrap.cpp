@@ -45,10 +45,7 @@ BootstrapParams default_bootstrap_params(const CkksParams& params) {
 
 Bootstrapper::Bootstrapper(const Encoder& encoder, const Evaluator& evaluator,
                            BootstrapParams params)
-    : encoder_(&encoder),
-      ev_(&evaluator),
-      params_(std::move(params)),
-      top_(evaluator.context().max_level()) {
+    : ev_(&evaluator), params_(std::move(params)), top_(evaluator.context().max_level()) {
   const CkksContext& context = evaluator.context();
   const std::uint32_t slots = context.degree() / 2;
   const auto stages = static_cast<std::uint32_t>(std::countr_zero(slots));
@@ -76,6 +73,12 @@ Bootstrapper::Bootstrapper(const Encoder& encoder, const Evaluator& evaluator,
                                   params_.double_angles - arcsine_depth();
   stc_.emplace(encoder, DftDirection::slot_to_coeff, 0, stages, params_.stc_split, stc_level,
                slots);
+  // The exact plaintexts -i and i (X^(N/2) negated and itself, scale 1) where they are used:
+  // after CoeffToSlot and before SlotToCoeff.
+  const std::vector<std::complex<double>> minus_i(slots, {0, -1}), i(slots, {0, 1});
+  minus_i_ =
+      encoder.encode(minus_i, 1.0, top_ - static_cast<std::uint32_t>(params_.cts_split.size()));
+  i_ = encoder.encode(i, 1.0, stc_level);
   const double r = std::exp2(static_cast<double>(params_.double_angles));
   const double k = params_.k;
   cosine_ = chebyshev_interpolate(
@@ -131,10 +134,8 @@ std::pair<Ciphertext, Ciphertext> Bootstrapper::coeff_to_slot(const Ciphertext& 
   const Ciphertext w = cts_->apply(*ev_, raised, keys);
   const Ciphertext conj = ev_->conjugate(w, keys);
   const Ciphertext x = ev_->add(w, conj);
-  // -i (w - conj(w)): the product by the exact plaintext -i (X^(N/2) negated, scale 1).
-  const std::vector<std::complex<double>> minus_i(ev_->context().degree() / 2, {0, -1});
-  const Ciphertext y =
-      ev_->multiply_plain(ev_->sub(w, conj), encoder_->encode(minus_i, 1.0, w.level()));
+  // -i (w - conj(w)): the product by the exact plaintext -i.
+  const Ciphertext y = ev_->multiply_plain(ev_->sub(w, conj), minus_i_);
   return {x, y};
 }
 
@@ -151,8 +152,7 @@ Ciphertext Bootstrapper::eval_mod(const Ciphertext& v, const SwitchingKey& rlk) 
 
 Ciphertext Bootstrapper::slot_to_coeff(const Ciphertext& x, const Ciphertext& y, double input_scale,
                                        const GaloisKeys& keys) const {
-  const std::vector<std::complex<double>> i(ev_->context().degree() / 2, {0, 1});
-  const Ciphertext iy = ev_->multiply_plain(y, encoder_->encode(i, 1.0, y.level()));
+  const Ciphertext iy = ev_->multiply_plain(y, i_);
   Ciphertext out = stc_->apply(*ev_, ev_->add(x, iy), keys);
   // The slots read sigma(m) / q_0: relabelled, sigma(m) / Delta.
   out.scale *= input_scale / static_cast<double>(ev_->context().prime(0));

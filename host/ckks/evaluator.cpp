@@ -196,9 +196,16 @@ Ciphertext Evaluator::multiply_constant(const Ciphertext& x, double c,
 Ciphertext Evaluator::drop_to_level(const Ciphertext& x, std::uint32_t level) const {
   require(level <= x.level(), ErrorCode::invalid_argument,
           "cannot drop to level " + std::to_string(level) + " from " + std::to_string(x.level()));
-  Ciphertext out = x;
-  for (auto& c : out.c)
-    c.truncate(level + 1);
+  // Only the kept limbs are copied (the polynomial invariants drop the rest).
+  const auto moduli = context_->q_moduli(level);
+  Ciphertext out;
+  out.scale = x.scale;
+  out.slots = x.slots;
+  out.c.resize(x.c.size());
+  for (std::size_t i = 0; i < x.c.size(); ++i) {
+    ops_->reshape(out.c[i], moduli, x.c[i].ntt);
+    ops_->copy(x.c[i], out.c[i]);
+  }
   return out;
 }
 

@@ -257,7 +257,7 @@ void BaseConverter::convert_range(const RnsPoly& in, RnsPoly& out, Conversion va
     // From one prime q: x mod p_j directly, minus q when the centred value is x - q (v = 1, the
     // general rule's rounding, decided once per coefficient for every output).
     const u64 q = from_q_[0];
-    std::vector<u64> wrap(n_, 0);  // all ones where v = 1
+    Words wrap(n_, 0);  // all ones where v = 1 (pooled: N words per rescale)
     if (exact) {
       for (std::uint32_t t = 0; t < n_; ++t)
         wrap[t] = round_nonnegative(static_cast<double>(y[t]) * inv_q_[0]) != 0 ? ~u64{0} : 0;

@@ -86,7 +86,6 @@ class Bootstrapper {
   Ciphertext bootstrap(const Ciphertext& x, const SwitchingKey& rlk, const GaloisKeys& keys) const;
 
  private:
-  const Encoder* encoder_;
   const Evaluator* ev_;
   BootstrapParams params_;
   std::uint32_t arcsine_depth() const;
@@ -94,6 +93,7 @@ class Bootstrapper {
   std::uint32_t top_;
   double eval_scale_;
   ChebyshevSeries cosine_, arcsine_;
+  Plaintext minus_i_, i_;  // -i after CoeffToSlot, i before SlotToCoeff
   std::optional<HomomorphicDft> cts_, stc_;
 };
 
