@@ -94,15 +94,18 @@ std::vector<ModulusIndex> KeyGenerator::all_moduli() const {
 }
 
 RnsPoly KeyGenerator::sample_uniform(const std::vector<ModulusIndex>& moduli) {
-  // Uniform residues are uniform in either form; drawn directly as NTT values.
+  // Uniform residues are uniform in either form; drawn directly as NTT values. The words come
+  // from a ChaCha20 stream keyed by 32 bytes of `random` (the mask is public; the operating
+  // system's generator alone would spend most of a key's time in its system calls).
   RnsPoly p(context_->degree(), moduli, true);
+  core::SeededRandom stream(random_->seed());
   std::vector<u64> words(p.n);
   for (std::size_t k = 0; k < p.limbs(); ++k) {
     const u64 q = context_->prime(p.moduli[k]);
     const int shift = __builtin_clzll(q);
     const auto limb = p.limb(k);
     for (std::uint32_t t = 0; t < p.n;) {
-      random_->fill_words(words);
+      stream.fill_words(words);
       for (std::uint32_t i = 0; i < p.n && t < p.n; ++i) {
         const u64 x = words[i] >> shift;  // rejection sampling below q
         if (x < q) limb[t++] = x;
@@ -132,18 +135,22 @@ std::vector<std::int64_t> KeyGenerator::sample_error() {
 
 SecretKey KeyGenerator::secret_key() {
   const auto& params = context_->params();
+  if (params.secret == SecretDistribution::fixed_hamming_weight)
+    return secret_key(params.hamming_weight);
+  return {small(ternary(*random_, context_->degree()), all_moduli())};
+}
+
+SecretKey KeyGenerator::secret_key(std::uint32_t hamming_weight) {
   const std::uint32_t n = context_->degree();
+  require(hamming_weight >= 1 && hamming_weight <= n, ErrorCode::invalid_argument,
+          "a secret's Hamming weight must be in [1, N], got " + std::to_string(hamming_weight));
+  // H positions from a uniform permutation, each +-1 from one random bit.
   std::vector<std::int64_t> s(n, 0);
-  if (params.secret == SecretDistribution::uniform_ternary) {
-    s = ternary(*random_, n);
-  } else {
-    // H positions from a uniform permutation, each +-1 from one random bit.
-    const auto order = core::random_permutation(*random_, n);
-    std::vector<std::uint8_t> bits(params.hamming_weight);
-    random_->fill(bits);
-    for (std::uint32_t i = 0; i < params.hamming_weight; ++i)
-      s[order[i]] = (bits[i] & 1U) ? 1 : -1;
-  }
+  const auto order = core::random_permutation(*random_, n);
+  std::vector<std::uint8_t> bits(hamming_weight);
+  random_->fill(bits);
+  for (std::uint32_t i = 0; i < hamming_weight; ++i)
+    s[order[i]] = (bits[i] & 1U) ? 1 : -1;
   return {small(s, all_moduli())};
 }
 

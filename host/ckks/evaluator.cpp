@@ -428,6 +428,18 @@ Ciphertext Evaluator::apply_galois(const Ciphertext& x, std::uint64_t galois,
   return out;
 }
 
+Ciphertext Evaluator::switch_key(const Ciphertext& x, const SwitchingKey& key) const {
+  require(x.size() == 2, ErrorCode::invalid_argument,
+          "switch the key of a relinearized ciphertext");
+  auto [u0, u1] = key_switch(x.c[1], key);
+  ops_->add(x.c[0], u0, u0);
+  Ciphertext out;
+  out.scale = x.scale;
+  out.slots = x.slots;
+  out.c = {std::move(u0), std::move(u1)};
+  return out;
+}
+
 Ciphertext Evaluator::rotate(const Ciphertext& x, int step, const GaloisKeys& keys) const {
   const u64 g = rotation_galois_element(*context_, step);
   return apply_galois(x, g, keys.at(g));

@@ -70,6 +70,18 @@ void SeededRandom::fill(std::span<std::uint8_t> out) {
   static constexpr std::uint8_t kNonce[crypto_stream_chacha20_ietf_NONCEBYTES] = {};
   std::size_t done = 0;
   while (done < out.size()) {
+    // Whole blocks straight into out: the same keystream, without a call per block.
+    const std::uint64_t whole =
+        std::min<std::uint64_t>((out.size() - done) / 64, (std::uint64_t{1} << 32) - block_);
+    if (used_ == buffer_.size() && whole > 0) {
+      const std::size_t bytes = static_cast<std::size_t>(whole) * 64;
+      std::memset(out.data() + done, 0, bytes);
+      crypto_stream_chacha20_ietf_xor_ic(out.data() + done, out.data() + done, bytes, kNonce,
+                                         static_cast<std::uint32_t>(block_), key_.data());
+      block_ += whole;
+      done += bytes;
+      continue;
+    }
     if (used_ == buffer_.size()) {
       require(block_ < (std::uint64_t{1} << 32), ErrorCode::internal,
               "SeededRandom: a ChaCha20 stream is limited to 2^32 blocks");

@@ -77,6 +77,9 @@ class KeyGenerator {
   KeyGenerator(const CkksContext& context, const RnsOps& ops, core::RandomSource& random);
 
   SecretKey secret_key();
+  // A secret of exactly `hamming_weight` coefficients +-1, whatever the set's distribution (the
+  // ephemeral sparse secret of bootstrapping's encapsulation).
+  SecretKey secret_key(std::uint32_t hamming_weight);
   PublicKey public_key(const SecretKey& sk);
   SwitchingKey relinearization_key(const SecretKey& sk);
   // Keys may be made for ciphertexts up to a level below the top (kMaxLevel: the top): over
@@ -162,6 +165,10 @@ class Evaluator {
   // (in (-q_0/2, q_0/2]) as polynomials modulo Q_level. It decrypts to m + q_0 I with I an
   // integer polynomial, |I| <= (1 + h) / 2 for a secret of Hamming weight h; the scale is kept.
   Ciphertext mod_raise(const Ciphertext& x, std::uint32_t level) const;
+
+  // x under s' to the same plaintext under s, with key = KeyGenerator::switching_key(s, s')
+  // (made at x's level or above).
+  Ciphertext switch_key(const Ciphertext& x, const SwitchingKey& key) const;
 
   Ciphertext rotate(const Ciphertext& x, int step, const GaloisKeys& keys) const;
   Ciphertext conjugate(const Ciphertext& x, const GaloisKeys& keys) const;
