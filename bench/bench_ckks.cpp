@@ -264,8 +264,7 @@ void register_bootstrap() {
     auto rng = safhire::core::SeededRandom::from_counter(4);
     KeyGenerator gen(context, *ops, rng);
     const auto sk = gen.secret_key();
-    const auto rlk = gen.relinearization_key(sk);
-    const auto keys = boot.galois_keys(gen, sk);
+    const auto keys = boot.keys(gen, sk);
     const std::size_t n = context.degree() / 2;
     std::vector<std::complex<double>> z(n);
     std::mt19937_64 mt(5);
@@ -279,10 +278,10 @@ void register_bootstrap() {
     Ciphertext out;
     for (auto _ : st) {
       const auto t0 = Clock::now();
-      const auto parts = boot.coeff_to_slot(boot.mod_raise(x), keys);
+      const auto parts = boot.coeff_to_slot(boot.mod_raise(x, keys), keys);
       const auto t1 = Clock::now();
-      const auto re = boot.eval_mod(parts.first, rlk);
-      const auto im = boot.eval_mod(parts.second, rlk);
+      const auto re = boot.eval_mod(parts.first, keys);
+      const auto im = boot.eval_mod(parts.second, keys);
       const auto t2 = Clock::now();
       out = boot.slot_to_coeff(re, im, x.scale, keys);
       const auto t3 = Clock::now();

@@ -138,9 +138,8 @@ int run_bootstrap(int argc, char** argv) {
   core::OsRandom random;
   KeyGenerator gen(context, *ops, random);
   const SecretKey sk = gen.secret_key();
-  SwitchingKey rlk = timed("keygen relinearization", [&] { return gen.relinearization_key(sk); });
-  GaloisKeys keys =
-      timed("keygen rotations + conjugation", [&] { return boot.galois_keys(gen, sk); });
+  BootstrapKeys keys = timed("keygen (relinearization, rotations, encapsulation)",
+                             [&] { return boot.keys(gen, sk); });
   const std::size_t n = context.degree() / 2;
   std::mt19937_64 mt(std::random_device{}());
   std::uniform_real_distribution<double> u(-1, 1);
@@ -154,17 +153,16 @@ int run_bootstrap(int argc, char** argv) {
   const double delta = static_cast<double>(context.prime(0)) * std::exp2(-10);
   Ciphertext x = enc.encrypt(encoder.encode(z, delta, 0), sk);
   if (backend == "cuda") {
-    make_resident(*ops, rlk);
     make_resident(*ops, keys);
     make_resident(*ops, x);
   }
   const auto t0 = Clock::now();
-  const Ciphertext raised = timed("ModRaise", [&] { return boot.mod_raise(x); });
+  const Ciphertext raised = timed("ModRaise", [&] { return boot.mod_raise(x, keys); });
   const auto parts = timed("CoeffToSlot", [&] { return boot.coeff_to_slot(raised, keys); });
   const Ciphertext re =
-      timed("EvalMod (real part)", [&] { return boot.eval_mod(parts.first, rlk); });
+      timed("EvalMod (real part)", [&] { return boot.eval_mod(parts.first, keys); });
   const Ciphertext im =
-      timed("EvalMod (imaginary part)", [&] { return boot.eval_mod(parts.second, rlk); });
+      timed("EvalMod (imaginary part)", [&] { return boot.eval_mod(parts.second, keys); });
   const Ciphertext out =
       timed("SlotToCoeff", [&] { return boot.slot_to_coeff(re, im, x.scale, keys); });
   const double total = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
@@ -184,7 +182,7 @@ int run_bootstrap(int argc, char** argv) {
         "\"levels_left\": %u, \"rotation_keys\": %zu, \"peak_rss_mb\": %.1f, "
         "\"steps\": [",
         set.c_str(), context.degree(), n, backend.c_str(), threads, security, total,
-        -std::log2(mean), -std::log2(worst), out.level(), keys.keys.size(), peak_rss_mb());
+        -std::log2(mean), -std::log2(worst), out.level(), keys.galois.keys.size(), peak_rss_mb());
     for (std::size_t i = 0; i < steps.size(); ++i) {
       std::printf("%s{\"step\": \"%s\", \"ms\": %.3f}", i ? ", " : "", steps[i].name.c_str(),
                   steps[i].ms);
@@ -201,7 +199,8 @@ int run_bootstrap(int argc, char** argv) {
   std::printf(
       "  bootstrap: %.1f ms; precision %.1f bits mean, %.1f at the worst slot; %u levels "
       "left; %zu rotation keys; peak memory %.0f MB\n",
-      total, -std::log2(mean), -std::log2(worst), out.level(), keys.keys.size(), peak_rss_mb());
+      total, -std::log2(mean), -std::log2(worst), out.level(), keys.galois.keys.size(),
+      peak_rss_mb());
   return 0;
 }
 

@@ -4,6 +4,7 @@
 #include <bit>
 #include <cmath>
 #include <complex>
+#include <limits>
 #include <numbers>
 #include <numeric>
 #include <string>
@@ -24,8 +25,7 @@ std::uint32_t sum(const std::vector<std::uint32_t>& v) {
 
 BootstrapParams default_bootstrap_params(const CkksParams& params) {
   const std::uint32_t stages = params.log_n - 1;
-  // Groups as even as possible, the larger first: at most four stages for CoeffToSlot (at the
-  // top levels, where every diagonal costs the most limbs), five for SlotToCoeff.
+  // Groups as even as possible, the larger first.
   auto split = [stages](std::uint32_t most) {
     const std::uint32_t groups = (stages + most - 1) / most;
     std::vector<std::uint32_t> sizes(groups, stages / groups);
@@ -34,12 +34,14 @@ BootstrapParams default_bootstrap_params(const CkksParams& params) {
     return sizes;
   };
   BootstrapParams b;
-  b.cts_split = split(4);
+  b.cts_split = split(5);
   b.stc_split = split(5);
   const bool sparse =
       params.secret == SecretDistribution::fixed_hamming_weight && params.hamming_weight <= 32;
-  b.k = sparse ? 16 : 32;
-  b.double_angles = sparse ? 3 : 4;  // the cosine's argument within about 4 pi either way
+  b.ephemeral_weight = sparse ? 0 : 32;
+  b.k = 16;
+  b.double_angles = 3;
+  b.degree = 39;
   return b;
 }
 
@@ -57,6 +59,8 @@ Bootstrapper::Bootstrapper(const Encoder& encoder, const Evaluator& evaluator,
           "bootstrapping: K must be at least 1 and the cosine's degree at least 2");
   require(params_.arcsine_degree == 0 || params_.message_ratio >= 8, ErrorCode::invalid_argument,
           "bootstrapping: the arcsine needs q_0 / max |m| of at least 8");
+  require(params_.ephemeral_weight <= context.degree(), ErrorCode::invalid_argument,
+          "bootstrapping: the ephemeral secret's weight must be at most N");
   require(depth() <= top_, ErrorCode::invalid_argument,
           "bootstrapping needs " + std::to_string(depth()) + " levels above level 0, the set has " +
               std::to_string(top_));
@@ -113,33 +117,89 @@ std::vector<int> Bootstrapper::rotations() const {
   return steps;
 }
 
-GaloisKeys Bootstrapper::galois_keys(KeyGenerator& generator, const SecretKey& sk) const {
-  GaloisKeys keys;
-  generator.add_galois_keys(keys, sk, cts_->rotations(), true, top_);
-  generator.add_galois_keys(keys, sk, stc_->rotations(), false, stc_->groups().front().level());
+BootstrapKeys Bootstrapper::keys(KeyGenerator& generator, const SecretKey& sk) const {
+  BootstrapKeys keys;
+  keys.relinearization = generator.relinearization_key(sk);
+  generator.add_galois_keys(keys.galois, sk, cts_->rotations(), true, top_);
+  generator.add_galois_keys(keys.galois, sk, stc_->rotations(), false,
+                            stc_->groups().front().level());
+  if (params_.ephemeral_weight > 0) {
+    const SecretKey ephemeral = generator.secret_key(params_.ephemeral_weight);
+    keys.to_ephemeral = generator.switching_key(ephemeral, sk.s, 0);
+    keys.from_ephemeral = generator.switching_key(sk, ephemeral.s, top_);
+  }
   return keys;
 }
 
-Ciphertext Bootstrapper::mod_raise(const Ciphertext& x) const {
+void make_resident(const RnsOps& ops, BootstrapKeys& keys) {
+  make_resident(ops, keys.relinearization);
+  make_resident(ops, keys.galois);
+  for (auto* key : {&keys.to_ephemeral, &keys.from_ephemeral}) {
+    if (key->has_value()) make_resident(ops, **key);
+  }
+}
+
+namespace {
+
+// log(sinh(x) / x) for x > 0, without overflow.
+double log_sinhc(double x) {
+  return x + std::log1p(-std::exp(-2 * x)) - std::numbers::ln2 - std::log(x);
+}
+
+}  // namespace
+
+double log2_failure_bound(const CkksParams& p, const BootstrapParams& boot) {
+  const double n = p.degree();
+  double h = boot.ephemeral_weight;
+  if (h == 0)
+    h = p.secret == SecretDistribution::fixed_hamming_weight ? p.hamming_weight : 2 * n / 3;
+  const double terms = h, a = boot.k - 0.5;
+  if (a > terms / 2) return -std::numeric_limits<double>::infinity();  // |I| <= h / 2
+  // min over lambda of -lambda a + terms log(sinh(lambda / 2) / (lambda / 2)): convex, by a
+  // golden-section search.
+  auto f = [&](double lambda) { return -lambda * a + terms * log_sinhc(lambda / 2); };
+  double lo = 1e-6, hi = 1e4;
+  const double phi = (std::sqrt(5.0) - 1) / 2;
+  for (int i = 0; i < 200; ++i) {
+    const double m1 = hi - phi * (hi - lo), m2 = lo + phi * (hi - lo);
+    if (f(m1) < f(m2)) {
+      hi = m2;
+    } else {
+      lo = m1;
+    }
+  }
+  return (f((lo + hi) / 2) + std::log(2 * n)) / std::numbers::ln2;
+}
+
+Ciphertext Bootstrapper::mod_raise(const Ciphertext& x, const BootstrapKeys& keys) const {
   require(x.slots == ev_->context().degree() / 2, ErrorCode::invalid_argument,
           "bootstrapping takes full slots (sparse slot counts are not supported yet)");
-  Ciphertext raised = ev_->mod_raise(x, top_);
+  const bool encapsulated = params_.ephemeral_weight > 0;
+  require(encapsulated == (keys.to_ephemeral.has_value() && keys.from_ephemeral.has_value()),
+          ErrorCode::invalid_argument,
+          encapsulated ? "bootstrapping with the encapsulation needs the ephemeral secret's keys"
+                       : "bootstrapping keys with an encapsulation this bootstrapper does not use");
+  Ciphertext raised =
+      encapsulated ? ev_->switch_key(ev_->mod_raise(ev_->switch_key(x, *keys.to_ephemeral), top_),
+                                     *keys.from_ephemeral)
+                   : ev_->mod_raise(x, top_);
   raised.scale = eval_scale_;  // a label: the slots now read sigma(t) / Delta_e
   return raised;
 }
 
 std::pair<Ciphertext, Ciphertext> Bootstrapper::coeff_to_slot(const Ciphertext& raised,
-                                                              const GaloisKeys& keys) const {
+                                                              const BootstrapKeys& keys) const {
   // w = (t_i + i t_(i+N/2)) / (2 K q_0), bit-reversed.
-  const Ciphertext w = cts_->apply(*ev_, raised, keys);
-  const Ciphertext conj = ev_->conjugate(w, keys);
+  const Ciphertext w = cts_->apply(*ev_, raised, keys.galois);
+  const Ciphertext conj = ev_->conjugate(w, keys.galois);
   const Ciphertext x = ev_->add(w, conj);
   // -i (w - conj(w)): the product by the exact plaintext -i.
   const Ciphertext y = ev_->multiply_plain(ev_->sub(w, conj), minus_i_);
   return {x, y};
 }
 
-Ciphertext Bootstrapper::eval_mod(const Ciphertext& v, const SwitchingKey& rlk) const {
+Ciphertext Bootstrapper::eval_mod(const Ciphertext& v, const BootstrapKeys& keys) const {
+  const SwitchingKey& rlk = keys.relinearization;
   Ciphertext c = PolynomialEvaluator(*ev_).evaluate(v, cosine_, rlk);
   for (std::uint32_t i = 0; i < params_.double_angles; ++i) {
     Ciphertext sq = ev_->multiply_constant(ev_->multiply_relinearize(c, c, rlk), 2.0, 1.0);
@@ -151,23 +211,22 @@ Ciphertext Bootstrapper::eval_mod(const Ciphertext& v, const SwitchingKey& rlk) 
 }
 
 Ciphertext Bootstrapper::slot_to_coeff(const Ciphertext& x, const Ciphertext& y, double input_scale,
-                                       const GaloisKeys& keys) const {
+                                       const BootstrapKeys& keys) const {
   const Ciphertext iy = ev_->multiply_plain(y, i_);
-  Ciphertext out = stc_->apply(*ev_, ev_->add(x, iy), keys);
+  Ciphertext out = stc_->apply(*ev_, ev_->add(x, iy), keys.galois);
   // The slots read sigma(m) / q_0: relabelled, sigma(m) / Delta.
   out.scale *= input_scale / static_cast<double>(ev_->context().prime(0));
   return out;
 }
 
-Ciphertext Bootstrapper::bootstrap(const Ciphertext& x, const SwitchingKey& rlk,
-                                   const GaloisKeys& keys) const {
+Ciphertext Bootstrapper::bootstrap(const Ciphertext& x, const BootstrapKeys& keys) const {
   // Named ranges (NVTX on CUDA), so that a profiler's timeline reads like the breakdown.
   const RnsOps& ops = ev_->ops();
   const StepRange whole(ops, "ckks bootstrap");
   Ciphertext raised;
   {
     const StepRange step(ops, "ckks ModRaise");
-    raised = mod_raise(x);
+    raised = mod_raise(x, keys);
   }
   std::pair<Ciphertext, Ciphertext> parts;
   {
@@ -177,8 +236,8 @@ Ciphertext Bootstrapper::bootstrap(const Ciphertext& x, const SwitchingKey& rlk,
   Ciphertext re, im;
   {
     const StepRange step(ops, "ckks EvalMod");
-    re = eval_mod(parts.first, rlk);
-    im = eval_mod(parts.second, rlk);
+    re = eval_mod(parts.first, keys);
+    im = eval_mod(parts.second, keys);
   }
   const StepRange step(ops, "ckks SlotToCoeff");
   return slot_to_coeff(re, im, x.scale, keys);

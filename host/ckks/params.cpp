@@ -86,19 +86,20 @@ const std::vector<CkksParams>& named_sets() {
       // N = 2^16: 25 primes, three digits of 9 (the benchmark set, as OpenFHE would pick it).
       {"n16-l24", 16, repeat(60, 50, 24), std::vector<int>(8, 60), 3, 50, S::uniform_ternary, 0,
        3.19},
-      // Bootstrapping at N = 2^16 with a secret of weight 192 (log2 QP 1530 <= 1550), bottom to
-      // top: q_0, 9 levels of 40 bits left for computation, SlotToCoeff 3 x 42 ([5, 5, 5]), EvalMod
-      // 10 x 58 (K = 32, a cosine of degree 47 on [-1, 1], 4 double angles), CoeffToSlot
-      // 4 x 56; three special primes.
+      // Bootstrapping at N = 2^16 with a secret of weight 192 and the encapsulation of an
+      // ephemeral weight-32 secret (the shape of Lattigo's N16QP1546H192H32), bottom to top
+      // (log2 QP 1536 <= 1550): q_0, 9 levels of 40 bits left for computation, SlotToCoeff
+      // 3 x 42 ([5, 5, 5]), EvalMod 9 x 58 (K = 16, a cosine of degree 39, 3 double angles),
+      // CoeffToSlot 3 x 56 ([5, 5, 5]); five special primes, so five digits at the top.
       {"n16-boot-h192", 16,
        [] {
          std::vector<int> q = repeat(60, 40, 9);
          q.insert(q.end(), 3, 42);
-         q.insert(q.end(), 10, 58);
-         q.insert(q.end(), 4, 56);
+         q.insert(q.end(), 9, 58);
+         q.insert(q.end(), 3, 56);
          return q;
        }(),
-       std::vector<int>(3, 60), 9, 40, S::fixed_hamming_weight, 192, 3.19},
+       std::vector<int>(5, 60), 5, 40, S::fixed_hamming_weight, 192, 3.19},
       // N = 2^16 with a sparse secret (H = 192), the shape of bootstrapping sets.
       {"n16-l20-h192", 16, repeat(60, 45, 20), std::vector<int>(6, 60), 3, 45,
        S::fixed_hamming_weight, 192, 3.19},

@@ -6,6 +6,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <memory>
 #include <random>
 #include <string>
@@ -23,17 +24,18 @@ using safhire::ErrorCode;
 using safhire::testing::code_of;
 
 // The decryption of ct as centred integer coefficients (GMP), at ct's level.
-std::vector<std::unique_ptr<Mpz>> centred_coefficients(Fixture& f, const Ciphertext& ct,
+std::vector<std::unique_ptr<Mpz>> centred_coefficients(const CkksContext& context,
+                                                       const RnsOps& ops, const Ciphertext& ct,
                                                        const SecretKey& sk) {
-  Plaintext plain = decrypt(f.context, *f.ops, ct, sk);
-  f.ops->inverse(plain.poly);
+  Plaintext plain = decrypt(context, ops, ct, sk);
+  ops.inverse(plain.poly);
   Mpz Q, half;
-  product(f.context, plain.poly.moduli, Q.v);
+  product(context, plain.poly.moduli, Q.v);
   mpz_fdiv_q_2exp(half.v, Q.v, 1);
   std::vector<std::unique_ptr<Mpz>> out;
-  for (std::uint32_t t = 0; t < f.context.degree(); ++t) {
+  for (std::uint32_t t = 0; t < context.degree(); ++t) {
     auto x = std::make_unique<Mpz>();
-    reconstruct(f.context, plain.poly, t, x->v);
+    reconstruct(context, plain.poly, t, x->v);
     if (mpz_cmp(x->v, half.v) > 0) mpz_sub(x->v, x->v, Q.v);
     out.push_back(std::move(x));
   }
@@ -59,8 +61,8 @@ TEST(CkksBootstrap, ModRaiseAddsQ0TimesASmallIntegerPolynomial) {
   EXPECT_EQ(raised.level(), top);
   EXPECT_EQ(raised.scale, low.scale);
 
-  const auto m = centred_coefficients(f, low, sk);
-  const auto t = centred_coefficients(f, raised, sk);
+  const auto m = centred_coefficients(f.context, *f.ops, low, sk);
+  const auto t = centred_coefficients(f.context, *f.ops, raised, sk);
   Mpz q0, diff, I, r;
   set_u64(q0.v, f.context.prime(0));
   long largest = 0;
@@ -98,14 +100,12 @@ struct BootFixture {
   BootstrapParams params = default_bootstrap_params(context.params());
   Bootstrapper boot{encoder, evaluator, params};
   SecretKey sk;
-  SwitchingKey rlk;
-  GaloisKeys keys;
+  BootstrapKeys keys;
   BootFixture() {
     auto rng = safhire::core::SeededRandom::from_counter(51);
     KeyGenerator gen(context, *ops, rng);
     sk = gen.secret_key();
-    rlk = gen.relinearization_key(sk);
-    keys = boot.galois_keys(gen, sk);
+    keys = boot.keys(gen, sk);
   }
 };
 
@@ -134,7 +134,7 @@ TEST(CkksBootstrap, CoeffToSlotAndEvalModHaveTheirPlainMeaning) {
   const double delta = std::exp2(45);
   const auto ct = enc.encrypt(f.encoder.encode(z, delta, 0), f.sk);
   const auto m = f.encoder.decode_coefficients(decrypt(f.context, *f.ops, ct, f.sk));
-  const auto [x, y] = f.boot.coeff_to_slot(f.boot.mod_raise(ct), f.keys);
+  const auto [x, y] = f.boot.coeff_to_slot(f.boot.mod_raise(ct, f.keys), f.keys);
   // The parts hold t / (K q_0): scaled back by K.
   auto xs = f.encoder.decode(decrypt(f.context, *f.ops, x, f.sk));
   auto ys = f.encoder.decode(decrypt(f.context, *f.ops, y, f.sk));
@@ -157,7 +157,7 @@ TEST(CkksBootstrap, CoeffToSlotAndEvalModHaveTheirPlainMeaning) {
   // Measured 2^-46 (in units of m / q_0 ~ 2^-15): CoeffToSlot's noise over the scale q_0.
   EXPECT_LE(worst_fraction, std::exp2(-40));
   // EvalMod removes the integers.
-  const auto ex = f.encoder.decode(decrypt(f.context, *f.ops, f.boot.eval_mod(x, f.rlk), f.sk));
+  const auto ex = f.encoder.decode(decrypt(f.context, *f.ops, f.boot.eval_mod(x, f.keys), f.sk));
   double worst = 0;
   for (std::uint32_t i = 0; i < n; ++i) {
     const std::uint32_t r = reversed(i, n);
@@ -174,7 +174,7 @@ TEST(CkksBootstrap, FullSlotsComeBackWithLevelsToSpare) {
   Encryptor enc(f.context, *f.ops, rng);
   const auto z = random_values(n, 1.0, 55);
   const auto ct = enc.encrypt(f.encoder.encode(z, std::exp2(45), 0), f.sk);
-  const Ciphertext out = f.boot.bootstrap(ct, f.rlk, f.keys);
+  const Ciphertext out = f.boot.bootstrap(ct, f.keys);
   EXPECT_EQ(out.level(), f.boot.output_level());
   EXPECT_EQ(out.level(), f.context.max_level() - f.boot.depth());
   EXPECT_GE(out.level(), 3U);
@@ -216,8 +216,7 @@ TEST(CkksBootstrap, ArcsineRemovesTheSinesErrorForLargeCoefficients) {
   Encryptor enc(f.context, *f.ops, rng);
   const auto ct = enc.encrypt(plain, f.sk);
   auto mean_error = [&](const Bootstrapper& b) {
-    const auto got =
-        f.encoder.decode(decrypt(f.context, *f.ops, b.bootstrap(ct, f.rlk, f.keys), f.sk));
+    const auto got = f.encoder.decode(decrypt(f.context, *f.ops, b.bootstrap(ct, f.keys), f.sk));
     double mean = 0;
     for (std::uint32_t i = 0; i < n; ++i)
       mean += std::abs(got[i] - z[i]) / n;
@@ -227,6 +226,146 @@ TEST(CkksBootstrap, ArcsineRemovesTheSinesErrorForLargeCoefficients) {
   RecordProperty("plain_mean_error_log2", std::to_string(std::log2(plain_error)));
   RecordProperty("arcsine_mean_error_log2", std::to_string(std::log2(corrected)));
   EXPECT_LE(corrected, plain_error / 256);  // measured: 2^-12.8 against 2^-28.1
+}
+
+// log2 P(|S| >= a) for S the sum of n independent uniforms on [-1/2, 1/2], exactly (GMP
+// rationals, the Irwin-Hall distribution): P(S >= a) = P(S' <= n/2 - a) for S' on [0, n], and
+// P(S' <= y) = sum_(k <= y) (-1)^k C(n, k) (y - k)^n / n!.
+double log2_irwin_hall_tail(unsigned n, double a) {
+  mpq_t y, term, sum, power;
+  mpq_inits(y, term, sum, power, nullptr);
+  mpq_set_d(y, n / 2.0 - a);  // a half-integer here: exact in double
+  Mpz binomial, factorial;
+  mpz_fac_ui(factorial.v, n);
+  for (unsigned k = 0; mpq_cmp_ui(y, k, 1) > 0; ++k) {  // (y - k)^n vanishes from k = y on
+    mpq_set_ui(term, k, 1);
+    mpq_sub(term, y, term);  // y - k
+    mpq_set_ui(power, 1, 1);
+    for (unsigned i = 0; i < n; ++i)
+      mpq_mul(power, power, term);
+    mpz_bin_uiui(binomial.v, n, k);
+    mpq_set_z(term, binomial.v);
+    mpq_mul(term, term, power);
+    if (k % 2 == 1) mpq_neg(term, term);
+    mpq_add(sum, sum, term);
+  }
+  mpq_set_z(term, factorial.v);
+  mpq_div(sum, sum, term);
+  mpq_set_ui(term, 2, 1);
+  mpq_mul(sum, sum, term);  // two-sided
+  // log2 of a tiny rational: mantissa and exponent of its numerator and denominator.
+  long en = 0, ed = 0;
+  const double mn = mpz_get_d_2exp(&en, mpq_numref(sum));
+  const double md = mpz_get_d_2exp(&ed, mpq_denref(sum));
+  mpq_clears(y, term, sum, power, nullptr);
+  return std::log2(mn / md) + static_cast<double>(en - ed);
+}
+
+// The stated failure probability is an upper bound on the exact one (per coefficient, times N),
+// and close to it: within 6 bits for the sets' shapes.
+TEST(CkksBootstrap, FailureBoundIsAboveTheExactIrwinHallTailAndClose) {
+  struct Case {
+    std::uint32_t log_n, weight, ephemeral;
+    double k;
+  };
+  for (const Case& c : {Case{16, 192, 32, 16}, Case{16, 192, 0, 32}, Case{16, 192, 0, 24},
+                        Case{12, 32, 0, 16}, Case{12, 32, 8, 4}, Case{16, 192, 32, 12}}) {
+    CkksParams p;
+    p.log_n = c.log_n;
+    p.secret = SecretDistribution::fixed_hamming_weight;
+    p.hamming_weight = c.weight;
+    BootstrapParams b;
+    b.k = c.k;
+    b.ephemeral_weight = c.ephemeral;
+    const unsigned terms = c.ephemeral != 0 ? c.ephemeral : c.weight;
+    const double exact = log2_irwin_hall_tail(terms, c.k - 0.5) + c.log_n;
+    const double bound = log2_failure_bound(p, b);
+    EXPECT_GE(bound, exact) << terms << " terms, K = " << c.k;
+    EXPECT_LE(bound, exact + 6) << terms << " terms, K = " << c.k;
+  }
+  // K beyond h / 2 + 1/2: failure is impossible.
+  CkksParams p;
+  p.log_n = 16;
+  p.secret = SecretDistribution::fixed_hamming_weight;
+  p.hamming_weight = 192;
+  BootstrapParams b;
+  b.ephemeral_weight = 32;
+  b.k = 17;
+  EXPECT_EQ(log2_failure_bound(p, b), -std::numeric_limits<double>::infinity());
+  // The default N = 2^16 set: the encapsulation, and a negligible bound.
+  const auto defaults = default_bootstrap_params(named_set("n16-boot-h192"));
+  EXPECT_EQ(defaults.ephemeral_weight, 32U);
+  EXPECT_LE(log2_failure_bound(named_set("n16-boot-h192"), defaults), -100);
+}
+
+// The encapsulation: ModRaise runs under an ephemeral secret of weight h' = 8 (the test ring's
+// own secret has weight 32), so |I| <= h' / 2 = 4 and I is the rounding of an Irwin-Hall sum of
+// 8 terms; then the whole bootstrap with K = 6.
+TEST(CkksBootstrap, EncapsulationRaisesUnderAnEphemeralSparseSecret) {
+  auto& f = boot_fixture();
+  BootstrapParams sparse = f.params;
+  sparse.ephemeral_weight = 8;
+  sparse.k = 6;
+  sparse.double_angles = 2;
+  sparse.degree = 31;
+  const Bootstrapper boot(f.encoder, f.evaluator, sparse);
+  EXPECT_LT(boot.depth(), f.boot.depth());
+  auto rng = safhire::core::SeededRandom::from_counter(61);
+  KeyGenerator gen(f.context, *f.ops, rng);
+  const BootstrapKeys keys = boot.keys(gen, f.sk);
+  ASSERT_TRUE(keys.to_ephemeral.has_value() && keys.from_ephemeral.has_value());
+  EXPECT_EQ(keys.to_ephemeral->b.size(), 1U);  // level 0: one digit over q_0 and P
+  Encryptor enc(f.context, *f.ops, rng);
+  const std::uint32_t n = f.context.degree() / 2;
+  const auto z = random_values(n, 1.0, 62);
+  const auto ct = enc.encrypt(f.encoder.encode(z, std::exp2(45), 0), f.sk);
+  // Without the keys: a typed error, not a wrong result.
+  EXPECT_EQ(code_of([&] { boot.mod_raise(ct, f.keys); }), ErrorCode::invalid_argument);
+  EXPECT_EQ(code_of([&] { f.boot.mod_raise(ct, keys); }), ErrorCode::invalid_argument);
+
+  // I over eight fresh encryptions: |I| <= 4 always, and its second moment against the exact
+  // E[round(S)^2] = sum_(k >= 1) (2k - 1) P(|S| >= k - 1/2), S of 8 terms (9 with c_0 as an
+  // independent term would give 0.83 rather than 0.75: measured 0.746). Coefficients of one
+  // ciphertext that share terms of c_1 s' are correlated, so many ciphertexts rather than a tail
+  // count with a binomial tolerance.
+  Mpz q0, half, diff, I, r;
+  set_u64(q0.v, f.context.prime(0));
+  mpz_fdiv_q_2exp(half.v, q0.v, 1);
+  long largest = 0;
+  double second_moment = 0;
+  const int samples = 8;
+  for (int c = 0; c < samples; ++c) {
+    const auto x = enc.encrypt(f.encoder.encode(z, std::exp2(45), 0), f.sk);
+    const Ciphertext raised = boot.mod_raise(x, keys);
+    ASSERT_EQ(raised.level(), f.context.max_level());
+    const auto m = centred_coefficients(f.context, *f.ops, x, f.sk);
+    const auto t = centred_coefficients(f.context, *f.ops, raised, f.sk);
+    for (std::uint32_t i = 0; i < f.context.degree(); ++i) {
+      // The key switches add a little noise: t - m is q_0 I up to it, so I is its rounding.
+      mpz_sub(diff.v, t[i]->v, m[i]->v);
+      mpz_add(diff.v, diff.v, half.v);
+      mpz_fdiv_qr(I.v, r.v, diff.v, q0.v);
+      ASSERT_TRUE(mpz_fits_slong_p(I.v));
+      const long v = std::labs(mpz_get_si(I.v));
+      largest = std::max(largest, v);
+      second_moment += static_cast<double>(v * v);
+    }
+  }
+  second_moment /= samples * static_cast<double>(f.context.degree());
+  EXPECT_LE(largest, 4);
+  double expected = 0;
+  for (int k = 1; k <= 4; ++k)
+    expected += (2 * k - 1) * std::exp2(log2_irwin_hall_tail(8, k - 0.5));
+  RecordProperty("second_moment", std::to_string(second_moment));
+  RecordProperty("expected_second_moment", std::to_string(expected));
+  EXPECT_NEAR(second_moment, expected, 0.1 * expected);
+
+  const auto got = f.encoder.decode(decrypt(f.context, *f.ops, boot.bootstrap(ct, keys), f.sk));
+  double mean = 0;
+  for (std::uint32_t i = 0; i < n; ++i)
+    mean += std::abs(got[i] - z[i]) / n;
+  RecordProperty("mean_precision_bits", std::to_string(-std::log2(mean)));
+  EXPECT_LE(mean, std::exp2(-21));
 }
 
 TEST(CkksBootstrap, BadParametersAreTypedErrors) {
@@ -240,7 +379,7 @@ TEST(CkksBootstrap, BadParametersAreTypedErrors) {
   auto rng = safhire::core::SeededRandom::from_counter(56);
   Encryptor enc(f.context, *f.ops, rng);
   const auto sparse = enc.encrypt(f.encoder.encode(random_values(8, 1.0, 57), 1e9, 0, 8), f.sk);
-  EXPECT_EQ(code_of([&] { f.boot.mod_raise(sparse); }), ErrorCode::invalid_argument);
+  EXPECT_EQ(code_of([&] { f.boot.mod_raise(sparse, f.keys); }), ErrorCode::invalid_argument);
 }
 
 }  // namespace

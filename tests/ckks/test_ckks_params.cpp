@@ -105,7 +105,7 @@ TEST(CkksParams, DefaultBootstrapSplitsCoverEveryStage) {
     std::uint32_t cts = 0, stc = 0;
     for (std::uint32_t g : b.cts_split) {
       EXPECT_GE(g, 1U);
-      EXPECT_LE(g, 4U);
+      EXPECT_LE(g, 5U);
       cts += g;
     }
     for (std::uint32_t g : b.stc_split) {

@@ -1,6 +1,7 @@
 // CKKS bootstrapping for full slots, step by step: ModRaise, CoeffToSlot, EvalMod, SlotToCoeff
 // (the order of Cheon et al. 2018 with the improvements of Bossuat et al. 2021: hoisted BSGS
-// transforms, exact scales, a cosine with double angles).
+// transforms, exact scales, a cosine with double angles; and the sparse-secret encapsulation of
+// Bossuat et al. 2022).
 //
 // Input: a ciphertext at level 0, modulus q_0, whose slots hold z = sigma(m) / Delta. After
 // ModRaise it encrypts t = m + q_0 I modulo Q_top. Its scale is relabelled to the evaluation
@@ -8,15 +9,20 @@
 // CoeffToSlot, with the factor Delta_e / (2 K q_0) folded into its matrices, leaves in its slots
 // w = (t_i + i t_(i+N/2)) / (2 K q_0) in bit-reversed order. The real and imaginary parts,
 // x = w + conj(w) and -i (w - conj(w)), are the t_i / (K q_0) in [-1, 1], t_i / q_0 being
-// m_i / q_0 plus an integer I_i: |I| < K - 1/4 is required (it holds with overwhelming probability
-// for a sparse secret of weight h when K exceeds a few sqrt(h / 12); the failure probability
-// is the chance that some |I_i| reaches K).
-// EvalMod computes sin(2 pi K y) = cos(2 pi (K y - 1/4)): a Chebyshev interpolant of
-// cos(2 pi (K y - 1/4) / 2^r) on [-1, 1] (so that no level goes to an affine map), then r
-// double angles c -> 2 c^2 - 1. For |m / q_0|
-// small, sin(2 pi x) ~ 2 pi m / q_0, so relabelling the scale by 2 pi Delta / q_0 gives
-// m / Delta again (the sine's error is (2 pi m / q_0)^3 / 6 relative to it). The two parts
-// recombine as x + i y and SlotToCoeff returns the slots z, bit reversal undone. With the
+// m_i / q_0 plus an integer I_i: |I| < K - 1/2 is required.
+// I_i is the rounding of (c_1 s)_i / q_0 for the centred lifts (c_0 = -c_1 s + m + e only
+// supplies the fractional part), a sum of h terms close to uniform on [-1/2, 1/2] for a secret
+// of weight h. So |I| <= h / 2 always, and the failure probability, that some |I_i| reaches K,
+// is an Irwin-Hall tail (bounded above by log2_failure_bound()). The encapsulation makes h small
+// whatever the main secret: at level 0 the ciphertext is switched to an ephemeral secret of weight
+// h' (32 by default; the key lives modulo q_0 P only, where a weight of 32 is secure), raised, and
+// switched back to s at the top. With h' = 32 and K = 16, the bound is 2^-101 per bootstrap at N =
+// 2^16, where the weight-192 secret alone would need K = 32 for 2^-29; the smaller K saves a double
+// angle. EvalMod computes sin(2 pi K y) = cos(2 pi (K y - 1/4)): a Chebyshev interpolant of cos(2
+// pi (K y - 1/4) / 2^r) on [-1, 1] (so that no level goes to an affine map), then r double angles c
+// -> 2 c^2 - 1. For |m / q_0| small, sin(2 pi x) ~ 2 pi m / q_0, so relabelling the scale by 2 pi
+// Delta / q_0 gives m / Delta again (the sine's error is (2 pi m / q_0)^3 / 6 relative to it). The
+// two parts recombine as x + i y and SlotToCoeff returns the slots z, bit reversal undone. With the
 // arcsine correction, a polynomial for arcsin(s) / (2 pi) replaces the relabelling by 2 pi and
 // removes the sine's error, so that |m| / q_0 can be 2^-10 rather than 2^-15 or less.
 #pragma once
@@ -41,12 +47,32 @@ struct BootstrapParams {
   // so allows messages much closer to q_0 (more precision) at the cost of its depth.
   std::uint32_t arcsine_degree = 0;
   double message_ratio = 1024;  // q_0 / max |m|, for the arcsine's interval
+  // The sparse-secret encapsulation: 0 (off) or the weight h' of the ephemeral secret.
+  std::uint32_t ephemeral_weight = 0;
 };
 
-// Even splits of at most four stages per group for CoeffToSlot and five for SlotToCoeff (at
-// N = 2^16: [4, 4, 4, 3] and [5, 5, 5], as Lattigo's defaults), K from the secret (16 for weights
-// up to 32, 32 beyond, with 3 and 4 double angles), a cosine of degree 47.
+// What a bootstrap needs besides the ciphertext. The ephemeral secret itself is never kept.
+struct BootstrapKeys {
+  SwitchingKey relinearization;
+  GaloisKeys galois;
+  // With the encapsulation: s to the ephemeral secret at level 0, and back at the top.
+  std::optional<SwitchingKey> to_ephemeral, from_ephemeral;
+};
+
+// Even splits of at most five stages per group (at N = 2^16: [5, 5, 5] both ways; at N = 2^12:
+// [4, 4, 3]), the encapsulation with h' = 32 unless the secret is already that sparse, K = 16,
+// three double angles and a cosine of degree 39 (nine levels for EvalMod; its interpolation
+// error near the integers is about 2^-44 in units of q_0).
 BootstrapParams default_bootstrap_params(const CkksParams& params);
+
+// An upper bound on log2 of the probability that a bootstrap fails (some |I_i| reaches K): the
+// Chernoff bound on a sum of h uniform terms on [-1/2, 1/2] reaching K - 1/2, two-sided, times
+// N coefficients; h is the ephemeral weight, else the set's weight, else 2N/3 for a uniform
+// ternary secret. -infinity where h / 2 < K - 1/2 (failure impossible).
+double log2_failure_bound(const CkksParams& params, const BootstrapParams& boot);
+
+// Moves the keys into ops' residence (the device for a CUDA backend).
+void make_resident(const RnsOps& ops, BootstrapKeys& keys);
 
 class Bootstrapper {
  public:
@@ -67,23 +93,23 @@ class Bootstrapper {
   std::vector<int> rotations() const;
   // The keys the bootstrap needs, each made at the highest level it is used at: CoeffToSlot's
   // rotations and conjugation at the top, SlotToCoeff's others at its own level (a fraction of
-  // the size).
-  GaloisKeys galois_keys(KeyGenerator& generator, const SecretKey& sk) const;
+  // the size); with the encapsulation, a fresh ephemeral secret's two keys.
+  BootstrapKeys keys(KeyGenerator& generator, const SecretKey& sk) const;
 
   // The steps, for tests and for the lanes.
-  Ciphertext mod_raise(const Ciphertext& x) const;
+  Ciphertext mod_raise(const Ciphertext& x, const BootstrapKeys& keys) const;
   // The raised ciphertext to (x, y): the real and imaginary parts of its coefficients
   // / (K q_0).
   std::pair<Ciphertext, Ciphertext> coeff_to_slot(const Ciphertext& raised,
-                                                  const GaloisKeys& keys) const;
+                                                  const BootstrapKeys& keys) const;
   // sin(2 pi K v) / (2 pi) of a real part v (slot by slot): m_i / q_0.
-  Ciphertext eval_mod(const Ciphertext& v, const SwitchingKey& rlk) const;
+  Ciphertext eval_mod(const Ciphertext& v, const BootstrapKeys& keys) const;
   // x + i y through SlotToCoeff, relabelled so that it decodes to z.
   Ciphertext slot_to_coeff(const Ciphertext& x, const Ciphertext& y, double input_scale,
-                           const GaloisKeys& keys) const;
+                           const BootstrapKeys& keys) const;
 
   // All of it: x at level 0 with full slots, to output_level().
-  Ciphertext bootstrap(const Ciphertext& x, const SwitchingKey& rlk, const GaloisKeys& keys) const;
+  Ciphertext bootstrap(const Ciphertext& x, const BootstrapKeys& keys) const;
 
  private:
   const Evaluator* ev_;
