@@ -1,8 +1,15 @@
 #include "safhire/ckks/buffer_pool.hpp"
 
+#include <iterator>
+#include <map>
 #include <mutex>
 #include <new>
 #include <unordered_map>
+#include <vector>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 namespace safhire::ckks {
 
@@ -10,9 +17,42 @@ namespace {
 
 constexpr std::size_t kSmall = std::size_t{64} << 10;
 
+// Blocks of 4 MiB or more ("large") are mapped on their own, rounded up to 2 MiB and marked for
+// transparent huge pages (Linux): a fresh page costs a fault and a clear, and on this project's
+// VMs clearing runs near 1 GB/s, so at N = 2^16 the fresh pages of key generation and of a
+// bootstrap took as long as their arithmetic (45% of a profile in clear_page). A large block is
+// handed out again for any request it holds with at most a quarter to spare: the sizes of a
+// computation drift down with its level, and exact-size reuse missed most of them.
+constexpr std::size_t kLarge = std::size_t{4} << 20, kHugePage = std::size_t{2} << 20;
+
+std::size_t capacity_for(std::size_t bytes) {
+  return (bytes + kHugePage - 1) / kHugePage * kHugePage;
+}
+
+void* map_large(std::size_t capacity) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  void* p = mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  madvise(p, capacity, MADV_HUGEPAGE);  // advice only: where it fails, small pages serve
+  return p;
+#else
+  return ::operator new(capacity);
+#endif
+}
+
+void unmap_large(void* p, std::size_t capacity) noexcept {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  munmap(p, capacity);
+#else
+  ::operator delete(p, capacity);
+#endif
+}
+
 struct Pool {
   std::mutex mutex;
-  std::unordered_map<std::size_t, std::vector<void*>> free;
+  std::unordered_map<std::size_t, std::vector<void*>> small;  // exact sizes below kLarge
+  std::multimap<std::size_t, void*> large;                    // cached large blocks by capacity
+  std::unordered_map<void*, std::size_t> capacity;            // every large block handed out
   std::size_t cached = 0;
 };
 
@@ -24,14 +64,64 @@ Pool& pool() {
   return *p;
 }
 
+void* allocate_large(Pool& p, std::size_t bytes) {
+  const std::size_t need = capacity_for(bytes);
+  {
+    std::lock_guard lock(p.mutex);
+    auto it = p.large.lower_bound(need);
+    if (it != p.large.end() && it->first <= need + need / 4) {
+      void* block = it->second;
+      p.cached -= it->first;
+      p.large.erase(it);
+      return block;
+    }
+  }
+  void* block = map_large(need);
+  try {
+    std::lock_guard lock(p.mutex);
+    p.capacity.emplace(block, need);
+  } catch (...) {
+    unmap_large(block, need);
+    throw;
+  }
+  return block;
+}
+
+void release_large(Pool& p, void* block) noexcept {
+  std::lock_guard lock(p.mutex);
+  const auto found = p.capacity.find(block);
+  if (found == p.capacity.end()) return;  // not ours: cannot happen through PoolAllocator
+  const std::size_t capacity = found->second;
+  // Room for it, made by unmapping the largest cached blocks first (a computation's sizes drift
+  // down with its level, so the largest are the least likely to be asked for again soon).
+  while (p.cached + capacity > kPoolLimit && !p.large.empty()) {
+    const auto largest = std::prev(p.large.end());
+    p.cached -= largest->first;
+    unmap_large(largest->second, largest->first);
+    p.capacity.erase(largest->second);
+    p.large.erase(largest);
+  }
+  if (p.cached + capacity <= kPoolLimit) {
+    try {
+      p.large.emplace(capacity, block);
+      p.cached += capacity;
+      return;
+    } catch (...) {  // no memory for the bookkeeping: unmap the block instead
+    }
+  }
+  unmap_large(block, capacity);
+  p.capacity.erase(found);
+}
+
 }  // namespace
 
 void* pool_allocate(std::size_t bytes) {
+  Pool& p = pool();
+  if (bytes >= kLarge) return allocate_large(p, bytes);
   if (bytes >= kSmall) {
-    Pool& p = pool();
     std::lock_guard lock(p.mutex);
-    auto it = p.free.find(bytes);
-    if (it != p.free.end() && !it->second.empty()) {
+    auto it = p.small.find(bytes);
+    if (it != p.small.end() && !it->second.empty()) {
       void* block = it->second.back();
       it->second.pop_back();
       p.cached -= bytes;
@@ -43,12 +133,16 @@ void* pool_allocate(std::size_t bytes) {
 
 void pool_release(void* block, std::size_t bytes) noexcept {
   if (block == nullptr) return;
+  Pool& p = pool();
+  if (bytes >= kLarge) {
+    release_large(p, block);
+    return;
+  }
   if (bytes >= kSmall) {
-    Pool& p = pool();
     std::lock_guard lock(p.mutex);
     if (p.cached + bytes <= kPoolLimit) {
       try {
-        p.free[bytes].push_back(block);
+        p.small[bytes].push_back(block);
         p.cached += bytes;
         return;
       } catch (...) {  // no memory for the bookkeeping: release the block instead

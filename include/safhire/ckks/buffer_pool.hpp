@@ -11,7 +11,7 @@
 
 namespace safhire::ckks {
 
-inline constexpr std::size_t kPoolLimit = std::size_t{512} << 20;
+inline constexpr std::size_t kPoolLimit = std::size_t{2} << 30;
 
 void* pool_allocate(std::size_t bytes);
 void pool_release(void* p, std::size_t bytes) noexcept;
