@@ -209,7 +209,20 @@ SwitchingKey KeyGenerator::galois_key(const SecretKey& sk, std::uint64_t galois,
   const auto perm = context_->ntt(0).automorphism_permutation(galois);
   RnsPoly rotated(sk.s.n, sk.s.moduli, true);
   ops_->permute(sk.s, perm, rotated);
-  return switching_key(sk, rotated, level);
+  SwitchingKey key = switching_key(sk, rotated, level);
+  // Stored as sigma^-1(key) (GaloisKeys), by the permutation of the inverse element: g^(N/2 - 1)
+  // modulo 2N, the group of units modulo 2N having exponent N/2.
+  const std::uint64_t two_n = 2 * std::uint64_t{context_->degree()};
+  const auto inverse = context_->ntt(0).automorphism_permutation(
+      core::pow_mod<u64>(galois % two_n, context_->degree() / 2 - 1, two_n));
+  for (auto* part : {&key.b, &key.a}) {
+    for (RnsPoly& digit : *part) {
+      RnsPoly permuted(digit.n, digit.moduli, true);
+      ops_->permute(digit, inverse, permuted);
+      digit = std::move(permuted);
+    }
+  }
+  return key;
 }
 
 void KeyGenerator::add_galois_keys(GaloisKeys& into, const SecretKey& sk,

@@ -135,41 +135,80 @@ void Evaluator::check_pair(const Ciphertext& x, const Ciphertext& y) const {
 
 // ---- linear operations --------------------------------------------------------------------------
 
+// The operations below write their outputs directly (reshape, then one pass over the inputs)
+// rather than copying an input and updating the copy: half the memory traffic, and no fresh
+// words to clear.
+
+namespace {
+
+// out with the shape of x (every component reshaped, nothing written), scale and slots copied.
+Ciphertext shaped_like(const RnsOps& ops, const Ciphertext& x, std::size_t components,
+                       std::span<const ModulusIndex> moduli) {
+  Ciphertext out;
+  out.scale = x.scale;
+  out.slots = x.slots;
+  out.c.resize(components);
+  for (auto& c : out.c)
+    ops.reshape(c, moduli, true);
+  return out;
+}
+
+}  // namespace
+
 Ciphertext Evaluator::add(const Ciphertext& x, const Ciphertext& y) const {
   check_pair(x, y);
   const Ciphertext& big = x.size() >= y.size() ? x : y;
   const Ciphertext& other = x.size() >= y.size() ? y : x;
-  Ciphertext out = big;
-  for (std::size_t i = 0; i < other.size(); ++i)
-    ops_->add(x.c[i], y.c[i], out.c[i]);
+  Ciphertext out = shaped_like(*ops_, big, big.size(), big.c[0].moduli);
+  for (std::size_t i = 0; i < big.size(); ++i) {
+    if (i < other.size()) {
+      ops_->add(x.c[i], y.c[i], out.c[i]);
+    } else {
+      ops_->copy(big.c[i], out.c[i]);
+    }
+  }
   return out;
 }
 
 Ciphertext Evaluator::sub(const Ciphertext& x, const Ciphertext& y) const {
-  return add(x, negate(y));
+  check_pair(x, y);
+  const std::size_t size = std::max(x.size(), y.size());
+  Ciphertext out = shaped_like(*ops_, x, size, x.c[0].moduli);
+  for (std::size_t i = 0; i < size; ++i) {
+    if (i < x.size() && i < y.size()) {
+      ops_->sub(x.c[i], y.c[i], out.c[i]);
+    } else if (i < x.size()) {
+      ops_->copy(x.c[i], out.c[i]);
+    } else {
+      ops_->negate(y.c[i], out.c[i]);
+    }
+  }
+  return out;
 }
 
 Ciphertext Evaluator::negate(const Ciphertext& x) const {
-  Ciphertext out = x;
-  for (auto& c : out.c)
-    ops_->negate(c, c);
+  Ciphertext out = shaped_like(*ops_, x, x.size(), x.c[0].moduli);
+  for (std::size_t i = 0; i < x.size(); ++i)
+    ops_->negate(x.c[i], out.c[i]);
   return out;
 }
 
 Ciphertext Evaluator::add_plain(const Ciphertext& x, const Plaintext& p) const {
   require(p.level() >= x.level() && same_scale(x.scale, p.scale), ErrorCode::invalid_argument,
           "plaintext below the ciphertext's level or at another scale");
-  Ciphertext out = x;
+  Ciphertext out = shaped_like(*ops_, x, x.size(), x.c[0].moduli);
   ops_->add(x.c[0], p.poly, out.c[0]);
+  for (std::size_t i = 1; i < x.size(); ++i)
+    ops_->copy(x.c[i], out.c[i]);
   return out;
 }
 
 Ciphertext Evaluator::multiply_plain(const Ciphertext& x, const Plaintext& p) const {
   require(p.level() >= x.level(), ErrorCode::invalid_argument,
           "plaintext below the ciphertext's level");
-  Ciphertext out = x;
-  for (auto& c : out.c)
-    ops_->multiply(c, p.poly, c);
+  Ciphertext out = shaped_like(*ops_, x, x.size(), x.c[0].moduli);
+  for (std::size_t i = 0; i < x.size(); ++i)
+    ops_->multiply(x.c[i], p.poly, out.c[i]);
   out.scale = x.scale * p.scale;
   return out;
 }
@@ -177,18 +216,28 @@ Ciphertext Evaluator::multiply_plain(const Ciphertext& x, const Plaintext& p) co
 Ciphertext Evaluator::add_constant(const Ciphertext& x, double c) const {
   // A constant polynomial is the same value in every NTT slot.
   const auto r = constant_residues(*context_, static_cast<long double>(c) * x.scale);
-  Ciphertext out = x;
+  Ciphertext out = shaped_like(*ops_, x, x.size(), x.c[0].moduli);
   ops_->add_scalars(x.c[0], r, out.c[0]);
+  for (std::size_t i = 1; i < x.size(); ++i)
+    ops_->copy(x.c[i], out.c[i]);
   return out;
 }
 
 Ciphertext Evaluator::multiply_constant(const Ciphertext& x, double c,
                                         double constant_scale) const {
+  return multiply_constant_at(x, c, constant_scale, x.level());
+}
+
+Ciphertext Evaluator::multiply_constant_at(const Ciphertext& x, double c, double constant_scale,
+                                           std::uint32_t level) const {
   require(constant_scale > 0, ErrorCode::invalid_argument, "constant scale must be positive");
+  require(level <= x.level(), ErrorCode::invalid_argument,
+          "cannot drop to level " + std::to_string(level) + " from " + std::to_string(x.level()));
   const auto r = constant_residues(*context_, static_cast<long double>(c) * constant_scale);
-  Ciphertext out = x;
-  for (auto& poly : out.c)
-    ops_->multiply_scalars(poly, r, poly);
+  // Limbs are matched by modulus: the product reads only the limbs of the output's level.
+  Ciphertext out = shaped_like(*ops_, x, x.size(), context_->q_moduli(level));
+  for (std::size_t i = 0; i < x.size(); ++i)
+    ops_->multiply_scalars(x.c[i], r, out.c[i]);
   out.scale = x.scale * constant_scale;
   return out;
 }
@@ -413,18 +462,23 @@ std::pair<RnsPoly, RnsPoly> Evaluator::key_switch(const RnsPoly& d, const Switch
 Ciphertext Evaluator::apply_galois(const Ciphertext& x, std::uint64_t galois,
                                    const SwitchingKey& key) const {
   require(x.size() == 2, ErrorCode::invalid_argument, "rotate a relinearized ciphertext");
+  // The key is sigma^-1 of the key for sigma (GaloisKeys): switch c_1 as it is, then permute.
+  auto [u0, u1] = key_switch(x.c[1], key);
+  ops_->add(x.c[0], u0, u0);
+  return permuted(u0, u1, galois, x);
+}
+
+Ciphertext Evaluator::permuted(const RnsPoly& c0, const RnsPoly& c1, std::uint64_t galois,
+                               const Ciphertext& like) const {
   const auto& perm = permutation(galois);
   Ciphertext out;
-  out.scale = x.scale;
-  out.slots = x.slots;
-  RnsPoly c0, c1;
-  ops_->reshape(c0, x.c[0].moduli, true);
-  ops_->reshape(c1, x.c[1].moduli, true);
-  ops_->permute(x.c[0], perm, c0);
-  ops_->permute(x.c[1], perm, c1);
-  auto [u0, u1] = key_switch(c1, key);
-  ops_->add(c0, u0, c0);
-  out.c = {std::move(c0), std::move(u1)};
+  out.scale = like.scale;
+  out.slots = like.slots;
+  out.c.resize(2);
+  ops_->reshape(out.c[0], c0.moduli, true);
+  ops_->reshape(out.c[1], c1.moduli, true);
+  ops_->permute(c0, perm, out.c[0]);
+  ops_->permute(c1, perm, out.c[1]);
   return out;
 }
 
@@ -457,18 +511,9 @@ std::vector<Ciphertext> Evaluator::rotate_hoisted(const Ciphertext& x, std::span
   std::vector<Ciphertext> out;
   for (int step : steps) {
     const u64 g = rotation_galois_element(*context_, step);
-    const auto& key = keys.at(g);
-    const auto& perm = permutation(g);
-    auto [u0, u1] = key_switch_extended(digits, key, x.level(), perm);
-    Ciphertext r;
-    r.scale = x.scale;
-    r.slots = x.slots;
-    RnsPoly c0;
-    ops_->reshape(c0, x.c[0].moduli, true);
-    ops_->permute(x.c[0], perm, c0);
-    ops_->add(c0, u0, c0);
-    r.c = {std::move(c0), std::move(u1)};
-    out.push_back(std::move(r));
+    auto [u0, u1] = key_switch_extended(digits, keys.at(g), x.level(), {});
+    ops_->add(x.c[0], u0, u0);
+    out.push_back(permuted(u0, u1, g, x));
   }
   return out;
 }

@@ -1,6 +1,7 @@
 #include "safhire/ckks/linear_transform.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -63,6 +64,14 @@ LinearTransform::LinearTransform(const Encoder& encoder, const Diagonals& diagon
             "linear transform: diagonal " + std::to_string(k) + " outside the " +
                 std::to_string(slots_) + " slots");
     indices.insert(k);
+  }
+  // P mod q_i for the primes of Q_level, for the lift of x to Q_l P (apply).
+  p_mod_.assign(context.primes().size(), 0);
+  for (ModulusIndex i = 0; i <= level_; ++i) {
+    u64 v = 1 % context.prime(i);
+    for (ModulusIndex m : context.p_moduli())
+      v = core::mul_mod(v, context.prime(m) % context.prime(i), context.prime(i));
+    p_mod_[i] = v;
   }
   n1_ = baby_steps == 0 ? choose_baby_steps(indices, slots_) : baby_steps;
   require(power_of_two(n1_) && n1_ <= slots_, ErrorCode::invalid_argument,
@@ -132,85 +141,109 @@ Ciphertext LinearTransform::apply(const Evaluator& evaluator, const Ciphertext& 
               std::to_string(x.slots));
   const RnsOps& ops = evaluator.ops();
   const auto q = context_->q_moduli(level_);
+  auto qp = q;
+  for (ModulusIndex m : context_->p_moduli())
+    qp.push_back(m);
 
-  // Per giant step g, sum_b pt_(g,b) (.) rot_b(x) accumulates as a0, a1 over Q_l (the c_0
-  // parts, and c_1 for b = 0) and e0, e1 over Q_l P (the key-switched parts of the baby
-  // rotations, before their ModDown). The baby steps stream through: each is made once (its
-  // sigma_b(c_0) and the key switch of sigma_b(c_1) from the one ModUp of c_1) and added to
-  // every giant step that uses it, so only the accumulators are held.
-  struct Sums {
-    RnsPoly a0, a1, e0, e1;
-    bool has_a0 = false, has_a1 = false, has_e = false;
-  };
-  std::map<std::uint32_t, Sums> sums;
+  // Everything runs over Q_l P, where a ciphertext c stands for ModDown(c): x enters as
+  // P x (P c_i on the primes of Q_l, 0 on those of P, so that ModDown gives c_i back exactly),
+  // a baby rotation as sigma_b(P c_0 + u_0, u_1) with u the key switch's inner product before
+  // its ModDown (the key is stored as sigma_b^-1 of itself, GaloisKeys), and a giant rotation
+  // likewise. Per giant step g, E_g = sum_b pt_(g,b) (.) rot_b(x) accumulates over Q_l P; its
+  // c_1 part is brought down once for the giant rotation's ModUp, and the rotated E_g are
+  // summed over Q_l P, so the whole transform ends with one ModDown per component: the two
+  // halves of Bossuat et al.'s double hoisting (Eurocrypt 2021).
   std::map<std::uint32_t, std::vector<std::pair<std::uint32_t, const RnsPoly*>>> by_baby;
   for (const auto& [g, babies] : plain_) {
     for (const auto& [b, pt] : babies)
       by_baby[b].emplace_back(g, &pt);
   }
-  auto accumulate = [&](RnsPoly& acc, bool& has, const RnsPoly& a, const RnsPoly& pt,
-                        std::span<const ModulusIndex> moduli) {
-    if (!has) {
-      ops.reshape(acc, moduli, true);
-      ops.multiply(a, pt, acc);
-      has = true;
+  std::array<RnsPoly, 2> lifted;
+  {
+    RnsPoly scaled;
+    for (int i = 0; i < 2; ++i) {
+      ops.reshape(scaled, q, true);
+      ops.multiply_scalars(x.c[i], p_mod_, scaled);
+      lifted[i] = ops.zeros(qp, true);
+      ops.copy(scaled, lifted[i], 0, q.size());
+    }
+  }
+  struct Sums {
+    RnsPoly e0, e1;
+    bool any = false;
+  };
+  std::map<std::uint32_t, Sums> sums;
+  auto accumulate = [&](Sums& acc, const RnsPoly& r0, const RnsPoly& r1, const RnsPoly& pt) {
+    if (!acc.any) {
+      ops.reshape(acc.e0, qp, true);
+      ops.reshape(acc.e1, qp, true);
+      ops.multiply(r0, pt, acc.e0);
+      ops.multiply(r1, pt, acc.e1);
+      acc.any = true;
     } else {
-      ops.multiply_accumulate(a, pt, acc);
+      ops.multiply_accumulate(r0, pt, acc.e0);
+      ops.multiply_accumulate(r1, pt, acc.e1);
     }
   };
   std::vector<RnsPoly> digits;
   if (by_baby.size() > 1 || by_baby.count(0) == 0) digits = evaluator.mod_up(x.c[1]);
-  RnsPoly c0, u0, u1;
+  RnsPoly r0, r1, v0, v1;
   for (const auto& [b, uses] : by_baby) {
     if (b == 0) {
-      for (const auto& [g, pt] : uses) {
-        Sums& acc = sums[g];
-        accumulate(acc.a0, acc.has_a0, x.c[0], *pt, q);
-        accumulate(acc.a1, acc.has_a1, x.c[1], *pt, q);
-      }
+      for (const auto& [g, pt] : uses)
+        accumulate(sums[g], lifted[0], lifted[1], *pt);
       continue;
     }
     const std::uint64_t galois = rotation_galois_element(*context_, static_cast<int>(b));
-    const auto& perm = evaluator.permutation(galois);
-    ops.reshape(c0, q, true);
-    ops.permute(x.c[0], perm, c0);
-    std::tie(u0, u1) = evaluator.key_switch_inner(digits, keys.at(galois), level_, perm);
-    for (const auto& [g, pt] : uses) {
-      Sums& acc = sums[g];
-      accumulate(acc.a0, acc.has_a0, c0, *pt, q);
-      bool has0 = acc.has_e, has1 = acc.has_e;
-      accumulate(acc.e0, has0, u0, *pt, u0.moduli);
-      accumulate(acc.e1, has1, u1, *pt, u1.moduli);
-      acc.has_e = true;
-    }
+    rotate_extended(evaluator, digits, keys.at(galois), galois, lifted[0], v0, v1, r0, r1);
+    for (const auto& [g, pt] : uses)
+      accumulate(sums[g], r0, r1, *pt);
   }
 
-  // Per giant step: one ModDown of the extended parts, then the rotation by g.
+  // The giant steps, summed over Q_l P; one ModDown per component at the end.
+  std::array<RnsPoly, 2> total;
+  bool any = false;
+  auto add_to_total = [&](const RnsPoly& t0, const RnsPoly& t1) {
+    if (!any) {
+      total[0] = t0;
+      total[1] = t1;
+      any = true;
+    } else {
+      ops.add(total[0], t0, total[0]);
+      ops.add(total[1], t1, total[1]);
+    }
+  };
+  for (auto& [g, acc] : sums) {
+    if (g == 0) {
+      add_to_total(acc.e0, acc.e1);
+    } else {
+      const std::uint64_t galois = rotation_galois_element(*context_, static_cast<int>(g));
+      const auto giant_digits = evaluator.mod_up(evaluator.mod_down(acc.e1, level_));
+      rotate_extended(evaluator, giant_digits, keys.at(galois), galois, acc.e0, v0, v1, r0, r1);
+      add_to_total(r0, r1);
+    }
+    acc = Sums{};  // release the accumulators early
+  }
   Ciphertext out;
   out.scale = x.scale * scale_;
   out.slots = x.slots;
-  for (auto& [g, acc] : sums) {
-    Ciphertext step;
-    step.scale = out.scale;
-    step.slots = out.slots;
-    if (acc.has_e) {
-      RnsPoly d0 = evaluator.mod_down(acc.e0, level_), d1 = evaluator.mod_down(acc.e1, level_);
-      ops.add(acc.a0, d0, acc.a0);
-      if (acc.has_a1) ops.add(acc.a1, d1, acc.a1);
-      step.c = {std::move(acc.a0), acc.has_a1 ? std::move(acc.a1) : std::move(d1)};
-    } else {
-      step.c = {std::move(acc.a0), std::move(acc.a1)};
-    }
-    acc = Sums{};  // release the accumulators early
-    if (g != 0) step = evaluator.rotate(step, static_cast<int>(g), keys);
-    if (out.c.empty()) {
-      out.c = std::move(step.c);
-    } else {
-      ops.add(out.c[0], step.c[0], out.c[0]);
-      ops.add(out.c[1], step.c[1], out.c[1]);
-    }
-  }
+  out.c = {evaluator.mod_down(total[0], level_), evaluator.mod_down(total[1], level_)};
   return out;
+}
+
+void LinearTransform::rotate_extended(const Evaluator& evaluator,
+                                      const std::vector<RnsPoly>& digits, const SwitchingKey& key,
+                                      std::uint64_t galois, const RnsPoly& c0, RnsPoly& v0,
+                                      RnsPoly& v1, RnsPoly& r0, RnsPoly& r1) const {
+  // (sigma(c_0 + v_0), sigma(v_1)) over Q_l P, v the inner product of the digits with the key.
+  const RnsOps& ops = evaluator.ops();
+  const auto& perm = evaluator.permutation(galois);
+  std::tie(v0, v1) = evaluator.key_switch_inner(digits, key, level_, {});
+  ops.add(v0, c0, v0);
+  ops.reshape(r0, v0.moduli, true);
+  ops.reshape(r1, v1.moduli, true);
+  ops.permute(v0, perm, r0);
+  ops.permute(v1, perm, r1);
 }
 
 }  // namespace safhire::ckks

@@ -177,22 +177,30 @@ class Run {
   Ciphertext pre(const Node& n, double scale, std::uint32_t l) {
     if (n.leaf()) {
       // sum_i c_i T_i, each T_i brought to `scale` by its coefficient's encoding scale.
+      // (The products read T_i's limbs of level l in place; the sum accumulates in place.)
       Ciphertext acc;
       bool any = false;
       for (std::uint32_t i = 1; i < n.c.size(); ++i) {
         if (n.c[i] == 0) continue;
-        Ciphertext term = ev_.multiply_constant(at(i, l), n.c[i], scale / t.at(i).scale);
-        acc = any ? ev_.add(acc, term) : std::move(term);
+        require(t.at(i).level() >= l, ErrorCode::invalid_argument,
+                "polynomial evaluation: T_" + std::to_string(i) + " below its leaf's level");
+        Ciphertext term = ev_.multiply_constant_at(t.at(i), n.c[i], scale / t.at(i).scale, l);
+        if (any) {
+          for (std::size_t k = 0; k < acc.size(); ++k)
+            ev_.ops().add(acc.c[k], term.c[k], acc.c[k]);
+        } else {
+          acc = std::move(term);
+        }
         any = true;
       }
-      if (!any) acc = ev_.multiply_constant(at(1, l), 0.0, scale / t.at(1).scale);
+      if (!any) acc = ev_.multiply_constant_at(t.at(1), 0.0, scale / t.at(1).scale, l);
       return ev_.add_constant(acc, n.c[0]);
     }
     // q T_g + r, the product at `scale`.
     const Ciphertext& giant = t.at(n.g);
     Ciphertext product;
     if (n.q->constant()) {
-      product = ev_.multiply_constant(at(n.g, l), n.q->c[0], scale / giant.scale);
+      product = ev_.multiply_constant_at(giant, n.q->c[0], scale / giant.scale, l);
     } else {
       const Ciphertext qv = post(*n.q, scale / giant.scale);
       product = ev_.multiply_relinearize(ev_.drop_to_level(qv, l), at(n.g, l), rlk_);

@@ -12,7 +12,8 @@
 // E[d_j^2] = Q_j^2 / 12 (the approximate lift in [0, alpha Q_j) has a mean of alpha Q_j / 2,
 // whose constant part concentrates the error in a few slots), and ModDown rounds to nearest.
 // Hoisted rotations share the ModUp of one ciphertext between many rotations: an automorphism
-// commutes with ModUp, so each rotation permutes the extended digits instead of recomputing them.
+// commutes with ModUp, so each rotation reuses the digits, and with the keys stored as sigma^-1
+// of themselves (GaloisKeys) it multiplies them as they are and permutes only its outputs.
 #pragma once
 
 #include <complex>
@@ -52,8 +53,12 @@ struct SwitchingKey {
   std::vector<RnsPoly> b, a;  // one pair per digit, NTT form over Q_L and P
 };
 
+// The key for sigma_g is stored as sigma_g^-1 of its digits: the key switch of sigma(c_1),
+// sum_j sigma(ModUp_j(c_1)) k_j, is sigma(sum_j ModUp_j(c_1) sigma^-1(k_j)), so a rotation
+// multiplies the digits as they are and permutes its two outputs, instead of permuting every
+// digit (dnum times as many limbs, and a gather inside the inner product).
 struct GaloisKeys {
-  std::map<std::uint64_t, SwitchingKey> keys;  // by Galois element
+  std::map<std::uint64_t, SwitchingKey> keys;  // by Galois element, stored as above
   const SwitchingKey& at(std::uint64_t galois) const;
 };
 
@@ -150,6 +155,9 @@ class Evaluator {
   Ciphertext add_constant(const Ciphertext& x, double c) const;
   // x * round(c * constant_scale); the scale is multiplied by constant_scale (1 for integers).
   Ciphertext multiply_constant(const Ciphertext& x, double c, double constant_scale) const;
+  // The same at `level` <= x's level: the level drop fused into the product (no copy).
+  Ciphertext multiply_constant_at(const Ciphertext& x, double c, double constant_scale,
+                                  std::uint32_t level) const;
 
   // The tensor product (3 components), relinearization back to 2, and both together.
   Ciphertext multiply(const Ciphertext& x, const Ciphertext& y) const;
@@ -212,6 +220,9 @@ class Evaluator {
   const BaseConverter& rescale_converter(std::uint32_t level) const;
   const BaseConverter& raise_converter(std::uint32_t level) const;
   void check_pair(const Ciphertext& x, const Ciphertext& y) const;
+  // (sigma(c0), sigma(c1)) with like's scale and slots.
+  Ciphertext permuted(const RnsPoly& c0, const RnsPoly& c1, std::uint64_t galois,
+                      const Ciphertext& like) const;
 
   const CkksContext* context_;
   const RnsOps* ops_;

@@ -6,12 +6,12 @@
 // count n1 and 0 <= b < n1,
 //   M x = sum_g rot_g( sum_b rot_-g(diag_(g+b)) (.) rot_b(x) ),
 // so the rotations are the baby steps b and the giant steps g that nonzero diagonals reach, each
-// once. The baby rotations share one ModUp of x (single hoisting). Each giant step's inner sum
-// runs in the extended basis Q_l P, where the baby rotations come out of key switching before
-// their ModDown, so that one ModDown per giant step replaces one per baby step (the first half
-// of Bossuat et al.'s double hoisting, Eurocrypt 2021): the rotated x's are
-// (P sigma_b(c_0) + u_0, u_1) over Q_l P with u the key-switch inner product, and the
-// pre-rotated diagonals are encoded over Q_l P as well.
+// once. The baby rotations share one ModUp of x (single hoisting), and everything runs in the
+// extended basis Q_l P with key switches before their ModDown: the baby rotations, the inner
+// sums of the giant steps (whose c_1 part alone comes down for the giant rotation's ModUp), and
+// the rotated giant steps, so that the whole transform ends with one ModDown per component
+// (both halves of Bossuat et al.'s double hoisting, Eurocrypt 2021). x enters as P x, whose
+// ModDown is x exactly; the pre-rotated diagonals are encoded over Q_l P.
 //
 // Level and scale: the diagonals are encoded at the ciphertext's level with a scale chosen at
 // construction (by default q_level, so that rescaling the output restores x's scale exactly);
@@ -65,6 +65,13 @@ class LinearTransform {
   double scale_ = 1;
   // giant step g -> baby step b -> rot_-g(diag_(g+b)), NTT form over Q_level and P.
   std::map<std::uint32_t, std::map<std::uint32_t, RnsPoly>> plain_;
+  std::vector<u64> p_mod_;  // P mod q_i by modulus index (0 beyond the level)
+
+  // A rotation over Q_l P: (sigma(c_0 + v_0), sigma(v_1)) into r0, r1, v the inner product of
+  // the ModUp digits with the stored key (v0, v1: scratch).
+  void rotate_extended(const Evaluator& evaluator, const std::vector<RnsPoly>& digits,
+                       const SwitchingKey& key, std::uint64_t galois, const RnsPoly& c0,
+                       RnsPoly& v0, RnsPoly& v1, RnsPoly& r0, RnsPoly& r1) const;
 };
 
 }  // namespace safhire::ckks
