@@ -187,7 +187,7 @@ cat "$files/ckks-demo-n16-cuda.json"
 
 step "CKKS bootstrapping on the device: safhire ckks bootstrap (the N = 2^12 test ring)"
 run ckks_bootstrap_cuda 60 "$build/host/apps/safhire" ckks bootstrap --backend cuda --insecure \
-  --json >"$files/ckks-bootstrap-n12-cuda.json"
+  --runs 3 --json >"$files/ckks-bootstrap-n12-cuda.json"
 cat "$files/ckks-bootstrap-n12-cuda.json"
 
 step "CUDA benchmarks"

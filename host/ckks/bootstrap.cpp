@@ -23,8 +23,10 @@ std::uint32_t sum(const std::vector<std::uint32_t>& v) {
 
 }  // namespace
 
-BootstrapParams default_bootstrap_params(const CkksParams& params) {
-  const std::uint32_t stages = params.log_n - 1;
+BootstrapParams default_bootstrap_params(const CkksParams& params, std::uint32_t slots) {
+  const std::uint32_t full = params.log_n - 1;
+  const std::uint32_t stages =
+      slots == 0 ? full : std::min(full, static_cast<std::uint32_t>(std::bit_width(slots) - 1));
   // Groups as even as possible, the larger first.
   auto split = [stages](std::uint32_t most) {
     const std::uint32_t groups = (stages + most - 1) / most;
@@ -34,6 +36,7 @@ BootstrapParams default_bootstrap_params(const CkksParams& params) {
     return sizes;
   };
   BootstrapParams b;
+  b.slots = slots;
   b.cts_split = split(5);
   b.stc_split = split(5);
   const bool sparse =
@@ -49,8 +52,16 @@ Bootstrapper::Bootstrapper(const Encoder& encoder, const Evaluator& evaluator,
                            BootstrapParams params)
     : ev_(&evaluator), params_(std::move(params)), top_(evaluator.context().max_level()) {
   const CkksContext& context = evaluator.context();
-  const std::uint32_t slots = context.degree() / 2;
+  const std::uint32_t slots = params_.slots == 0 ? context.degree() / 2 : params_.slots;
+  require(slots >= 2 && slots <= context.degree() / 2 && std::has_single_bit(slots),
+          ErrorCode::invalid_argument,
+          "bootstrapping: the slot count must be a power of two in [2, N/2], got " +
+              std::to_string(slots));
+  slots_ = slots;
   const auto stages = static_cast<std::uint32_t>(std::countr_zero(slots));
+  const std::uint32_t gap = context.degree() / 2 / slots;
+  for (std::uint32_t step = 1; step < gap; step *= 2)
+    subsum_.push_back(static_cast<int>(slots * step));
   require(sum(params_.cts_split) == stages && sum(params_.stc_split) == stages,
           ErrorCode::invalid_argument,
           "bootstrapping: the CoeffToSlot and SlotToCoeff splits must cover the " +
@@ -71,7 +82,7 @@ Bootstrapper::Bootstrapper(const Encoder& encoder, const Evaluator& evaluator,
       context.prime(top_ - static_cast<std::uint32_t>(params_.cts_split.size())));
   const double q0 = static_cast<double>(context.prime(0));
   cts_.emplace(encoder, DftDirection::coeff_to_slot, 0, stages, params_.cts_split, top_, slots,
-               eval_scale_ / (2 * q0 * params_.k));
+               eval_scale_ / (2 * q0 * params_.k * gap));
   const std::uint32_t stc_level = top_ - static_cast<std::uint32_t>(params_.cts_split.size()) -
                                   PolynomialEvaluator::depth(params_.degree, true) -
                                   params_.double_angles - arcsine_depth();
@@ -80,9 +91,9 @@ Bootstrapper::Bootstrapper(const Encoder& encoder, const Evaluator& evaluator,
   // The exact plaintexts -i and i (X^(N/2) negated and itself, scale 1) where they are used:
   // after CoeffToSlot and before SlotToCoeff.
   const std::vector<std::complex<double>> minus_i(slots, {0, -1}), i(slots, {0, 1});
-  minus_i_ =
-      encoder.encode(minus_i, 1.0, top_ - static_cast<std::uint32_t>(params_.cts_split.size()));
-  i_ = encoder.encode(i, 1.0, stc_level);
+  minus_i_ = encoder.encode(minus_i, 1.0,
+                            top_ - static_cast<std::uint32_t>(params_.cts_split.size()), slots);
+  i_ = encoder.encode(i, 1.0, stc_level, slots);
   const double r = std::exp2(static_cast<double>(params_.double_angles));
   const double k = params_.k;
   cosine_ = chebyshev_interpolate(
@@ -110,6 +121,7 @@ std::uint32_t Bootstrapper::output_level() const {
 
 std::vector<int> Bootstrapper::rotations() const {
   auto steps = cts_->rotations();
+  steps.insert(steps.end(), subsum_.begin(), subsum_.end());
   const auto more = stc_->rotations();
   steps.insert(steps.end(), more.begin(), more.end());
   std::sort(steps.begin(), steps.end());
@@ -121,6 +133,7 @@ BootstrapKeys Bootstrapper::keys(KeyGenerator& generator, const SecretKey& sk) c
   BootstrapKeys keys;
   keys.relinearization = generator.relinearization_key(sk);
   generator.add_galois_keys(keys.galois, sk, cts_->rotations(), true, top_);
+  generator.add_galois_keys(keys.galois, sk, subsum_, false, top_);
   generator.add_galois_keys(keys.galois, sk, stc_->rotations(), false,
                             stc_->groups().front().level());
   if (params_.ephemeral_weight > 0) {
@@ -172,8 +185,9 @@ double log2_failure_bound(const CkksParams& p, const BootstrapParams& boot) {
 }
 
 Ciphertext Bootstrapper::mod_raise(const Ciphertext& x, const BootstrapKeys& keys) const {
-  require(x.slots == ev_->context().degree() / 2, ErrorCode::invalid_argument,
-          "bootstrapping takes full slots (sparse slot counts are not supported yet)");
+  require(x.slots == slots_, ErrorCode::invalid_argument,
+          "bootstrapping built for " + std::to_string(slots_) + " slots, given a ciphertext of " +
+              std::to_string(x.slots));
   const bool encapsulated = params_.ephemeral_weight > 0;
   require(encapsulated == (keys.to_ephemeral.has_value() && keys.from_ephemeral.has_value()),
           ErrorCode::invalid_argument,
@@ -183,6 +197,9 @@ Ciphertext Bootstrapper::mod_raise(const Ciphertext& x, const BootstrapKeys& key
       encapsulated ? ev_->switch_key(ev_->mod_raise(ev_->switch_key(x, *keys.to_ephemeral), top_),
                                      *keys.from_ephemeral)
                    : ev_->mod_raise(x, top_);
+  // Sparse slots: gap times t's part in the subring (1/gap is in CoeffToSlot's matrices).
+  for (int step : subsum_)
+    raised = ev_->add(raised, ev_->rotate(raised, step, keys.galois));
   raised.scale = eval_scale_;  // a label: the slots now read sigma(t) / Delta_e
   return raised;
 }

@@ -192,6 +192,39 @@ TEST(CkksBootstrap, FullSlotsComeBackWithLevelsToSpare) {
   EXPECT_LE(worst, std::exp2(-19));
 }
 
+// Sparse slots: the sum over the rotations by multiples of n keeps the raised plaintext's part in
+// the subring, and n-slot transforms do the rest, with fewer levels for fewer stages.
+TEST(CkksBootstrap, SparseSlotsComeBackWithMoreLevelsToSpare) {
+  auto& f = boot_fixture();
+  for (const std::uint32_t n : {2U, 64U, 512U}) {
+    const BootstrapParams params = default_bootstrap_params(f.context.params(), n);
+    const Bootstrapper boot(f.encoder, f.evaluator, params);
+    EXPECT_EQ(boot.slots(), n);
+    EXPECT_LT(boot.depth(), f.boot.depth()) << n << " slots";
+    auto rng = safhire::core::SeededRandom::from_counter(70 + n);
+    KeyGenerator gen(f.context, *f.ops, rng);
+    const BootstrapKeys keys = boot.keys(gen, f.sk);
+    Encryptor enc(f.context, *f.ops, rng);
+    const auto z = random_values(n, 1.0, 71 + n);
+    const auto ct = enc.encrypt(f.encoder.encode(z, std::exp2(45), 0, n), f.sk);
+    EXPECT_EQ(code_of([&] { f.boot.bootstrap(ct, f.keys); }), ErrorCode::invalid_argument);
+    const Ciphertext out = boot.bootstrap(ct, keys);
+    EXPECT_EQ(out.slots, n);
+    EXPECT_EQ(out.level(), boot.output_level());
+    const auto got = f.encoder.decode(decrypt(f.context, *f.ops, out, f.sk));
+    ASSERT_EQ(got.size(), n);
+    double mean = 0, worst = 0;
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const double e = std::abs(got[i] - z[i]);
+      mean += e / n;
+      worst = std::max(worst, e);
+    }
+    RecordProperty("mean_precision_bits_" + std::to_string(n), std::to_string(-std::log2(mean)));
+    EXPECT_LE(mean, std::exp2(-21)) << n << " slots";
+    EXPECT_LE(worst, std::exp2(-19)) << n << " slots";
+  }
+}
+
 // Coefficients of |m| / q_0 up to 2^-10 (coefficient encoding: random slot vectors have far
 // smaller coefficients): the sine's own error, (2 pi m / q_0)^2 / 6 relative, bounds the plain
 // bootstrap near 17 bits; the arcsine removes it.
@@ -380,6 +413,13 @@ TEST(CkksBootstrap, BadParametersAreTypedErrors) {
   Encryptor enc(f.context, *f.ops, rng);
   const auto sparse = enc.encrypt(f.encoder.encode(random_values(8, 1.0, 57), 1e9, 0, 8), f.sk);
   EXPECT_EQ(code_of([&] { f.boot.mod_raise(sparse, f.keys); }), ErrorCode::invalid_argument);
+  for (const std::uint32_t slots : {1U, 48U, 4096U}) {
+    BootstrapParams odd = f.params;
+    odd.slots = slots;
+    EXPECT_EQ(code_of([&] { Bootstrapper(f.encoder, f.evaluator, odd); }),
+              ErrorCode::invalid_argument)
+        << slots;
+  }
 }
 
 }  // namespace

@@ -39,9 +39,12 @@ namespace safhire::ckks {
 struct BootstrapParams {
   std::vector<std::uint32_t> cts_split;  // CoeffToSlot groups (stages, in order), e.g. {4, 4, 3}
   std::vector<std::uint32_t> stc_split;  // SlotToCoeff groups, e.g. {3, 4, 4}
-  double k = 16;                         // EvalMod's interval [-K, K] in units of q_0
-  std::uint32_t degree = 47;             // of the cosine's interpolant
-  std::uint32_t double_angles = 3;       // r
+  // The ciphertexts' slot count n, a power of two in [2, N/2] (0: N/2); the splits cover its
+  // log2(n) stages.
+  std::uint32_t slots = 0;
+  double k = 16;                    // EvalMod's interval [-K, K] in units of q_0
+  std::uint32_t degree = 47;        // of the cosine's interpolant
+  std::uint32_t double_angles = 3;  // r
   // The arcsine correction: 0 (off) or the odd degree of arcsin(s) / (2 pi) on the sines of
   // |m| / q_0 <= 1 / message_ratio, which turns sin(2 pi m / q_0) / (2 pi) back into m / q_0 and
   // so allows messages much closer to q_0 (more precision) at the cost of its depth.
@@ -59,11 +62,11 @@ struct BootstrapKeys {
   std::optional<SwitchingKey> to_ephemeral, from_ephemeral;
 };
 
-// Even splits of at most five stages per group (at N = 2^16: [5, 5, 5] both ways; at N = 2^12:
-// [4, 4, 3]), the encapsulation with h' = 32 unless the secret is already that sparse, K = 16,
-// three double angles and a cosine of degree 39 (nine levels for EvalMod; its interpolation
-// error near the integers is about 2^-44 in units of q_0).
-BootstrapParams default_bootstrap_params(const CkksParams& params);
+// For `slots` slots (0: N/2): even splits of at most five stages per group (full slots at
+// N = 2^16: [5, 5, 5] both ways; at N = 2^12: [4, 4, 3]), the encapsulation with h' = 32 unless the
+// secret is already that sparse, K = 16, three double angles and a cosine of degree 39 (nine levels
+// for EvalMod; its interpolation error near the integers is about 2^-44 in units of q_0).
+BootstrapParams default_bootstrap_params(const CkksParams& params, std::uint32_t slots = 0);
 
 // An upper bound on log2 of the probability that a bootstrap fails (some |I_i| reaches K): the
 // Chernoff bound on a sum of h uniform terms on [-1/2, 1/2] reaching K - 1/2, two-sided, times
@@ -74,11 +77,17 @@ double log2_failure_bound(const CkksParams& params, const BootstrapParams& boot)
 // Moves the keys into ops' residence (the device for a CUDA backend).
 void make_resident(const RnsOps& ops, BootstrapKeys& keys);
 
+// Sparse slots (n < N/2): the message lives in the subring Z[X^gap], gap = N / 2n, whose n slots
+// repeat gap times; the raised t = m + q_0 I does not. After ModRaise, the sum of the rotations
+// by n j, j < gap (log2(gap) rotations and additions: the automorphisms fixing X^gap are the
+// 5^(n j)), keeps gap times the part of t in the subring; 1/gap is folded into CoeffToSlot, whose
+// n-slot special FFT (and SlotToCoeff's) then read t's subring coefficients as for full slots in
+// a ring of degree 2n.
 class Bootstrapper {
  public:
-  // For ciphertexts of full slots; ModRaise goes to the context's top level. Error
-  // (invalid_argument) when the splits do not cover log2(N/2) stages or the levels do not
-  // suffice (depth() > top).
+  // For ciphertexts of params.slots slots; ModRaise goes to the context's top level. Error
+  // (invalid_argument) when the slot count is not a power of two in [2, N/2], the splits do not
+  // cover its log2 stages, or the levels do not suffice (depth() > top).
   Bootstrapper(const Encoder& encoder, const Evaluator& evaluator, BootstrapParams params);
 
   const BootstrapParams& params() const { return params_; }
@@ -89,7 +98,8 @@ class Bootstrapper {
   // The scale EvalMod works at (its first prime); an input at scale Delta comes out at about
   // 2 pi Delta eval_scale() / q_0.
   double eval_scale() const { return eval_scale_; }
-  // Rotation steps of both transforms; the keys also need conjugation.
+  std::uint32_t slots() const { return slots_; }
+  // Rotation steps of both transforms and of the sparse sum; the keys also need conjugation.
   std::vector<int> rotations() const;
   // The keys the bootstrap needs, each made at the highest level it is used at: CoeffToSlot's
   // rotations and conjugation at the top, SlotToCoeff's others at its own level (a fraction of
@@ -108,7 +118,7 @@ class Bootstrapper {
   Ciphertext slot_to_coeff(const Ciphertext& x, const Ciphertext& y, double input_scale,
                            const BootstrapKeys& keys) const;
 
-  // All of it: x at level 0 with full slots, to output_level().
+  // All of it: x at level 0 with slots() slots, to output_level().
   Ciphertext bootstrap(const Ciphertext& x, const BootstrapKeys& keys) const;
 
  private:
@@ -116,8 +126,9 @@ class Bootstrapper {
   BootstrapParams params_;
   std::uint32_t arcsine_depth() const;
 
-  std::uint32_t top_;
+  std::uint32_t top_, slots_;
   double eval_scale_;
+  std::vector<int> subsum_;  // the sparse sum's rotations, n 2^i for 2^i < gap
   ChebyshevSeries cosine_, arcsine_;
   Plaintext minus_i_, i_;  // -i after CoeffToSlot, i before SlotToCoeff
   std::optional<HomomorphicDft> cts_, stc_;
