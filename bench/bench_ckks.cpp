@@ -11,6 +11,7 @@
 //   ckks/dft_stages/<N>/<first>-<last>/cts|stc      one group of four DFT stages (hoisted BSGS
 //                                                    linear transform and rescale), full slots
 //   ckks/encode/<N>, ckks/decode/<N>                 full slots (decode at level 1)
+//   ckks/eval_mod/<N>/<set>                          EvalMod of one part (the test ring)
 //   ckks/bootstrap/<N>/<set>                         full-slot bootstrapping, counters per step,
 //                                                    precision (bits) and levels left
 //   ckks/decrypt_decode/<N>                          decryption and decoding at level 1
@@ -306,10 +307,34 @@ void register_bootstrap() {
   });
 }
 
+// EvalMod alone on the test ring: the real part of a CoeffToSlot output, per iteration.
+void register_eval_mod() {
+  const CkksParams& p = named_set("n12-boot-test");
+  add(path({"ckks/eval_mod", std::to_string(p.degree()), p.name}), [](benchmark::State& st) {
+    const CkksContext context(named_set("n12-boot-test"), /*allow_insecure=*/true);
+    const auto ops = make_cpu_rns_ops(context, 1);
+    const Encoder encoder(context, *ops);
+    const Evaluator ev(context, *ops);
+    const Bootstrapper boot(encoder, ev, default_bootstrap_params(context.params()));
+    auto rng = safhire::core::SeededRandom::from_counter(6);
+    KeyGenerator gen(context, *ops, rng);
+    const auto sk = gen.secret_key();
+    const auto keys = boot.keys(gen, sk);
+    std::vector<std::complex<double>> z(context.degree() / 2, {0.5, -0.25});
+    Encryptor enc(context, *ops, rng);
+    const auto x = enc.encrypt(encoder.encode(z, std::exp2(45), 0), sk);
+    const auto parts = boot.coeff_to_slot(boot.mod_raise(x, keys), keys);
+    for (auto _ : st)
+      benchmark::DoNotOptimize(boot.eval_mod(parts.first, keys));
+    st.counters["levels"] = parts.first.level() - boot.eval_mod(parts.first, keys).level();
+  });
+}
+
 int main(int argc, char** argv) {
   register_ntt();
   register_ckks();
   register_bootstrap();
+  register_eval_mod();
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -17,6 +17,8 @@
 //                                         one operation to a synchronised stream
 //   ckks/<op>/.../cuda/copies             the same with host operands, staged to the device and
 //                                         back by every primitive
+//   ckks/bootstrap/4096/n12-boot-test/cuda  one full-slot bootstrap, keys, matrices and input
+//                                         resident (the insecure test ring), precision counters
 // Without a device every benchmark reports "no CUDA device".
 #include <benchmark/benchmark.h>
 #include <cuda_runtime_api.h>
@@ -32,6 +34,7 @@
 #include <utility>
 #include <vector>
 
+#include "safhire/ckks/bootstrap.hpp"
 #include "safhire/ckks/ckks.hpp"
 #include "safhire/core/primes.hpp"
 #include "safhire/cuda/ckks.hpp"
@@ -286,6 +289,62 @@ void ckks_benchmark(benchmark::State& state, const char* set, CkksOp op, bool re
   }
 }
 
+// One full-slot bootstrap on the device (the N = 2^12 test ring): keys made on the CPU, then
+// everything resident; wall time to a synchronised stream.
+void bootstrap_benchmark(benchmark::State& state) {
+  if (!cuda::device_available()) {
+    state.SkipWithError("no CUDA device");
+    return;
+  }
+  struct Setup {
+    ckks::CkksContext context{ckks::named_set("n12-boot-test"), /*allow_insecure=*/true};
+    std::unique_ptr<ckks::RnsOps> cpu = ckks::make_cpu_rns_ops(context, 1);
+    std::unique_ptr<ckks::RnsOps> gpu = cuda::make_cuda_rns_ops(context);
+    ckks::Encoder encoder{context, *gpu};
+    ckks::Evaluator evaluator{context, *gpu};
+    ckks::Bootstrapper boot{encoder, evaluator, ckks::default_bootstrap_params(context.params())};
+    ckks::SecretKey sk;
+    ckks::BootstrapKeys keys;
+    ckks::Ciphertext x;
+    std::vector<std::complex<double>> z;
+    Setup() {
+      auto rng = core::SeededRandom::from_counter(2);
+      ckks::KeyGenerator gen(context, *cpu, rng);
+      sk = gen.secret_key();
+      keys = boot.keys(gen, sk);
+      std::mt19937_64 mt(3);
+      std::uniform_real_distribution<double> u(-1, 1);
+      z.resize(context.degree() / 2);
+      for (auto& v : z)
+        v = {u(mt), u(mt)};
+      const ckks::Encoder host(context, *cpu);
+      ckks::Encryptor enc(context, *cpu, rng);
+      x = enc.encrypt(host.encode(z, std::exp2(45), 0), sk);
+      boot.make_resident(*gpu);
+      ckks::make_resident(*gpu, keys);
+      ckks::make_resident(*gpu, x);
+      gpu->synchronize();
+    }
+  };
+  static Setup s;
+  ckks::Ciphertext out;
+  for (auto _ : state) {
+    out = s.boot.bootstrap(s.x, s.keys);
+    s.gpu->synchronize();
+  }
+  const ckks::Encoder host(s.context, *s.cpu);
+  const auto got = host.decode(ckks::decrypt(s.context, *s.gpu, out, s.sk));
+  double mean = 0, worst = 0;
+  for (std::size_t i = 0; i < s.z.size(); ++i) {
+    const double e = std::abs(got[i] - s.z[i]);
+    mean += e / static_cast<double>(s.z.size());
+    worst = std::max(worst, e);
+  }
+  state.counters["mean_precision_bits"] = -std::log2(mean);
+  state.counters["min_precision_bits"] = -std::log2(worst);
+  state.counters["levels_left"] = out.level();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -309,6 +368,9 @@ int main(int argc, char** argv) {
       }
     }
   }
+  benchmark::RegisterBenchmark("ckks/bootstrap/4096/n12-boot-test/cuda", bootstrap_benchmark)
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
   for (const RingParams& r : kRings) {
     benchmark::RegisterBenchmark(name("ntt_forward_batch1024", r).c_str(),
                                  [r](benchmark::State& s) { ntt_benchmark(s, r, 1, true); })

@@ -122,10 +122,13 @@ int run_bootstrap(int argc, char** argv) {
   const std::string backend = opt.get("backend", "cpu");
   const unsigned slot_option = opt.number("slots", 0);
   const unsigned runs = opt.number("runs", 1);
+  const unsigned log_ratio = opt.number("log-ratio", 10);
   const bool json = opt.flag("json");
   const bool insecure = opt.flag("insecure");
   opt.finish();
   require(runs >= 1 && runs <= 100, ErrorCode::invalid_argument, "--runs must be in [1, 100]");
+  require(log_ratio >= 1 && log_ratio <= 30, ErrorCode::invalid_argument,
+          "--log-ratio must be in [1, 30]");
   const CkksParams& params = named_set(set);
   require(insecure || estimated_security(params) >= 128, ErrorCode::insecure_parameters,
           "set '" + set + "' has an estimated " +
@@ -138,8 +141,8 @@ int run_bootstrap(int argc, char** argv) {
   StepTimer timed(*ops);
   auto& steps = timed.steps;
   const BootstrapParams boot_params = default_bootstrap_params(context.params(), slot_option);
-  const Bootstrapper boot = timed("plan (CoeffToSlot and SlotToCoeff matrices)",
-                                  [&] { return Bootstrapper(encoder, ev, boot_params); });
+  Bootstrapper boot = timed("plan (CoeffToSlot and SlotToCoeff matrices)",
+                            [&] { return Bootstrapper(encoder, ev, boot_params); });
   const std::size_t n = boot.slots();
   core::OsRandom random;
   KeyGenerator gen(context, *ops, random);
@@ -152,12 +155,13 @@ int run_bootstrap(int argc, char** argv) {
   for (auto& v : z)
     v = {u(mt), u(mt)};
   Encryptor enc(context, *ops, random);
-  // The input's scale: q_0 / 2^10. Random slots of modulus up to sqrt(2) make coefficients
-  // about sqrt(n) times smaller than Delta, far inside the sine's linear range (the output comes
-  // out at scale 2 pi Delta eval_scale / q_0).
-  const double delta = static_cast<double>(context.prime(0)) * std::exp2(-10);
+  // The input's scale: q_0 / 2^log_ratio (10 by default; Lattigo uses 8). Random slots
+  // of modulus up to sqrt(2) make coefficients about sqrt(n) times smaller than that, far inside
+  // the sine's linear range (the output comes out at scale 2 pi Delta eval_scale / q_0).
+  const double delta = static_cast<double>(context.prime(0)) * std::exp2(-double(log_ratio));
   Ciphertext x = enc.encrypt(encoder.encode(z, delta, 0, static_cast<std::uint32_t>(n)), sk);
   if (backend == "cuda") {
+    boot.make_resident(*ops);
     make_resident(*ops, keys);
     make_resident(*ops, x);
   }
@@ -199,12 +203,13 @@ int run_bootstrap(int argc, char** argv) {
   if (json) {
     std::printf(
         "{\"set\": \"%s\", \"N\": %u, \"slots\": %zu, \"backend\": \"%s\", "
-        "\"threads\": %u, \"security_bits\": %.1f, \"runs\": %u, \"bootstrap_ms\": %.3f, "
+        "\"threads\": %u, \"security_bits\": %.1f, \"log2_message_ratio\": %u, \"runs\": %u, "
+        "\"bootstrap_ms\": %.3f, "
         "\"first_bootstrap_ms\": %.3f, \"mean_precision_bits\": %.2f, "
         "\"min_precision_bits\": %.2f, \"levels_left\": %u, \"log2_failure_bound\": %.1f, "
         "\"rotation_keys\": %zu, \"peak_rss_mb\": %.1f, \"steps\": [",
-        set.c_str(), context.degree(), n, backend.c_str(), threads, security, runs, total,
-        totals.front(), -std::log2(mean), -std::log2(worst), out.level(), failure,
+        set.c_str(), context.degree(), n, backend.c_str(), threads, security, log_ratio, runs,
+        total, totals.front(), -std::log2(mean), -std::log2(worst), out.level(), failure,
         keys.galois.keys.size(), peak_rss_mb());
     for (std::size_t i = 0; i < steps.size(); ++i) {
       std::printf("%s{\"step\": \"%s\", \"ms\": %.3f}", i ? ", " : "", steps[i].name.c_str(),
@@ -216,6 +221,7 @@ int run_bootstrap(int argc, char** argv) {
   std::printf("CKKS bootstrapping, %s on %s: N = %u, %zu slots, %.0f-bit security%s, %u thread%s\n",
               set.c_str(), backend.c_str(), context.degree(), n, security,
               security < 128 ? " (a TEST ring, insecure)" : "", threads, threads == 1 ? "" : "s");
+  std::printf("  random slots in the unit square, input scale q_0 / 2^%u\n", log_ratio);
   std::printf("  %-44s %10s\n", "step", runs > 1 ? "ms (median)" : "ms");
   for (const auto& st : steps)
     std::printf("  %-44s %10.2f\n", st.name.c_str(), st.ms);
@@ -235,8 +241,8 @@ int run_ckks(int argc, char** argv) {
   if (sub == "bootstrap") return run_bootstrap(argc, argv);
   require(sub == "demo", ErrorCode::invalid_argument,
           "usage: safhire ckks demo [--set NAME] [--threads T] [--backend cpu|cuda] [--json]\n"
-          "       safhire ckks bootstrap [--set NAME] [--slots S] [--runs R] [--threads T] "
-          "[--backend cpu|cuda] [--json] [--insecure]");
+          "       safhire ckks bootstrap [--set NAME] [--slots S] [--runs R] [--log-ratio B] "
+          "[--threads T] [--backend cpu|cuda] [--json] [--insecure]");
   Options opt(argc, argv, 3);
   const std::string set = opt.get("set", "n14-l7");
   const unsigned threads = opt.number("threads", 1);

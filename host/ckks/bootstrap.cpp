@@ -144,6 +144,13 @@ BootstrapKeys Bootstrapper::keys(KeyGenerator& generator, const SecretKey& sk) c
   return keys;
 }
 
+void Bootstrapper::make_resident(const RnsOps& ops) {
+  cts_->make_resident(ops);
+  stc_->make_resident(ops);
+  ckks::make_resident(ops, minus_i_);
+  ckks::make_resident(ops, i_);
+}
+
 void make_resident(const RnsOps& ops, BootstrapKeys& keys) {
   make_resident(ops, keys.relinearization);
   make_resident(ops, keys.galois);

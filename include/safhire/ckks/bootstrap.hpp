@@ -106,6 +106,10 @@ class Bootstrapper {
   // the size); with the encapsulation, a fresh ephemeral secret's two keys.
   BootstrapKeys keys(KeyGenerator& generator, const SecretKey& sk) const;
 
+  // Moves the transforms' matrices and the bootstrap's plaintexts into ops' residence (the
+  // device for a CUDA backend), so that no step stages them.
+  void make_resident(const RnsOps& ops);
+
   // The steps, for tests and for the lanes.
   Ciphertext mod_raise(const Ciphertext& x, const BootstrapKeys& keys) const;
   // The raised ciphertext to (x, y): the real and imaginary parts of its coefficients
