@@ -21,7 +21,7 @@ class Options {
       safhire::require(key.rfind("--", 0) == 0, safhire::ErrorCode::invalid_argument,
                        "unexpected argument " + key);
       key = key.substr(2);
-      if (key == "json" || key == "insecure") {
+      if (key == "json" || key == "insecure" || key == "slim") {
         values_.emplace_back(key, "1");
       } else {
         safhire::require(i + 1 < argc, safhire::ErrorCode::invalid_argument,

@@ -225,6 +225,47 @@ TEST(CkksBootstrap, SparseSlotsComeBackWithMoreLevelsToSpare) {
   }
 }
 
+// The slim order: SlotToCoeff on the input's lowest levels first, then ModRaise, CoeffToSlot and
+// EvalMod. The top no longer pays for SlotToCoeff's groups, so the output sits that much higher,
+// and the same slots come back.
+TEST(CkksBootstrap, SlimOrderSpendsSlotToCoeffOnTheInputsLevels) {
+  auto& f = boot_fixture();
+  BootstrapParams params = f.params;
+  params.slim = true;
+  const Bootstrapper slim(f.encoder, f.evaluator, params);
+  const auto stc_groups = static_cast<std::uint32_t>(params.stc_split.size());
+  EXPECT_EQ(slim.input_level(), stc_groups);
+  EXPECT_EQ(slim.depth(), f.boot.depth() - stc_groups);
+  EXPECT_EQ(slim.output_level(), f.boot.output_level() + stc_groups);
+  auto rng = safhire::core::SeededRandom::from_counter(80);
+  KeyGenerator gen(f.context, *f.ops, rng);
+  const BootstrapKeys keys = slim.keys(gen, f.sk);
+  Encryptor enc(f.context, *f.ops, rng);
+  const std::uint32_t n = f.context.degree() / 2;
+  const auto z = random_values(n, 1.0, 81);
+  const auto low = enc.encrypt(f.encoder.encode(z, std::exp2(45), 0), f.sk);
+  EXPECT_EQ(code_of([&] { slim.bootstrap(low, keys); }), ErrorCode::invalid_argument);
+  // From level input_level() and from above it.
+  for (const std::uint32_t level : {stc_groups, stc_groups + 2}) {
+    const auto ct = enc.encrypt(f.encoder.encode(z, std::exp2(45), level), f.sk);
+    const Ciphertext out = slim.bootstrap(ct, keys);
+    EXPECT_EQ(out.level(), slim.output_level());
+    const auto got = f.encoder.decode(decrypt(f.context, *f.ops, out, f.sk));
+    double mean = 0, worst = 0;
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const double e = std::abs(got[i] - z[i]);
+      mean += e / n;
+      worst = std::max(worst, e);
+    }
+    RecordProperty("mean_precision_bits_from_" + std::to_string(level),
+                   std::to_string(-std::log2(mean)));
+    EXPECT_LE(mean, std::exp2(-21)) << "from level " << level;
+    EXPECT_LE(worst, std::exp2(-19)) << "from level " << level;
+  }
+  // The classic order's last step is refused in the slim one, and the other way round.
+  EXPECT_EQ(code_of([&] { f.boot.slot_to_coeff_first(low, f.keys); }), ErrorCode::invalid_argument);
+}
+
 // Coefficients of |m| / q_0 up to 2^-10 (coefficient encoding: random slot vectors have far
 // smaller coefficients): the sine's own error, (2 pi m / q_0)^2 / 6 relative, bounds the plain
 // bootstrap near 17 bits; the arcsine removes it.

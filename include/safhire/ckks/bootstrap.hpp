@@ -52,6 +52,11 @@ struct BootstrapParams {
   double message_ratio = 1024;  // q_0 / max |m|, for the arcsine's interval
   // The sparse-secret encapsulation: 0 (off) or the weight h' of the ephemeral secret.
   std::uint32_t ephemeral_weight = 0;
+  // "Slim" order (Chen, Chillotti and Song 2019): SlotToCoeff first, on the input's own lowest
+  // levels, then ModRaise, CoeffToSlot and EvalMod, whose real and imaginary parts recombine as
+  // the slots. The top levels then pay for CoeffToSlot and EvalMod only; the input must be at
+  // level input_level() (the SlotToCoeff groups) or above.
+  bool slim = false;
 };
 
 // What a bootstrap needs besides the ciphertext. The ephemeral secret itself is never kept.
@@ -91,8 +96,10 @@ class Bootstrapper {
   Bootstrapper(const Encoder& encoder, const Evaluator& evaluator, BootstrapParams params);
 
   const BootstrapParams& params() const { return params_; }
-  // Levels consumed: CoeffToSlot, EvalMod, SlotToCoeff.
+  // Levels consumed from the top: CoeffToSlot, EvalMod, and SlotToCoeff unless slim.
   std::uint32_t depth() const;
+  // The lowest level an input may have: 0, or SlotToCoeff's groups when slim.
+  std::uint32_t input_level() const;
   // The output's level (the top minus depth()).
   std::uint32_t output_level() const;
   // The scale EvalMod works at (its first prime); an input at scale Delta comes out at about
@@ -118,11 +125,16 @@ class Bootstrapper {
                                                   const BootstrapKeys& keys) const;
   // sin(2 pi K v) / (2 pi) of a real part v (slot by slot): m_i / q_0.
   Ciphertext eval_mod(const Ciphertext& v, const BootstrapKeys& keys) const;
-  // x + i y through SlotToCoeff, relabelled so that it decodes to z.
+  // x + i y through SlotToCoeff, relabelled so that it decodes to z (not slim).
   Ciphertext slot_to_coeff(const Ciphertext& x, const Ciphertext& y, double input_scale,
                            const BootstrapKeys& keys) const;
+  // Slim: SlotToCoeff of x (dropped to input_level()) down to level 0, ready for ModRaise; and
+  // x + i y relabelled so that it decodes to z, after EvalMod.
+  Ciphertext slot_to_coeff_first(const Ciphertext& x, const BootstrapKeys& keys) const;
+  Ciphertext recombine(const Ciphertext& x, const Ciphertext& y, double input_scale) const;
 
-  // All of it: x at level 0 with slots() slots, to output_level().
+  // All of it: x with slots() slots at level 0 (at input_level() or above when slim), to
+  // output_level().
   Ciphertext bootstrap(const Ciphertext& x, const BootstrapKeys& keys) const;
 
  private:
@@ -134,7 +146,7 @@ class Bootstrapper {
   double eval_scale_;
   std::vector<int> subsum_;  // the sparse sum's rotations, n 2^i for 2^i < gap
   ChebyshevSeries cosine_, arcsine_;
-  Plaintext minus_i_, i_;  // -i after CoeffToSlot, i before SlotToCoeff
+  Plaintext minus_i_, i_;  // -i after CoeffToSlot, i before SlotToCoeff (after EvalMod if slim)
   std::optional<HomomorphicDft> cts_, stc_;
 };
 
