@@ -223,9 +223,9 @@ int run_bootstrap(int argc, char** argv) {
         "\"first_bootstrap_ms\": %.3f, \"mean_precision_bits\": %.2f, "
         "\"min_precision_bits\": %.2f, \"levels_left\": %u, \"log2_failure_bound\": %.1f, "
         "\"rotation_keys\": %zu, \"peak_rss_mb\": %.1f, \"steps\": [",
-        set.c_str(), context.degree(), n, backend.c_str(), threads, security, log_ratio, runs,
-        total, totals.front(), -std::log2(mean), -std::log2(worst), out.level(), failure,
-        keys.galois.keys.size(), peak_rss_mb());
+        set.c_str(), context.degree(), n, backend.c_str(), threads, security,
+        slim ? "true" : "false", log_ratio, runs, total, totals.front(), -std::log2(mean),
+        -std::log2(worst), out.level(), failure, keys.galois.keys.size(), peak_rss_mb());
     for (std::size_t i = 0; i < steps.size(); ++i) {
       std::printf("%s{\"step\": \"%s\", \"ms\": %.3f}", i ? ", " : "", steps[i].name.c_str(),
                   steps[i].ms);
