@@ -32,10 +32,18 @@ using namespace safhire::ckks;
 using Clock = std::chrono::steady_clock;
 using Values = std::vector<std::complex<double>>;
 
+// -log2 of the largest error over the slots (the worst slot's precision), or of the mean one.
 double precision_bits(const Values& got, const Values& want) {
   double err = 0;
   for (std::size_t i = 0; i < want.size(); ++i)
     err = std::max(err, std::abs(got[i] - want[i]));
+  return err == 0 ? 64.0 : -std::log2(err);
+}
+
+double mean_precision_bits(const Values& got, const Values& want) {
+  double err = 0;
+  for (std::size_t i = 0; i < want.size(); ++i)
+    err += std::abs(got[i] - want[i]) / static_cast<double>(want.size());
   return err == 0 ? 64.0 : -std::log2(err);
 }
 
@@ -211,12 +219,7 @@ int run_bootstrap(int argc, char** argv) {
     steps.push_back({names[k], typical(step_ms[k]), std::nan("")});
   const double total = typical(totals);
   const Values got = encoder.decode(decrypt(context, *ops, out, sk));
-  double worst = 0, mean = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const double e = std::abs(got[i] - z[i]);
-    worst = std::max(worst, e);
-    mean += e / static_cast<double>(n);
-  }
+  const double mean_bits = mean_precision_bits(got, z), worst_bits = precision_bits(got, z);
   const double security = estimated_security(context.params());
   const double failure = log2_failure_bound(context.params(), boot.params());
   if (json) {
@@ -229,8 +232,8 @@ int run_bootstrap(int argc, char** argv) {
         "\"min_precision_bits\": %.2f, \"levels_left\": %u, \"log2_failure_bound\": %.1f, "
         "\"rotation_keys\": %zu, \"peak_rss_mb\": %.1f, \"steps\": [",
         set.c_str(), context.degree(), n, backend.c_str(), threads, security,
-        slim ? "true" : "false", log_ratio, runs, total, totals.front(), -std::log2(mean),
-        -std::log2(worst), out.level(), failure, keys.galois.keys.size(), peak_rss_mb());
+        slim ? "true" : "false", log_ratio, runs, total, totals.front(), mean_bits, worst_bits,
+        out.level(), failure, keys.galois.keys.size(), peak_rss_mb());
     for (std::size_t i = 0; i < steps.size(); ++i) {
       std::printf("%s{\"step\": \"%s\", \"ms\": %.3f}", i ? ", " : "", steps[i].name.c_str(),
                   steps[i].ms);
@@ -249,8 +252,8 @@ int run_bootstrap(int argc, char** argv) {
   std::printf(
       "  bootstrap: %.1f ms%s; precision %.1f bits mean, %.1f at the worst slot; %u levels "
       "left; failure probability below 2^%.0f; %zu rotation keys; peak memory %.0f MB\n",
-      total, runs > 1 ? " (median of the runs after the first)" : "", -std::log2(mean),
-      -std::log2(worst), out.level(), failure, keys.galois.keys.size(), peak_rss_mb());
+      total, runs > 1 ? " (median of the runs after the first)" : "", mean_bits, worst_bits,
+      out.level(), failure, keys.galois.keys.size(), peak_rss_mb());
   if (runs > 1) std::printf("  first bootstrap: %.1f ms\n", totals.front());
   return 0;
 }

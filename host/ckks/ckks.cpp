@@ -170,14 +170,6 @@ SwitchingKey KeyGenerator::switching_key(const SecretKey& sk, const RnsPoly& s_p
   auto moduli = context_->q_moduli(top);
   for (ModulusIndex p : context_->p_moduli())
     moduli.push_back(p);
-  // P mod q_i, for the gadget factor of each digit.
-  std::vector<u64> p_mod(context_->primes().size(), 0);
-  for (ModulusIndex i = 0; i <= top; ++i) {
-    u64 v = 1;
-    for (ModulusIndex p : context_->p_moduli())
-      v = core::mul_mod(v, context_->prime(p) % context_->prime(i), context_->prime(i));
-    p_mod[i] = v;
-  }
   SwitchingKey key;
   for (std::uint32_t j = 0; j < context_->digits(top); ++j) {
     RnsPoly a = sample_uniform(moduli);
@@ -188,7 +180,7 @@ SwitchingKey KeyGenerator::switching_key(const SecretKey& sk, const RnsPoly& s_p
     // + [P]_{digit j} s' on the primes of digit j.
     std::vector<u64> factor(context_->primes().size(), 0);
     for (ModulusIndex i : context_->digit_moduli(top, j))
-      factor[i] = p_mod[i];
+      factor[i] = context_->p_mod()[i];
     RnsPoly scaled(context_->degree(), moduli, true);
     ops_->multiply_scalars(s_prime, factor, scaled);
     ops_->add(b, scaled, b);

@@ -54,13 +54,8 @@ Evaluator::Evaluator(const CkksContext& context, const RnsOps& ops)
     : context_(&context), ops_(&ops) {
   const std::size_t count = context.primes().size();
   p_inv_.assign(count, 0);
-  for (ModulusIndex i = 0; i <= context.max_level(); ++i) {
-    const u64 q = context.prime(i);
-    u64 p_mod = 1;
-    for (ModulusIndex p : context.p_moduli())
-      p_mod = core::mul_mod(p_mod, context.prime(p) % q, q);
-    p_inv_[i] = core::inv_mod(p_mod, q);
-  }
+  for (ModulusIndex i = 0; i <= context.max_level(); ++i)
+    p_inv_[i] = core::inv_mod(context.p_mod()[i], context.prime(i));
   q_last_inv_.assign(context.max_level() + 1, std::vector<u64>(count, 0));
   for (std::uint32_t l = 1; l <= context.max_level(); ++l) {
     for (ModulusIndex i = 0; i < l; ++i) {

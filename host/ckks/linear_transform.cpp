@@ -65,14 +65,6 @@ LinearTransform::LinearTransform(const Encoder& encoder, const Diagonals& diagon
                 std::to_string(slots_) + " slots");
     indices.insert(k);
   }
-  // P mod q_i for the primes of Q_level, for the lift of x to Q_l P (apply).
-  p_mod_.assign(context.primes().size(), 0);
-  for (ModulusIndex i = 0; i <= level_; ++i) {
-    u64 v = 1 % context.prime(i);
-    for (ModulusIndex m : context.p_moduli())
-      v = core::mul_mod(v, context.prime(m) % context.prime(i), context.prime(i));
-    p_mod_[i] = v;
-  }
   n1_ = baby_steps == 0 ? choose_baby_steps(indices, slots_) : baby_steps;
   require(power_of_two(n1_) && n1_ <= slots_, ErrorCode::invalid_argument,
           "linear transform: the baby-step count must be a power of two up to the slot count");
@@ -163,7 +155,7 @@ Ciphertext LinearTransform::apply(const Evaluator& evaluator, const Ciphertext& 
     RnsPoly scaled;
     for (int i = 0; i < 2; ++i) {
       ops.reshape(scaled, q, true);
-      ops.multiply_scalars(x.c[i], p_mod_, scaled);
+      ops.multiply_scalars(x.c[i], context_->p_mod(), scaled);
       lifted[i] = ops.zeros(qp, true);
       ops.copy(scaled, lifted[i], 0, q.size());
     }

@@ -37,6 +37,13 @@ CkksContext::CkksContext(CkksParams params, bool allow_insecure)
   for (u64 q : primes_)
     plans_.push_back(
         std::make_unique<ring::NegacyclicNtt>(ring::NegacyclicNtt::for_prime(ring_, q)));
+  p_mod_.assign(primes_.size(), 0);
+  for (ModulusIndex i = 0; i <= max_level(); ++i) {
+    u64 v = 1;
+    for (ModulusIndex p : p_moduli())
+      v = core::mul_mod(v, primes_[p] % primes_[i], primes_[i]);
+    p_mod_[i] = v;
+  }
 }
 
 std::vector<ModulusIndex> CkksContext::q_moduli(std::uint32_t level) const {

@@ -106,6 +106,14 @@ inline double max_error(const std::vector<std::complex<double>>& a,
   return e;
 }
 
+inline double mean_error(const std::vector<std::complex<double>>& a,
+                         const std::vector<std::complex<double>>& b) {
+  double e = 0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    e += std::abs(a[i] - b[i]);
+  return e / static_cast<double>(a.size());
+}
+
 // Noise bounds of the scheme's operations, in slot units (values / scale).
 // Six standard deviations of a fresh public-key encryption's slot error: the coefficient error
 // v e + e_0 + e_1 s has variance sigma^2 (2N/3 + 1 + 2N/3) for ternary v and s, and a slot sums

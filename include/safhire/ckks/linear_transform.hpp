@@ -65,7 +65,6 @@ class LinearTransform {
   double scale_ = 1;
   // giant step g -> baby step b -> rot_-g(diag_(g+b)), NTT form over Q_level and P.
   std::map<std::uint32_t, std::map<std::uint32_t, RnsPoly>> plain_;
-  std::vector<u64> p_mod_;  // P mod q_i by modulus index (0 beyond the level)
 
   // A rotation over Q_l P: (sigma(c_0 + v_0), sigma(v_1)) into r0, r1, v the inner product of
   // the ModUp digits with the stored key (v0, v1: scratch).

@@ -46,6 +46,9 @@ class CkksContext {
   std::span<const u64> primes() const { return primes_; }  // q_0 .. q_L, p_0 .. p_{K-1}
   u64 prime(ModulusIndex i) const { return primes_.at(i); }
   const ring::NegacyclicNtt& ntt(ModulusIndex i) const { return *plans_.at(i); }
+  // P = p_0 ... p_(K-1) modulo each prime, by modulus index (0 for the special primes): the
+  // gadget factor of key switching and the lift of Q_l to Q_l P.
+  std::span<const u64> p_mod() const { return p_mod_; }
 
   // Moduli of Q_l = q_0 .. q_l, of P, and of digit j at level l (primes j alpha .. ).
   std::vector<ModulusIndex> q_moduli(std::uint32_t level) const;
@@ -57,7 +60,7 @@ class CkksContext {
   CkksParams params_;
   ring::RingParams ring_;
   std::size_t p_bits_count_;
-  std::vector<u64> primes_;
+  std::vector<u64> primes_, p_mod_;
   std::vector<std::unique_ptr<ring::NegacyclicNtt>> plans_;
 };
 
