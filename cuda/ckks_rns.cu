@@ -149,10 +149,10 @@ __global__ void elementwise_kernel(const u64* a, const u64* b, u64* out, std::ui
 }
 
 // out[k] = sum_j a_j[k] b_j[k]: `pairs` pairs, the limbs' addresses per (k, j) in limbs
-// ([k][j][a, b]).
+// ([k][j][a, b]); a_j read through perm, or at t >> shift[j] (a compact a_j, rns_ops.hpp).
 __global__ void inner_product_kernel(const u64* const* limbs, u64* out, std::uint32_t n,
                                      const LimbMap* map, std::uint32_t pairs,
-                                     const std::uint32_t* perm) {
+                                     const std::uint32_t* perm, const std::uint32_t* shift) {
   const std::uint32_t k = blockIdx.y;
   const LimbMap m = map[k];
   const u64* const* l = limbs + std::size_t{k} * pairs * 2;
@@ -161,7 +161,7 @@ __global__ void inner_product_kernel(const u64* const* limbs, u64* out, std::uin
        t += gridDim.x * blockDim.x) {
     u64 hi = 0, lo = 0;
     for (std::uint32_t j = 0; j < pairs; ++j) {
-      const u64 x = l[2 * j][perm != nullptr ? perm[t] : t], y = l[2 * j + 1][t];
+      const u64 x = l[2 * j][perm != nullptr ? perm[t] : t >> shift[j]], y = l[2 * j + 1][t];
       const u64 p_lo = x * y;
       lo += p_lo;
       hi += core::mul_hi(x, y) + (lo < p_lo ? 1 : 0);
@@ -467,11 +467,17 @@ class CudaRnsOps final : public ckks::RnsOps {
     require(perm.empty() || perm.size() == n, ErrorCode::size_mismatch,
             "a fused permutation needs N entries");
     std::vector<DeviceView> va, vb;
+    std::vector<std::uint32_t> shift;
     va.reserve(a.size());
     vb.reserve(a.size());
     for (std::size_t j = 0; j < a.size(); ++j) {
-      require(a[j]->n == n && b[j]->n == n && a[j]->ntt == b[j]->ntt, ErrorCode::size_mismatch,
-              "RNS operands of different degrees or forms");
+      const std::uint32_t an = a[j]->n;
+      require(an != 0 && n % an == 0 && ((n / an) & (n / an - 1)) == 0 && b[j]->n == n &&
+                  a[j]->ntt == b[j]->ntt,
+              ErrorCode::size_mismatch, "RNS operands of different degrees or forms");
+      require(an == n || perm.empty(), ErrorCode::invalid_argument,
+              "a fused permutation of a compact polynomial");
+      shift.push_back(static_cast<std::uint32_t>(__builtin_ctz(n / an)));
       va.emplace_back(*a[j], s());
       vb.emplace_back(*b[j], s());
     }
@@ -480,7 +486,7 @@ class CudaRnsOps final : public ckks::RnsOps {
     for (ModulusIndex mod : out.moduli) {
       map.push_back(limb_map(mod, 0, 0, 0));
       for (std::size_t j = 0; j < a.size(); ++j) {
-        limbs.push_back(va[j].get() + a[j]->position(mod) * n);
+        limbs.push_back(va[j].get() + a[j]->position(mod) * a[j]->n);
         limbs.push_back(vb[j].get() + b[j]->position(mod) * n);
       }
     }
@@ -488,9 +494,10 @@ class CudaRnsOps final : public ckks::RnsOps {
     DeviceBuffer<LimbMap> dmap(std::span<const LimbMap>(map), s());
     DeviceBuffer<const u64*> dlimbs(std::span<const u64* const>(limbs), s());
     DeviceBuffer<std::uint32_t> dperm(perm, s());
+    DeviceBuffer<std::uint32_t> dshift(std::span<const std::uint32_t>(shift), s());
     inner_product_kernel<<<grid(n, out.limbs()), kElementwiseThreads, 0, s()>>>(
         dlimbs.data(), dout.get(), n, dmap.data(), static_cast<std::uint32_t>(a.size()),
-        perm.empty() ? nullptr : dperm.data());
+        perm.empty() ? nullptr : dperm.data(), dshift.data());
     check_launch("inner_product_kernel");
     out.ntt = a[0]->ntt;
     dout.finish();

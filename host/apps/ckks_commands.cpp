@@ -222,6 +222,8 @@ int run_bootstrap(int argc, char** argv) {
   const double mean_bits = mean_precision_bits(got, z), worst_bits = precision_bits(got, z);
   const double security = estimated_security(context.params());
   const double failure = log2_failure_bound(context.params(), boot.params());
+  const double key_mb = static_cast<double>(key_bytes(keys)) / (1 << 20);
+  const double matrix_mb = static_cast<double>(boot.matrix_bytes()) / (1 << 20);
   if (json) {
     std::printf(
         "{\"set\": \"%s\", \"N\": %u, \"slots\": %zu, \"backend\": \"%s\", "
@@ -230,10 +232,11 @@ int run_bootstrap(int argc, char** argv) {
         "\"bootstrap_ms\": %.3f, "
         "\"first_bootstrap_ms\": %.3f, \"mean_precision_bits\": %.2f, "
         "\"min_precision_bits\": %.2f, \"levels_left\": %u, \"log2_failure_bound\": %.1f, "
-        "\"rotation_keys\": %zu, \"peak_rss_mb\": %.1f, \"steps\": [",
+        "\"rotation_keys\": %zu, \"key_mb\": %.1f, \"matrix_mb\": %.1f, "
+        "\"peak_rss_mb\": %.1f, \"steps\": [",
         set.c_str(), context.degree(), n, backend.c_str(), threads, security,
         slim ? "true" : "false", log_ratio, runs, total, totals.front(), mean_bits, worst_bits,
-        out.level(), failure, keys.galois.keys.size(), peak_rss_mb());
+        out.level(), failure, keys.galois.keys.size(), key_mb, matrix_mb, peak_rss_mb());
     for (std::size_t i = 0; i < steps.size(); ++i) {
       std::printf("%s{\"step\": \"%s\", \"ms\": %.3f}", i ? ", " : "", steps[i].name.c_str(),
                   steps[i].ms);
@@ -251,9 +254,10 @@ int run_bootstrap(int argc, char** argv) {
     std::printf("  %-44s %10.2f\n", st.name.c_str(), st.ms);
   std::printf(
       "  bootstrap: %.1f ms%s; precision %.1f bits mean, %.1f at the worst slot; %u levels "
-      "left; failure probability below 2^%.0f; %zu rotation keys; peak memory %.0f MB\n",
+      "left; failure probability below 2^%.0f\n"
+      "  memory: %zu rotation keys, keys %.0f MB, matrices %.0f MB, peak resident %.0f MB\n",
       total, runs > 1 ? " (median of the runs after the first)" : "", mean_bits, worst_bits,
-      out.level(), failure, keys.galois.keys.size(), peak_rss_mb());
+      out.level(), failure, keys.galois.keys.size(), key_mb, matrix_mb, peak_rss_mb());
   if (runs > 1) std::printf("  first bootstrap: %.1f ms\n", totals.front());
   return 0;
 }

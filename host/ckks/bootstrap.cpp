@@ -156,6 +156,33 @@ void Bootstrapper::make_resident(const RnsOps& ops) {
   ckks::make_resident(ops, i_);
 }
 
+std::size_t Bootstrapper::matrix_bytes() const {
+  std::size_t bytes = 0;
+  for (const auto* dft : {&*cts_, &*stc_}) {
+    for (const LinearTransform& group : dft->groups())
+      bytes += group.bytes();
+  }
+  return bytes;
+}
+
+std::size_t key_bytes(const BootstrapKeys& keys) {
+  auto size = [](const SwitchingKey& key) {
+    std::size_t words = 0;
+    for (const auto* half : {&key.b, &key.a}) {
+      for (const RnsPoly& digit : *half)
+        words += digit.limbs() * std::size_t{digit.n};
+    }
+    return words * sizeof(u64);
+  };
+  std::size_t bytes = size(keys.relinearization);
+  for (const auto& [galois, key] : keys.galois.keys)
+    bytes += size(key);
+  for (const auto* key : {&keys.to_ephemeral, &keys.from_ephemeral}) {
+    if (key->has_value()) bytes += size(**key);
+  }
+  return bytes;
+}
+
 void make_resident(const RnsOps& ops, BootstrapKeys& keys) {
   make_resident(ops, keys.relinearization);
   make_resident(ops, keys.galois);

@@ -184,8 +184,9 @@ class CpuRnsOps final : public RnsOps {
  private:
   // out0 = sum_j a_j b0_j and, when out1 is given, out1 = sum_j a_j b1_j, each a_j read through
   // perm when it is non-empty. Per output limb: a permuted limb is gathered into a thread-local
-  // buffer first (random reads within one limb, which stays in cache), then the products
-  // accumulate in two words per coefficient, one reduction each.
+  // buffer first (random reads within one limb, which stays in cache), as is a compact a_j of
+  // blocks below 8 (the vector kernel broadcasts larger ones), then the products accumulate in
+  // two words per coefficient, one reduction each.
   void products(std::span<const RnsPoly* const> a, std::span<const RnsPoly* const> b0,
                 std::span<const RnsPoly* const> b1, RnsPoly& out0, RnsPoly* out1,
                 std::span<const std::uint32_t> perm) const {
@@ -193,15 +194,21 @@ class CpuRnsOps final : public RnsOps {
             "inner product of 1 .. 16 pairs of polynomials");
     require(perm.empty() || (perm.size() == out0.n && a[0]->ntt), ErrorCode::size_mismatch,
             "a fused permutation needs NTT-form inputs and N entries");
+    std::array<unsigned, 16> shift{};  // a[j] block-constant on blocks of 2^shift[j]
     for (std::size_t j = 0; j < a.size(); ++j) {
-      check_pair(*a[j], *b0[j], out0);
-      if (out1 != nullptr) check_pair(*a[j], *b1[j], *out1);
+      shift[j] = block_shift(*a[j], out0.n, !perm.empty());
+      check_pair(*b0[j], *b0[j], out0);
+      if (out1 != nullptr) check_pair(*b1[j], *b1[j], *out1);
+      require(a[j]->ntt == b0[j]->ntt, ErrorCode::size_mismatch,
+              "inner product of polynomials in different forms");
     }
     require(out1 == nullptr || out1->moduli == out0.moduli, ErrorCode::size_mismatch,
             "inner product pair outputs over different moduli");
     out0.ntt = a[0]->ntt;
     if (out1 != nullptr) out1->ntt = a[0]->ntt;
     const std::size_t pairs = a.size();
+    const bool gathers = !perm.empty() || std::any_of(shift.begin(), shift.begin() + pairs,
+                                                      [](unsigned v) { return v == 1 || v == 2; });
     const std::uint32_t n = out0.n;
     for_limbs(out0, [&](std::size_t k) {
       const ModulusIndex mod = out0.moduli[k];
@@ -209,15 +216,21 @@ class CpuRnsOps final : public RnsOps {
       const auto reducer = reducer_[mod];
       thread_local std::vector<u64> gathered;
       std::array<const u64*, 16> x{}, y0{}, y1{};
-      if (!perm.empty()) gathered.resize(pairs * std::size_t{n});
+      std::array<unsigned, 16> step{};  // per pair: 0 (a[j] read as is) or its block shift
+      if (gathers) gathered.resize(pairs * std::size_t{n});
       for (std::size_t j = 0; j < pairs; ++j) {
         const u64* src = a[j]->limb(a[j]->position(mod)).data();
-        if (perm.empty()) {
-          x[j] = src;
-        } else {
-          u64* dst = gathered.data() + j * n;
+        u64* dst = gathers ? gathered.data() + j * n : nullptr;
+        if (!perm.empty()) {
           for (std::uint32_t t = 0; t < n; ++t)
             dst[t] = src[perm[t]];
+          x[j] = dst;
+        } else if (shift[j] == 0 || shift[j] >= 3) {
+          x[j] = src;  // the vector kernel broadcasts blocks of 8 or more
+          step[j] = shift[j];
+        } else {
+          for (std::uint32_t t = 0; t < n; ++t)
+            dst[t] = src[t >> shift[j]];
           x[j] = dst;
         }
         y0[j] = b0[j]->limb(b0[j]->position(mod)).data();
@@ -229,8 +242,8 @@ class CpuRnsOps final : public RnsOps {
       u64* o1 = out1 != nullptr ? out1->limb(k).data() : nullptr;
 #if defined(SAFHIRE_CKKS_AVX512)
       if (vector_ && n % 8 == 0) {
-        simd::inner_product_avx512({x.data(), pairs}, {y0.data(), pairs}, {y1.data(), pairs}, n, q,
-                                   reducer, o0, o1);
+        simd::inner_product_avx512({x.data(), pairs}, {step.data(), pairs}, {y0.data(), pairs},
+                                   {y1.data(), pairs}, n, q, reducer, o0, o1);
         return;
       }
 #endif
@@ -241,14 +254,14 @@ class CpuRnsOps final : public RnsOps {
         for (std::uint32_t t = 0; t < n; ++t) {
           core::u128 s0 = 0;
           for (std::size_t j = 0; j < pairs; ++j)
-            s0 += static_cast<core::u128>(x[j][t]) * y0[j][t];
+            s0 += static_cast<core::u128>(x[j][t >> step[j]]) * y0[j][t];
           o0[t] = reduce(s0);
         }
       } else {
         for (std::uint32_t t = 0; t < n; ++t) {
           core::u128 s0 = 0, s1 = 0;
           for (std::size_t j = 0; j < pairs; ++j) {
-            const u64 xv = x[j][t];
+            const u64 xv = x[j][t >> step[j]];
             s0 += static_cast<core::u128>(xv) * y0[j][t];
             s1 += static_cast<core::u128>(xv) * y1[j][t];
           }
@@ -275,6 +288,15 @@ class CpuRnsOps final : public RnsOps {
     (void)a, (void)b, (void)out, (void)accumulate;
     return false;
 #endif
+  }
+
+  // log2 of a's block (0 for a whole polynomial) as an inner product's a[j] over n coefficients.
+  static unsigned block_shift(const RnsPoly& a, std::uint32_t n, bool permuted) {
+    require(a.n != 0 && a.n <= n && n % a.n == 0 && ((n / a.n) & (n / a.n - 1)) == 0,
+            ErrorCode::size_mismatch, "inner product operand of another degree");
+    require(a.n == n || !permuted, ErrorCode::invalid_argument,
+            "a fused permutation of a compact polynomial");
+    return static_cast<unsigned>(__builtin_ctz(n / a.n));
   }
 
   void check_pair(const RnsPoly& a, const RnsPoly& b, const RnsPoly& out) const {
@@ -353,6 +375,34 @@ void RnsOps::reshape(RnsPoly& p, std::span<const ModulusIndex> moduli, bool ntt)
   p.moduli.assign(moduli.begin(), moduli.end());
   p.data.resize(moduli.size() * p.n);
   p.ntt = ntt;
+}
+
+RnsPoly compact_blocks(RnsPoly p, std::uint32_t min_block) {
+  require(!p.on_device() && p.ntt, ErrorCode::invalid_argument,
+          "compact_blocks takes a host polynomial in NTT form");
+  // The largest block (a power of two) on which every limb is constant; a failing block size
+  // fails at its first differing word, so the search costs about one pass.
+  auto constant_on = [&](std::uint32_t block) {
+    for (std::size_t k = 0; k < p.limbs(); ++k) {
+      const auto limb = p.limb(k);
+      for (std::uint32_t t = 0; t < p.n; ++t) {
+        if (limb[t] != limb[t & ~(block - 1)]) return false;
+      }
+    }
+    return true;
+  };
+  std::uint32_t block = p.n;
+  while (block >= min_block && block > 1 && !constant_on(block))
+    block /= 2;
+  if (block < min_block || block == 1) return p;
+  RnsPoly compact(p.n / block, p.moduli, true);
+  for (std::size_t k = 0; k < p.limbs(); ++k) {
+    const auto from = p.limb(k);
+    auto to = compact.limb(k);
+    for (std::uint32_t i = 0; i < compact.n; ++i)
+      to[i] = from[std::size_t{i} * block];
+  }
+  return compact;
 }
 
 std::unique_ptr<RnsOps> make_cpu_rns_ops(const CkksContext& context, unsigned threads,

@@ -76,8 +76,22 @@ LinearTransform::LinearTransform(const Encoder& encoder, const Diagonals& diagon
       const std::uint32_t from = (j + slots_ - g) % slots_;
       rotated[j] = from < values.size() ? values[from] : 0.0;
     }
-    plain_[g][b] = encoder.encode_extended(rotated, scale_, level_, slots_);
+    plain_[g][b] = compact_blocks(encoder.encode_extended(rotated, scale_, level_, slots_));
   }
+  // Chained giant steps when the nonzero giants are the contiguous runs n1, 2 n1, .., a n1 and
+  // -n1, .., -b n1 (a DFT group's are): as many key switches as one per giant, two keys.
+  std::size_t giants = 0;
+  std::uint32_t up = 0, down = 0;
+  for (const auto& [g, row] : plain_) {
+    if (g == 0) continue;
+    ++giants;
+    if (g <= slots_ / 2) {
+      up = std::max(up, g / n1_);
+    } else {
+      down = std::max(down, (slots_ - g) / n1_);
+    }
+  }
+  chained_ = giants > 1 && std::size_t{up} + down == giants;
 }
 
 LinearTransform LinearTransform::from_matrix(const Encoder& encoder,
@@ -108,10 +122,20 @@ void LinearTransform::make_resident(const RnsOps& ops) {
   }
 }
 
+std::size_t LinearTransform::bytes() const {
+  std::size_t words = 0;
+  for (const auto& [g, row] : plain_) {
+    for (const auto& [b, poly] : row)
+      words += poly.limbs() * std::size_t{poly.n};
+  }
+  return words * sizeof(u64);
+}
+
 std::vector<int> LinearTransform::rotations() const {
   std::set<int> steps;
   for (const auto& [g, babies] : plain_) {
-    if (g != 0) steps.insert(static_cast<int>(g));
+    if (g != 0)
+      steps.insert(static_cast<int>(!chained_ ? g : g <= slots_ / 2 ? n1_ : slots_ - n1_));
     for (const auto& [b, poly] : babies) {
       if (b != 0) steps.insert(static_cast<int>(b));
     }
@@ -145,10 +169,10 @@ Ciphertext LinearTransform::apply(const Evaluator& evaluator, const Ciphertext& 
   // c_1 part is brought down once for the giant rotation's ModUp, and the rotated E_g are
   // summed over Q_l P, so the whole transform ends with one ModDown per component: the two
   // halves of Bossuat et al.'s double hoisting (Eurocrypt 2021).
-  std::map<std::uint32_t, std::vector<std::pair<std::uint32_t, const RnsPoly*>>> by_baby;
-  for (const auto& [g, babies] : plain_) {
-    for (const auto& [b, pt] : babies)
-      by_baby[b].emplace_back(g, &pt);
+  std::set<std::uint32_t> babies;
+  for (const auto& [g, row] : plain_) {
+    for (const auto& [b, pt] : row)
+      babies.insert(b);
   }
   std::array<RnsPoly, 2> lifted;
   {
@@ -160,61 +184,110 @@ Ciphertext LinearTransform::apply(const Evaluator& evaluator, const Ciphertext& 
       ops.copy(scaled, lifted[i], 0, q.size());
     }
   }
-  struct Sums {
-    RnsPoly e0, e1;
-    bool any = false;
-  };
-  std::map<std::uint32_t, Sums> sums;
-  auto accumulate = [&](Sums& acc, const RnsPoly& r0, const RnsPoly& r1, const RnsPoly& pt) {
-    if (!acc.any) {
-      ops.reshape(acc.e0, qp, true);
-      ops.reshape(acc.e1, qp, true);
-      ops.multiply(r0, pt, acc.e0);
-      ops.multiply(r1, pt, acc.e1);
-      acc.any = true;
-    } else {
-      ops.multiply_accumulate(r0, pt, acc.e0);
-      ops.multiply_accumulate(r1, pt, acc.e1);
+  // The baby rotations rot_b(x) over Q_l P, all kept: each giant step's sum reads them in one
+  // inner product (one reduction per coefficient, the compact diagonals broadcast).
+  std::map<std::uint32_t, std::array<RnsPoly, 2>> rotated;
+  {
+    std::vector<RnsPoly> digits;
+    if (babies.size() > 1 || babies.count(0) == 0) digits = evaluator.mod_up(x.c[1]);
+    RnsPoly v0, v1;
+    for (std::uint32_t b : babies) {
+      if (b == 0) continue;
+      const std::uint64_t galois = rotation_galois_element(*context_, static_cast<int>(b));
+      auto& r = rotated[b];
+      rotate_extended(evaluator, digits, keys.at(galois), galois, lifted[0], v0, v1, r[0], r[1]);
     }
-  };
-  std::vector<RnsPoly> digits;
-  if (by_baby.size() > 1 || by_baby.count(0) == 0) digits = evaluator.mod_up(x.c[1]);
-  RnsPoly r0, r1, v0, v1;
-  for (const auto& [b, uses] : by_baby) {
-    if (b == 0) {
-      for (const auto& [g, pt] : uses)
-        accumulate(sums[g], lifted[0], lifted[1], *pt);
-      continue;
-    }
-    const std::uint64_t galois = rotation_galois_element(*context_, static_cast<int>(b));
-    rotate_extended(evaluator, digits, keys.at(galois), galois, lifted[0], v0, v1, r0, r1);
-    for (const auto& [g, pt] : uses)
-      accumulate(sums[g], r0, r1, *pt);
   }
+  auto baby = [&](std::uint32_t b, int i) -> const RnsPoly& {
+    return b == 0 ? lifted[i] : rotated.at(b)[i];
+  };
 
-  // The giant steps, summed over Q_l P; one ModDown per component at the end.
+  // Per giant step g, E_g = sum_b pt_(g,b) (.) rot_b(x) over Q_l P (one inner product per
+  // component, the compact diagonals broadcast), rotated by g and summed over Q_l P; one
+  // ModDown per component at the end. A giant rotation brings E_g's c_1 part down once for its
+  // ModUp. Chained, the giants run as two Horner chains, rot_n1(.. rot_n1(E_a) + .. + E_1) and
+  // the same with -n1: the same key switches, two keys.
+  RnsPoly t0, t1, v0, v1;
+  auto giant_sum = [&](const std::map<std::uint32_t, RnsPoly>& row, RnsPoly& e0, RnsPoly& e1) {
+    std::vector<const RnsPoly*> pts, x0, x1;
+    for (const auto& [b, pt] : row) {
+      pts.push_back(&pt);
+      x0.push_back(&baby(b, 0));
+      x1.push_back(&baby(b, 1));
+    }
+    constexpr std::size_t kChunk = 16;  // the inner product's most pairs per call
+    ops.reshape(e0, qp, true);
+    ops.reshape(e1, qp, true);
+    for (std::size_t first = 0; first < pts.size(); first += kChunk) {
+      const std::size_t count = std::min(kChunk, pts.size() - first);
+      const std::span<const RnsPoly* const> a(pts.data() + first, count);
+      const std::span<const RnsPoly*const> b0(x0.data() + first, count),
+          b1(x1.data() + first, count);
+      if (first == 0) {
+        ops.inner_product_pair(a, b0, b1, e0, e1);
+      } else {
+        ops.reshape(t0, qp, true);
+        ops.reshape(t1, qp, true);
+        ops.inner_product_pair(a, b0, b1, t0, t1);
+        ops.add(e0, t0, e0);
+        ops.add(e1, t1, e1);
+      }
+    }
+  };
+  // (e0, e1) <- rot_step(e0, e1), over Q_l P.
+  RnsPoly r0, r1;
+  auto rotate_sum = [&](std::uint32_t step, RnsPoly& e0, RnsPoly& e1) {
+    const std::uint64_t galois = rotation_galois_element(*context_, static_cast<int>(step));
+    const auto giant_digits = evaluator.mod_up(evaluator.mod_down(e1, level_));
+    rotate_extended(evaluator, giant_digits, keys.at(galois), galois, e0, v0, v1, r0, r1);
+    std::swap(e0, r0);
+    std::swap(e1, r1);
+  };
   std::array<RnsPoly, 2> total;
   bool any = false;
-  auto add_to_total = [&](const RnsPoly& t0, const RnsPoly& t1) {
+  auto add_to_total = [&](RnsPoly& e0, RnsPoly& e1) {
     if (!any) {
-      total[0] = t0;
-      total[1] = t1;
+      std::swap(total[0], e0);
+      std::swap(total[1], e1);
       any = true;
     } else {
-      ops.add(total[0], t0, total[0]);
-      ops.add(total[1], t1, total[1]);
+      ops.add(total[0], e0, total[0]);
+      ops.add(total[1], e1, total[1]);
     }
   };
-  for (auto& [g, acc] : sums) {
-    if (g == 0) {
-      add_to_total(acc.e0, acc.e1);
-    } else {
-      const std::uint64_t galois = rotation_galois_element(*context_, static_cast<int>(g));
-      const auto giant_digits = evaluator.mod_up(evaluator.mod_down(acc.e1, level_));
-      rotate_extended(evaluator, giant_digits, keys.at(galois), galois, acc.e0, v0, v1, r0, r1);
-      add_to_total(r0, r1);
+  RnsPoly e0, e1, u0, u1;
+  if (!chained_) {
+    for (const auto& [g, row] : plain_) {
+      giant_sum(row, e0, e1);
+      if (g != 0) rotate_sum(g, e0, e1);
+      add_to_total(e0, e1);
     }
-    acc = Sums{};  // release the accumulators early
+  } else {
+    if (plain_.count(0) != 0) {
+      giant_sum(plain_.at(0), e0, e1);
+      add_to_total(e0, e1);
+    }
+    for (const bool up : {true, false}) {
+      // The chain's giants from the farthest: m n1 (up) or slots - m n1 (down), m = a .. 1.
+      std::uint32_t m = 0;
+      for (const auto& [g, row] : plain_) {
+        if (g != 0 && (g <= slots_ / 2) == up) m = std::max(m, (up ? g : slots_ - g) / n1_);
+      }
+      if (m == 0) continue;
+      const std::uint32_t key = up ? n1_ : slots_ - n1_;
+      for (bool first = true; m > 0; --m, first = false) {
+        const std::uint32_t g = up ? m * n1_ : slots_ - m * n1_;
+        if (first) {
+          giant_sum(plain_.at(g), e0, e1);
+        } else {
+          giant_sum(plain_.at(g), u0, u1);  // present: the chain is contiguous
+          ops.add(e0, u0, e0);
+          ops.add(e1, u1, e1);
+        }
+        rotate_sum(key, e0, e1);
+      }
+      add_to_total(e0, e1);
+    }
   }
   Ciphertext out;
   out.scale = x.scale * scale_;

@@ -152,6 +152,40 @@ TEST(CkksLinearTransform, RotationsAreExactlyTheBabyAndGiantSteps) {
   EXPECT_EQ(transform.baby_steps(), 8U);
 }
 
+// The diagonals of a DFT group of stages: every offset in (-w, w) stride s, periodic in the slots
+// with period p. The giants are contiguous on both sides, so they run as two chains (keys n1 and
+// -n1 only); the diagonals are stored in 2p words per prime; the result is the plain product.
+TEST(CkksLinearTransform, ChainedGiantsAndCompactPeriodicDiagonals) {
+  Client s("n13-l3");
+  auto& f = s.f;
+  const std::uint32_t n = f.context.degree() / 2, level = 2, stride = 4, w = 8, period = 64;
+  LinearTransform::Diagonals diagonals;
+  for (int k = -static_cast<int>(w) + 1; k < static_cast<int>(w); ++k) {
+    const Values one = random_values(period, 1.0, 300 + k);
+    Values d(n);
+    for (std::uint32_t j = 0; j < n; ++j)
+      d[j] = one[j % period];
+    diagonals[static_cast<std::uint32_t>((k * static_cast<int>(stride) + n) % n)] = d;
+  }
+  const std::uint32_t n1 = 2 * stride;
+  const LinearTransform transform(f.encoder, diagonals, level, n, 0, n1);
+  EXPECT_TRUE(transform.chained());
+  // Babies 4 (k odd); giants 8, 16, 24 and -8, .., -32 as two chains.
+  EXPECT_EQ(transform.rotations(), (std::vector<int>{static_cast<int>(stride), static_cast<int>(n1),
+                                                     static_cast<int>(n - n1)}));
+  const std::size_t limbs = level + 1 + f.context.p_moduli().size();
+  EXPECT_EQ(transform.bytes(), diagonals.size() * limbs * 2 * period * sizeof(std::uint64_t));
+  const Values x = random_values(n, 1.0, 8);
+  const auto ct = s.encrypt(x, n, level);
+  const auto keys = s.keys_for(transform.rotations());
+  EXPECT_LE(max_error(s.decrypt(transform.apply(f.evaluator, ct, keys)), apply_plain(diagonals, x)),
+            transform_bound(f, diagonals, transform, x, ct.scale));
+  // Dense diagonals are stored whole.
+  const auto dense = random_diagonals({0, 1}, n, 9);
+  EXPECT_EQ(LinearTransform(f.encoder, dense, level, n).bytes(),
+            2 * limbs * f.context.degree() * sizeof(std::uint64_t));
+}
+
 TEST(CkksLinearTransform, MissingKeysAndMismatchesAreTypedErrors) {
   Client s("n13-l3");
   auto& f = s.f;

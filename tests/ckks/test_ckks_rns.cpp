@@ -241,6 +241,77 @@ TEST(CkksRns, DecodingReconstructsTheCentredCoefficients) {
   }
 }
 
+// A polynomial in X^(N/m) (m nonzero coefficients, random) is constant on blocks of N/m in NTT
+// form: compact_blocks finds m words per limb, equal to the NTT's, and leaves a dense
+// polynomial, or one whose blocks are below the minimum, as it is. Its inner products, on every
+// instruction set and for blocks of 2 .. N (broadcast or gathered), are those of the whole.
+TEST(CkksRns, CompactBlockConstantPolynomialsInInnerProducts) {
+  auto& f = fixture("n13-l3");
+  const auto& c = f.context;
+  const std::uint32_t n = c.degree();
+  std::vector<ModulusIndex> all = c.q_moduli(2);
+  for (ModulusIndex p : c.p_moduli())
+    all.push_back(p);
+  const auto dense = random_poly(c, all, true, 5);
+  EXPECT_EQ(compact_blocks(dense).n, n);
+  std::vector<RnsPoly> wholes, compacts;
+  for (std::uint32_t m : {n / 2, n / 4, n / 8, n / 64, 2U, 1U}) {
+    RnsPoly p = random_poly(c, all, false, 10 + m);
+    for (std::size_t k = 0; k < p.limbs(); ++k) {
+      for (std::uint32_t t = 0; t < n; ++t) {
+        if (t % (n / m) != 0) p.limb(k)[t] = 0;
+      }
+    }
+    f.ops->forward(p);
+    const RnsPoly compact = compact_blocks(p, 2);
+    ASSERT_EQ(compact.n, m) << "m = " << m;
+    for (std::size_t k = 0; k < p.limbs(); ++k) {
+      for (std::uint32_t t = 0; t < n; ++t)
+        ASSERT_EQ(compact.limb(k)[t / (n / m)], p.limb(k)[t]) << "m = " << m << ", t = " << t;
+    }
+    if (n / m < 8) {
+      EXPECT_EQ(compact_blocks(p).n, n) << "blocks below the default minimum";
+    }
+    wholes.push_back(std::move(p));
+    compacts.push_back(compact);
+  }
+  const auto q = c.q_moduli(2);
+  std::vector<RnsPoly> ys, zs;
+  std::vector<const RnsPoly*> pw, pc, py, pz;
+  for (std::size_t j = 0; j < wholes.size(); ++j) {
+    ys.push_back(random_poly(c, all, true, 40 + j));
+    zs.push_back(random_poly(c, all, true, 50 + j));
+  }
+  for (std::size_t j = 0; j < wholes.size(); ++j) {
+    pw.push_back(&wholes[j]);
+    pc.push_back(&compacts[j]);
+    py.push_back(&ys[j]);
+    pz.push_back(&zs[j]);
+  }
+  pc.push_back(&dense);  // a whole polynomial among compact ones
+  pw.push_back(&dense);
+  const auto extra = random_poly(c, all, true, 60);
+  py.push_back(&extra);
+  pz.push_back(&extra);
+  for (const auto isa : safhire::ring::available_simd()) {
+    const auto ops = make_cpu_rns_ops(c, 1, isa);
+    RnsPoly expect0(n, q, true), expect1 = expect0, got0 = expect0, got1 = expect0;
+    ops->inner_product_pair(pw, py, pz, expect0, expect1);
+    ops->inner_product_pair(pc, py, pz, got0, got1);
+    EXPECT_EQ(got0, expect0) << to_string(isa);
+    EXPECT_EQ(got1, expect1) << to_string(isa);
+    ops->inner_product(pc, pz, got0);
+    EXPECT_EQ(got0, expect1) << to_string(isa);
+    // Not through a permutation; not of a block that does not divide N.
+    const auto perm = c.ntt(0).automorphism_permutation(rotation_galois_element(c, 1));
+    EXPECT_EQ(code_of([&] { ops->inner_product(pc, py, got0, perm); }),
+              ErrorCode::invalid_argument);
+    RnsPoly odd(3, all, true);
+    const std::vector<const RnsPoly*> po{&odd}, pe{&extra};
+    EXPECT_EQ(code_of([&] { ops->inner_product(po, pe, got0); }), ErrorCode::size_mismatch);
+  }
+}
+
 // On every instruction set: sums of up to 16 products (the most a key switch takes), inputs at
 // q - 1 on the first coefficients, one output or both halves of a key at once.
 TEST(CkksRns, InnerProductWithAndWithoutAFusedPermutation) {

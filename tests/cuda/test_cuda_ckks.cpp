@@ -3,6 +3,7 @@
 // hoisted rotations) run once over each backend from the same keys and ciphertexts, with host
 // operands (staged per operation) and with resident ciphertexts and keys.
 #include <gtest/gtest.h>
+#include <algorithm>
 
 #include <cmath>
 #include <random>
@@ -104,6 +105,17 @@ TEST(CudaCkks, PrimitivesMatchTheCpuWordForWord) {
     same("inner_product", [&](const RnsOps& ops, RnsPoly& o) { ops.inner_product(xs, ys, o); });
     same("inner_product (permuted)",
          [&](const RnsOps& ops, RnsPoly& o) { ops.inner_product(xs, ys, o, perm); });
+    // Compact (block-constant) first operands: blocks of 1024, 4 and 2 coefficients.
+    RnsPoly c1(c.degree() / 1024, all, true), c2(c.degree() / 4, all, true),
+        c3(c.degree() / 2, all, true);
+    for (RnsPoly* cp : {&c1, &c2, &c3}) {
+      for (std::size_t k = 0; k < cp->limbs(); ++k)
+        std::copy_n(a.limb(k).begin(), cp->n, cp->limb(k).begin());
+    }
+    const std::vector<const RnsPoly*> cs{&c1, &c2, &d, &c3};
+    const std::vector<const RnsPoly*> ds{&f, &e, &a, &d};
+    same("inner_product (compact)",
+         [&](const RnsOps& ops, RnsPoly& o) { ops.inner_product(cs, ds, o); });
     // Base conversion, both variants, into a polynomial whose other limbs must be kept.
     const BaseConverter conv(c, c.q_moduli(std::min(level, 8U)), c.p_moduli());
     const RnsPoly in = random_poly(c, all, false, 7);

@@ -29,12 +29,13 @@ inline constexpr std::size_t kMaxVectorTerms = 60;
 void convert_block_avx512(std::span<const u64* const> rows, std::size_t len,
                           std::span<const ConvertTarget> targets);
 
-// The key-switching inner product on AVX-512 F: out0[t] = sum_j a[j][t] b0[j][t] mod q and,
-// when out1 is not null, out1[t] = sum_j a[j][t] b1[j][t] mod q, for t < n (a multiple of 8),
-// words below 2^61, at most kMaxVectorTerms pairs.
-void inner_product_avx512(std::span<const u64* const> a, std::span<const u64* const> b0,
-                          std::span<const u64* const> b1, std::size_t n, u64 q,
-                          core::WideReducer reducer, u64* out0, u64* out1);
+// The key-switching inner product on AVX-512 F: out0[t] = sum_j a[j][t'] b0[j][t] mod q and,
+// when out1 is not null, out1[t] = sum_j a[j][t'] b1[j][t] mod q, for t < n (a multiple of 8),
+// words below 2^61, at most kMaxVectorTerms pairs; t' = t >> shift[j], shift[j] 0 or >= 3 (a
+// block-constant a[j], one word per block of 2^shift[j] >= 8).
+void inner_product_avx512(std::span<const u64* const> a, std::span<const unsigned> shift,
+                          std::span<const u64* const> b0, std::span<const u64* const> b1,
+                          std::size_t n, u64 q, core::WideReducer reducer, u64* out0, u64* out1);
 
 // Elementwise on AVX-512 F, n a multiple of 8, words below q < 2^61, outputs in [0, q):
 //   multiply: out = a b mod q (out += a b mod q when accumulating);

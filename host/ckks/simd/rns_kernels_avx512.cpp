@@ -107,16 +107,16 @@ void convert_block_avx512(std::span<const u64* const> rows, std::size_t len,
   }
 }
 
-void inner_product_avx512(std::span<const u64* const> a, std::span<const u64* const> b0,
-                          std::span<const u64* const> b1, std::size_t n, u64 q,
-                          core::WideReducer reducer, u64* out0, u64* out1) {
+void inner_product_avx512(std::span<const u64* const> a, std::span<const unsigned> shift,
+                          std::span<const u64* const> b0, std::span<const u64* const> b1,
+                          std::size_t n, u64 q, core::WideReducer reducer, u64* out0, u64* out1) {
   const V low32 = set1(0xffffffff), p = set1(q), p2 = set1(2 * q);
   const V r = set1(reducer.r), rq = set1(reducer.r_quotient), ratio = set1(reducer.ratio);
   const std::size_t pairs = a.size();
   for (std::size_t t = 0; t < n; t += 8) {
     WideSum s0, s1;
     for (std::size_t j = 0; j < pairs; ++j) {
-      const V x = _mm512_loadu_si512(a[j] + t);
+      const V x = shift[j] == 0 ? _mm512_loadu_si512(a[j] + t) : set1(a[j][t >> shift[j]]);
       const V xh = _mm512_srli_epi64(x, 32);
       const V y0 = _mm512_loadu_si512(b0[j] + t);
       s0.add(x, xh, y0, _mm512_srli_epi64(y0, 32), low32);

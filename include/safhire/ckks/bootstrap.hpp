@@ -67,6 +67,9 @@ struct BootstrapKeys {
   std::optional<SwitchingKey> to_ephemeral, from_ephemeral;
 };
 
+// The keys' size in bytes (every digit of every key).
+std::size_t key_bytes(const BootstrapKeys& keys);
+
 // For `slots` slots (0: N/2): even splits of at most five stages per group (full slots at
 // N = 2^16: [5, 5, 5] both ways; at N = 2^12: [4, 4, 3]), the encapsulation with h' = 32 unless the
 // secret is already that sparse, K = 16, three double angles and a cosine of degree 39 (nine levels
@@ -112,6 +115,9 @@ class Bootstrapper {
   // rotations and conjugation at the top, SlotToCoeff's others at its own level (a fraction of
   // the size); with the encapsulation, a fresh ephemeral secret's two keys.
   BootstrapKeys keys(KeyGenerator& generator, const SecretKey& sk) const;
+
+  // The CoeffToSlot and SlotToCoeff matrices' size in bytes (LinearTransform::bytes).
+  std::size_t matrix_bytes() const;
 
   // Moves the transforms' matrices and the bootstrap's plaintexts into ops' residence (the
   // device for a CUDA backend), so that no step stages them.

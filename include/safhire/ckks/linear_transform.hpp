@@ -51,6 +51,15 @@ class LinearTransform {
   // Every rotation step the evaluation uses (baby and giant, nonzero, ascending): the Galois
   // keys to generate for it, and no more.
   std::vector<int> rotations() const;
+  // True when the giant steps run as two chains of rotations by n1 and -n1 (two keys instead of
+  // one per giant, the same number of key switches): when the nonzero giants are contiguous
+  // multiples of n1 on each side, as a DFT group's are.
+  bool chained() const { return chained_; }
+
+  // The encoded diagonals' size in bytes. A diagonal periodic in the slots with period p is a
+  // polynomial in X^(N/2p), stored compact (rns_ops.hpp: compact_blocks) in 2p words per prime:
+  // the DFT's groups of low stages are such.
+  std::size_t bytes() const;
 
   // Moves the encoded diagonals into ops' residence (the device for a CUDA backend).
   void make_resident(const RnsOps& ops);
@@ -63,7 +72,10 @@ class LinearTransform {
   const CkksContext* context_;
   std::uint32_t level_ = 0, slots_ = 0, n1_ = 1;
   double scale_ = 1;
-  // giant step g -> baby step b -> rot_-g(diag_(g+b)), NTT form over Q_level and P.
+  // The giants as two Horner chains, by n1 and by -n1 (see apply), instead of a key each.
+  bool chained_ = false;
+  // giant step g -> baby step b -> rot_-g(diag_(g+b)), NTT form over Q_level and P, compact
+  // where it is block-constant.
   std::map<std::uint32_t, std::map<std::uint32_t, RnsPoly>> plain_;
 
   // A rotation over Q_l P: (sigma(c_0 + v_0), sigma(v_1)) into r0, r1, v the inner product of

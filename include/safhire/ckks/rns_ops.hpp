@@ -61,6 +61,8 @@ class RnsOps {
   // out = sum_j a[j] * b[j] (pointwise), one reduction per coefficient: the inner product of
   // key switching, between the digits and a key. With a permutation (NTT form), each a[j] is
   // read through it first, a[j][perm[t]]: the automorphism of a hoisted rotation, fused.
+  // Without one, an a[j] may be block-constant (a compact plaintext, see compact_blocks below):
+  // a[j]->n a power of two dividing out.n, read as a[j][t / (out.n / a[j]->n)].
   virtual void inner_product(std::span<const RnsPoly* const> a, std::span<const RnsPoly* const> b,
                              RnsPoly& out, std::span<const std::uint32_t> perm = {}) const = 0;
   // Both halves of a key at once: out0 = sum_j a[j] b0[j], out1 = sum_j a[j] b1[j] (with the same
@@ -95,6 +97,12 @@ class RnsOps {
  private:
   const CkksContext* context_;
 };
+
+// The compact form of an NTT-form polynomial that is constant on aligned blocks of at least
+// min_block coefficients on every limb (a polynomial in X^(N/m) for some m < N, whose values in
+// the bit-reversed NTT order repeat in blocks of N/m): one word per block, n = N / block. p
+// itself when it is not. Exact: inner_product reads the compact form as the whole polynomial.
+RnsPoly compact_blocks(RnsPoly p, std::uint32_t min_block = 8);
 
 // begin_range / end_range as a scope.
 class StepRange {
