@@ -97,6 +97,159 @@ class CpuRnsOps final : public RnsOps {
     products(a, b0, b1, out0, &out1, perm);
   }
 
+  // Row by row within tiles of kTile coefficients, so that the tile of every b stays in cache
+  // while the rows read it: each b is read from memory once, not once per row.
+  void inner_product_rows(std::span<const std::vector<const RnsPoly*>> a,
+                          std::span<const RnsPoly* const> b0, std::span<const RnsPoly* const> b1,
+                          std::span<RnsPoly* const> out0,
+                          std::span<RnsPoly* const> out1) const override {
+    require(
+        !a.empty() && out0.size() == a.size() && out1.size() == a.size() && b1.size() == b0.size(),
+        ErrorCode::size_mismatch, "inner product rows: mismatched counts");
+    const RnsPoly& shape = *out0[0];
+    const std::uint32_t n = shape.n;
+    bool gathers = false;
+    for (std::size_t g = 0; g < a.size(); ++g) {
+      require(a[g].size() == b0.size(), ErrorCode::size_mismatch,
+              "inner product rows: a row's length differs from the shared operands'");
+      require(out0[g]->moduli == shape.moduli && out1[g]->moduli == shape.moduli &&
+                  out0[g]->n == n && out1[g]->n == n,
+              ErrorCode::size_mismatch, "inner product rows: outputs of different shapes");
+      std::size_t terms = 0;
+      for (std::size_t j = 0; j < b0.size(); ++j) {
+        if (a[g][j] == nullptr) continue;
+        ++terms;
+        const unsigned shift = block_shift(*a[g][j], n, false);
+        gathers = gathers || shift == 1 || shift == 2;
+        check_pair(*b0[j], *b1[j], shape);
+        require(a[g][j]->ntt == b0[j]->ntt, ErrorCode::size_mismatch,
+                "inner product of polynomials in different forms");
+      }
+      require(terms >= 1 && terms <= 16, ErrorCode::size_mismatch,
+              "inner product rows: 1 .. 16 terms a row");
+    }
+    if (gathers || !vector_ || n % kTile != 0)
+      return RnsOps::inner_product_rows(a, b0, b1, out0, out1);
+#if defined(SAFHIRE_CKKS_AVX512)
+    for (std::size_t g = 0; g < a.size(); ++g)
+      out0[g]->ntt = out1[g]->ntt = b0[0]->ntt;
+    for_limbs(shape, [&](std::size_t k) {
+      const ModulusIndex mod = shape.moduli[k];
+      const u64 q = barrett_[mod].q;
+      const auto reducer = reducer_[mod];
+      for (std::uint32_t t0 = 0; t0 < n; t0 += kTile) {
+        for (std::size_t g = 0; g < a.size(); ++g) {
+          std::array<const u64*, 16> x{}, y0{}, y1{};
+          std::array<unsigned, 16> step{};
+          std::size_t terms = 0;
+          for (std::size_t j = 0; j < b0.size(); ++j) {
+            const RnsPoly* pt = a[g][j];
+            if (pt == nullptr) continue;
+            const unsigned shift = static_cast<unsigned>(__builtin_ctz(n / pt->n));
+            x[terms] = pt->limb(pt->position(mod)).data() + (t0 >> shift);
+            step[terms] = shift;  // t0 is a multiple of the block or inside one block
+            y0[terms] = b0[j]->limb(b0[j]->position(mod)).data() + t0;
+            y1[terms] = b1[j]->limb(b1[j]->position(mod)).data() + t0;
+            ++terms;
+          }
+          simd::inner_product_avx512({x.data(), terms}, {step.data(), terms}, {y0.data(), terms},
+                                     {y1.data(), terms}, kTile, q, reducer,
+                                     out0[g]->limb(k).data() + t0, out1[g]->limb(k).data() + t0);
+        }
+      }
+    });
+#endif
+  }
+
+  // Limb by limb: the digits' limb stays in cache for every key, and each sum is permuted from a
+  // thread-local buffer.
+  void rotate_hoisted(std::span<const RnsPoly* const> d,
+                      std::span<const std::vector<const RnsPoly*>> b,
+                      std::span<const std::vector<const RnsPoly*>> a,
+                      std::span<const std::span<const std::uint32_t>> perm, const RnsPoly* add0,
+                      std::span<RnsPoly* const> out0,
+                      std::span<RnsPoly* const> out1) const override {
+    require(b.size() == a.size() && perm.size() == a.size() && out0.size() == a.size() &&
+                out1.size() == a.size() && !a.empty(),
+            ErrorCode::size_mismatch, "hoisted rotations: mismatched counts");
+    require(!d.empty() && d.size() <= 16, ErrorCode::size_mismatch,
+            "hoisted rotations: 1 .. 16 digits");
+    const RnsPoly& shape = *out0[0];
+    const std::uint32_t n = shape.n;
+    for (std::size_t j = 0; j < a.size(); ++j) {
+      require(a[j].size() == d.size() && b[j].size() == d.size(), ErrorCode::size_mismatch,
+              "hoisted rotations: a key with another digit count");
+      require(out0[j]->moduli == shape.moduli && out1[j]->moduli == shape.moduli &&
+                  out0[j]->n == n && out1[j]->n == n && perm[j].size() == n,
+              ErrorCode::size_mismatch, "hoisted rotations: outputs of different shapes");
+      for (std::size_t i = 0; i < d.size(); ++i) {
+        check_pair(*d[i], *b[j][i], shape);
+        check_pair(*d[i], *a[j][i], shape);
+      }
+      require(out0[j] != add0, ErrorCode::invalid_argument, "hoisted rotations: output aliases");
+    }
+    require(d[0]->ntt && (add0 == nullptr || (add0->ntt && add0->n == n)), ErrorCode::size_mismatch,
+            "hoisted rotations take NTT-form polynomials");
+    for (std::size_t j = 0; j < a.size(); ++j)
+      out0[j]->ntt = out1[j]->ntt = true;
+    const std::size_t digits = d.size();
+    for_limbs(shape, [&](std::size_t k) {
+      const ModulusIndex mod = shape.moduli[k];
+      const u64 q = barrett_[mod].q;
+      const auto reducer = reducer_[mod];
+      thread_local std::vector<u64> sum0, sum1;
+      sum0.resize(n);
+      sum1.resize(n);
+      std::array<const u64*, 16> x{}, y0{}, y1{};
+      std::array<unsigned, 16> step{};
+      for (std::size_t i = 0; i < digits; ++i)
+        x[i] = d[i]->limb(d[i]->position(mod)).data();
+      const u64* c0 = add0 != nullptr ? add0->limb(add0->position(mod)).data() : nullptr;
+      for (std::size_t j = 0; j < a.size(); ++j) {
+        for (std::size_t i = 0; i < digits; ++i) {
+          y0[i] = b[j][i]->limb(b[j][i]->position(mod)).data();
+          y1[i] = a[j][i]->limb(a[j][i]->position(mod)).data();
+        }
+        u64* s0 = sum0.data();
+        u64* s1 = sum1.data();
+#if defined(SAFHIRE_CKKS_AVX512)
+        if (vector_ && n % 8 == 0) {
+          simd::inner_product_avx512({x.data(), digits}, {step.data(), digits}, {y0.data(), digits},
+                                     {y1.data(), digits}, n, q, reducer, s0, s1);
+        } else
+#endif
+        {
+          for (std::uint32_t t = 0; t < n; ++t) {
+            core::u128 v0 = 0, v1 = 0;
+            for (std::size_t i = 0; i < digits; ++i) {
+              v0 += static_cast<core::u128>(x[i][t]) * y0[i][t];
+              v1 += static_cast<core::u128>(x[i][t]) * y1[i][t];
+            }
+            s0[t] = core::reduce_double_word(static_cast<u64>(v0 >> 64), static_cast<u64>(v0), q,
+                                             reducer);
+            s1[t] = core::reduce_double_word(static_cast<u64>(v1 >> 64), static_cast<u64>(v1), q,
+                                             reducer);
+          }
+        }
+        const auto& pj = perm[j];
+        u64* o0 = out0[j]->limb(k).data();
+        u64* o1 = out1[j]->limb(k).data();
+        if (c0 != nullptr) {
+          for (std::uint32_t t = 0; t < n; ++t) {
+            const std::uint32_t from = pj[t];
+            o0[t] = core::add_mod(s0[from], c0[from], q);
+            o1[t] = s1[from];
+          }
+        } else {
+          for (std::uint32_t t = 0; t < n; ++t) {
+            o0[t] = s0[pj[t]];
+            o1[t] = s1[pj[t]];
+          }
+        }
+      }
+    });
+  }
+
   void sub_scale(const RnsPoly& a, const RnsPoly& b, std::span<const u64> scalars,
                  RnsPoly& out) const override {
     check_pair(a, b, out);
@@ -357,6 +510,8 @@ class CpuRnsOps final : public RnsOps {
     core::parallel_for(last - first, threads_, [&](std::size_t k, unsigned) { fn(first + k); });
   }
 
+  static constexpr std::uint32_t kTile = 512;  // inner_product_rows' coefficients per tile
+
   unsigned threads_;
   bool vector_ = false;  // the AVX-512 inner product (simd/rns_kernels.hpp)
   std::vector<Barrett> barrett_;
@@ -375,6 +530,47 @@ void RnsOps::reshape(RnsPoly& p, std::span<const ModulusIndex> moduli, bool ntt)
   p.moduli.assign(moduli.begin(), moduli.end());
   p.data.resize(moduli.size() * p.n);
   p.ntt = ntt;
+}
+
+void RnsOps::inner_product_rows(std::span<const std::vector<const RnsPoly*>> a,
+                                std::span<const RnsPoly* const> b0,
+                                std::span<const RnsPoly* const> b1, std::span<RnsPoly* const> out0,
+                                std::span<RnsPoly* const> out1) const {
+  require(out0.size() == a.size() && out1.size() == a.size() && b1.size() == b0.size(),
+          ErrorCode::size_mismatch, "inner product rows: mismatched counts");
+  for (std::size_t g = 0; g < a.size(); ++g) {
+    require(a[g].size() == b0.size(), ErrorCode::size_mismatch,
+            "inner product rows: a row's length differs from the shared operands'");
+    std::vector<const RnsPoly*> x, y0, y1;
+    for (std::size_t j = 0; j < b0.size(); ++j) {
+      if (a[g][j] == nullptr) continue;
+      x.push_back(a[g][j]);
+      y0.push_back(b0[j]);
+      y1.push_back(b1[j]);
+    }
+    require(!x.empty(), ErrorCode::size_mismatch, "inner product rows: a row without terms");
+    inner_product_pair(x, y0, y1, *out0[g], *out1[g]);
+  }
+}
+
+void RnsOps::rotate_hoisted(std::span<const RnsPoly* const> d,
+                            std::span<const std::vector<const RnsPoly*>> b,
+                            std::span<const std::vector<const RnsPoly*>> a,
+                            std::span<const std::span<const std::uint32_t>> perm,
+                            const RnsPoly* add0, std::span<RnsPoly* const> out0,
+                            std::span<RnsPoly* const> out1) const {
+  require(b.size() == a.size() && perm.size() == a.size() && out0.size() == a.size() &&
+              out1.size() == a.size(),
+          ErrorCode::size_mismatch, "hoisted rotations: mismatched counts");
+  RnsPoly u0, u1;
+  for (std::size_t j = 0; j < a.size(); ++j) {
+    reshape(u0, out0[j]->moduli, true);
+    reshape(u1, out1[j]->moduli, true);
+    inner_product_pair(d, b[j], a[j], u0, u1);
+    if (add0 != nullptr) add(u0, *add0, u0);
+    permute(u0, perm[j], *out0[j]);
+    permute(u1, perm[j], *out1[j]);
+  }
 }
 
 RnsPoly compact_blocks(RnsPoly p, std::uint32_t min_block) {

@@ -187,55 +187,113 @@ Ciphertext LinearTransform::apply(const Evaluator& evaluator, const Ciphertext& 
   // The baby rotations rot_b(x) over Q_l P, all kept: each giant step's sum reads them in one
   // inner product (one reduction per coefficient, the compact diagonals broadcast).
   std::map<std::uint32_t, std::array<RnsPoly, 2>> rotated;
-  {
-    std::vector<RnsPoly> digits;
-    if (babies.size() > 1 || babies.count(0) == 0) digits = evaluator.mod_up(x.c[1]);
-    RnsPoly v0, v1;
+  if (babies.size() > 1 || babies.count(0) == 0) {
+    const std::vector<RnsPoly> digits = evaluator.mod_up(x.c[1]);
+    std::vector<const RnsPoly*> d;
+    for (const RnsPoly& digit : digits)
+      d.push_back(&digit);
+    std::vector<std::vector<const RnsPoly*>> kb, ka;
+    std::vector<std::span<const std::uint32_t>> perms;
+    std::vector<RnsPoly*> out0, out1;
     for (std::uint32_t b : babies) {
       if (b == 0) continue;
       const std::uint64_t galois = rotation_galois_element(*context_, static_cast<int>(b));
+      const SwitchingKey& key = keys.at(galois);
+      require(key.b.size() >= d.size(), ErrorCode::invalid_argument,
+              "switching key has fewer digits than the ciphertext needs");
+      kb.emplace_back();
+      ka.emplace_back();
+      for (std::size_t i = 0; i < d.size(); ++i) {
+        kb.back().push_back(&key.b[i]);
+        ka.back().push_back(&key.a[i]);
+      }
+      perms.push_back(evaluator.permutation(galois));
       auto& r = rotated[b];
-      rotate_extended(evaluator, digits, keys.at(galois), galois, lifted[0], v0, v1, r[0], r[1]);
+      ops.reshape(r[0], qp, true);
+      ops.reshape(r[1], qp, true);
+      out0.push_back(&r[0]);
+      out1.push_back(&r[1]);
     }
+    // sigma_b(P c_0 + u_0, u_1) for every baby b, from one ModUp.
+    ops.rotate_hoisted(d, kb, ka, perms, &lifted[0], out0, out1);
   }
   auto baby = [&](std::uint32_t b, int i) -> const RnsPoly& {
     return b == 0 ? lifted[i] : rotated.at(b)[i];
   };
 
-  // Per giant step g, E_g = sum_b pt_(g,b) (.) rot_b(x) over Q_l P (one inner product per
-  // component, the compact diagonals broadcast), rotated by g and summed over Q_l P; one
-  // ModDown per component at the end. A giant rotation brings E_g's c_1 part down once for its
-  // ModUp. Chained, the giants run as two Horner chains, rot_n1(.. rot_n1(E_a) + .. + E_1) and
-  // the same with -n1: the same key switches, two keys.
-  RnsPoly t0, t1, v0, v1;
-  auto giant_sum = [&](const std::map<std::uint32_t, RnsPoly>& row, RnsPoly& e0, RnsPoly& e1) {
-    std::vector<const RnsPoly*> pts, x0, x1;
-    for (const auto& [b, pt] : row) {
-      pts.push_back(&pt);
-      x0.push_back(&baby(b, 0));
-      x1.push_back(&baby(b, 1));
+  // Per giant step g, E_g = sum_b pt_(g,b) (.) rot_b(x) over Q_l P, rotated by g and summed over
+  // Q_l P; one ModDown per component at the end. A giant rotation brings E_g's c_1 part down
+  // once for its ModUp. Chained, the giants run as two Horner chains, rot_n1(.. rot_n1(E_a) + ..
+  // + E_1) and the same with -n1: the same key switches, two keys. The sums of up to kBatch
+  // giants at a time come from one call of inner_product_rows (each row at most 16 babies), so
+  // that the baby rotations are read once per batch, not once per giant.
+  std::vector<std::uint32_t> order;               // the giants in the order they are consumed
+  std::vector<std::uint32_t> chain_length{0, 0};  // chained: a (up) and b (down)
+  if (!chained_) {
+    for (const auto& [g, row] : plain_)
+      order.push_back(g);
+  } else {
+    if (plain_.count(0) != 0) order.push_back(0);
+    for (const auto& [g, row] : plain_) {
+      if (g == 0) continue;
+      const bool up = g <= slots_ / 2;
+      chain_length[up ? 0 : 1] = std::max(chain_length[up ? 0 : 1], (up ? g : slots_ - g) / n1_);
     }
-    constexpr std::size_t kChunk = 16;  // the inner product's most pairs per call
-    ops.reshape(e0, qp, true);
-    ops.reshape(e1, qp, true);
-    for (std::size_t first = 0; first < pts.size(); first += kChunk) {
-      const std::size_t count = std::min(kChunk, pts.size() - first);
-      const std::span<const RnsPoly* const> a(pts.data() + first, count);
-      const std::span<const RnsPoly*const> b0(x0.data() + first, count),
-          b1(x1.data() + first, count);
-      if (first == 0) {
-        ops.inner_product_pair(a, b0, b1, e0, e1);
-      } else {
-        ops.reshape(t0, qp, true);
-        ops.reshape(t1, qp, true);
-        ops.inner_product_pair(a, b0, b1, t0, t1);
-        ops.add(e0, t0, e0);
-        ops.add(e1, t1, e1);
+    for (std::uint32_t m = chain_length[0]; m >= 1; --m)
+      order.push_back(m * n1_);
+    for (std::uint32_t m = chain_length[1]; m >= 1; --m)
+      order.push_back(slots_ - m * n1_);
+  }
+  std::vector<std::uint32_t> baby_list(babies.begin(), babies.end());
+  std::vector<const RnsPoly*> x0, x1;
+  for (std::uint32_t b : baby_list) {
+    x0.push_back(&baby(b, 0));
+    x1.push_back(&baby(b, 1));
+  }
+  constexpr std::size_t kBatch = 8, kRowTerms = 16;
+  std::vector<std::array<RnsPoly, 2>> sums(std::min(kBatch, order.size()));
+  std::vector<std::array<RnsPoly, 2>> extra;  // the second and later parts of long rows
+  // E_g for order[first, first + count) into sums[0, count).
+  auto batch_sums = [&](std::size_t first, std::size_t count) {
+    std::vector<std::vector<const RnsPoly*>> rows;
+    std::vector<RnsPoly*> out0, out1;
+    std::vector<std::size_t> owner;  // the sum each extra part adds to
+    std::size_t parts = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+      const auto& row = plain_.at(order[first + i]);
+      std::size_t terms = 0;
+      for (std::size_t j = 0; j < baby_list.size(); ++j) {
+        const auto it = row.find(baby_list[j]);
+        if (it == row.end()) continue;
+        if (terms % kRowTerms == 0) {
+          rows.emplace_back(baby_list.size(), nullptr);
+          if (terms == 0) {
+            for (int c = 0; c < 2; ++c)
+              ops.reshape(sums[i][c], qp, true);
+            out0.push_back(&sums[i][0]);
+            out1.push_back(&sums[i][1]);
+          } else {
+            if (extra.size() <= parts) extra.emplace_back();
+            for (int c = 0; c < 2; ++c)
+              ops.reshape(extra[parts][c], qp, true);
+            out0.push_back(&extra[parts][0]);
+            out1.push_back(&extra[parts][1]);
+            owner.push_back(i);
+            ++parts;
+          }
+        }
+        rows.back()[j] = &it->second;
+        ++terms;
       }
+    }
+    ops.inner_product_rows(rows, x0, x1, out0, out1);
+    for (std::size_t e = 0; e < parts; ++e) {
+      for (int c = 0; c < 2; ++c)
+        ops.add(sums[owner[e]][c], extra[e][c], sums[owner[e]][c]);
     }
   };
   // (e0, e1) <- rot_step(e0, e1), over Q_l P.
-  RnsPoly r0, r1;
+  RnsPoly v0, v1, r0, r1;
   auto rotate_sum = [&](std::uint32_t step, RnsPoly& e0, RnsPoly& e1) {
     const std::uint64_t galois = rotation_galois_element(*context_, static_cast<int>(step));
     const auto giant_digits = evaluator.mod_up(evaluator.mod_down(e1, level_));
@@ -243,50 +301,37 @@ Ciphertext LinearTransform::apply(const Evaluator& evaluator, const Ciphertext& 
     std::swap(e0, r0);
     std::swap(e1, r1);
   };
-  std::array<RnsPoly, 2> total;
-  bool any = false;
-  auto add_to_total = [&](RnsPoly& e0, RnsPoly& e1) {
-    if (!any) {
-      std::swap(total[0], e0);
-      std::swap(total[1], e1);
-      any = true;
+  std::array<RnsPoly, 2> total, chain;
+  bool any = false, in_chain = false;
+  auto add_to = [&](std::array<RnsPoly, 2>& to, bool& started, std::array<RnsPoly, 2>& e) {
+    if (!started) {
+      std::swap(to, e);
+      started = true;
     } else {
-      ops.add(total[0], e0, total[0]);
-      ops.add(total[1], e1, total[1]);
+      ops.add(to[0], e[0], to[0]);
+      ops.add(to[1], e[1], to[1]);
     }
   };
-  RnsPoly e0, e1, u0, u1;
-  if (!chained_) {
-    for (const auto& [g, row] : plain_) {
-      giant_sum(row, e0, e1);
-      if (g != 0) rotate_sum(g, e0, e1);
-      add_to_total(e0, e1);
-    }
-  } else {
-    if (plain_.count(0) != 0) {
-      giant_sum(plain_.at(0), e0, e1);
-      add_to_total(e0, e1);
-    }
-    for (const bool up : {true, false}) {
-      // The chain's giants from the farthest: m n1 (up) or slots - m n1 (down), m = a .. 1.
-      std::uint32_t m = 0;
-      for (const auto& [g, row] : plain_) {
-        if (g != 0 && (g <= slots_ / 2) == up) m = std::max(m, (up ? g : slots_ - g) / n1_);
-      }
-      if (m == 0) continue;
-      const std::uint32_t key = up ? n1_ : slots_ - n1_;
-      for (bool first = true; m > 0; --m, first = false) {
-        const std::uint32_t g = up ? m * n1_ : slots_ - m * n1_;
-        if (first) {
-          giant_sum(plain_.at(g), e0, e1);
-        } else {
-          giant_sum(plain_.at(g), u0, u1);  // present: the chain is contiguous
-          ops.add(e0, u0, e0);
-          ops.add(e1, u1, e1);
+  for (std::size_t first = 0; first < order.size(); first += kBatch) {
+    const std::size_t count = std::min(kBatch, order.size() - first);
+    batch_sums(first, count);
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::uint32_t g = order[first + i];
+      if (g == 0) {
+        add_to(total, any, sums[i]);
+      } else if (!chained_) {
+        rotate_sum(g, sums[i][0], sums[i][1]);
+        add_to(total, any, sums[i]);
+      } else {
+        // chain <- rot_key(chain + E_g); the chain ends at m = 1 (g = n1 or slots - n1).
+        add_to(chain, in_chain, sums[i]);
+        const bool up = g <= slots_ / 2;
+        rotate_sum(up ? n1_ : slots_ - n1_, chain[0], chain[1]);
+        if (g == n1_ || g == slots_ - n1_) {
+          add_to(total, any, chain);
+          in_chain = false;
         }
-        rotate_sum(key, e0, e1);
       }
-      add_to_total(e0, e1);
     }
   }
   Ciphertext out;

@@ -312,6 +312,102 @@ TEST(CkksRns, CompactBlockConstantPolynomialsInInnerProducts) {
   }
 }
 
+// On every instruction set, against sums of mul_mod: rows of inner products over shared second
+// operands (absent terms, compact first operands with blocks below, at and above the CPU's
+// tile, and of 2 words), and hoisted rotations (digits times several keys, plus c_0, permuted).
+TEST(CkksRns, InnerProductRowsAndHoistedRotationsMatchTheirDefinitions) {
+  auto& f = fixture("n13-l3");
+  const auto& c = f.context;
+  const std::uint32_t n = c.degree();
+  std::vector<ModulusIndex> all = c.q_moduli(3);
+  for (ModulusIndex p : c.p_moduli())
+    all.push_back(p);
+  const auto q = c.q_moduli(2);  // outputs over fewer limbs than the inputs
+  auto compact = [&](std::uint32_t words, std::uint64_t seed) {
+    RnsPoly p = random_poly(c, all, true, seed);
+    RnsPoly out(words, all, true);
+    for (std::size_t k = 0; k < p.limbs(); ++k)
+      std::copy_n(p.limb(k).begin(), words, out.limb(k).begin());
+    return out;
+  };
+  auto read = [&](const RnsPoly& p, std::size_t k, std::uint32_t t) {
+    return p.limb(p.position(q[k]))[t / (n / p.n)];
+  };
+  std::vector<RnsPoly> xs, ys, zs;
+  for (int j = 0; j < 5; ++j) {
+    ys.push_back(random_poly(c, all, true, 200 + j));
+    zs.push_back(random_poly(c, all, true, 210 + j));
+  }
+  xs.push_back(random_poly(c, all, true, 220));
+  for (std::uint32_t words : {n / 8, n / 512, n / 4096, 1U, n / 2})
+    xs.push_back(compact(words, 230 + words));
+  // Rows: {x0, -, x1, x2, x3}, {x4, x1, -, -, -}, {-, -, x0, -, x4}; then with x5 (blocks of 2,
+  // which the CPU gathers) for the last two terms.
+  const std::vector<std::vector<const RnsPoly*>> tiled{{&xs[0], nullptr, &xs[1], &xs[2], &xs[3]},
+                                                       {&xs[4], &xs[1], nullptr, nullptr, nullptr},
+                                                       {nullptr, nullptr, &xs[0], nullptr, &xs[4]}};
+  auto gathered = tiled;
+  gathered[1][1] = gathered[2][4] = &xs[5];
+  std::vector<const RnsPoly*> py, pz;
+  for (int j = 0; j < 5; ++j) {
+    py.push_back(&ys[j]);
+    pz.push_back(&zs[j]);
+  }
+  const auto perm1 = c.ntt(0).automorphism_permutation(rotation_galois_element(c, 3));
+  const auto perm2 = c.ntt(0).automorphism_permutation(conjugation_galois_element(c));
+  const RnsPoly c0 = random_poly(c, all, true, 240);
+  for (const auto isa : safhire::ring::available_simd()) {
+    const auto ops = make_cpu_rns_ops(c, 1, isa);
+    for (const auto& rows : {tiled, gathered}) {
+      std::vector<RnsPoly> o0(3, RnsPoly(n, q, true)), o1 = o0;
+      const std::vector<RnsPoly*> p0{&o0[0], &o0[1], &o0[2]}, p1{&o1[0], &o1[1], &o1[2]};
+      ops->inner_product_rows(rows, py, pz, p0, p1);
+      for (std::size_t g = 0; g < rows.size(); ++g) {
+        for (std::size_t k = 0; k < q.size(); ++k) {
+          const u64 p = c.prime(q[k]);
+          for (std::uint32_t t = 0; t < n; ++t) {
+            u64 e0 = 0, e1 = 0;
+            for (std::size_t j = 0; j < 5; ++j) {
+              if (rows[g][j] == nullptr) continue;
+              const u64 x = read(*rows[g][j], k, t);
+              e0 = (e0 + safhire::core::mul_mod(x, read(ys[j], k, t), p)) % p;
+              e1 = (e1 + safhire::core::mul_mod(x, read(zs[j], k, t), p)) % p;
+            }
+            ASSERT_EQ(o0[g].limb(k)[t], e0) << to_string(isa) << " row " << g << " t " << t;
+            ASSERT_EQ(o1[g].limb(k)[t], e1) << to_string(isa) << " row " << g << " t " << t;
+          }
+        }
+      }
+    }
+    // Two keys of three digits: (ys[0..2], zs[0..2]) and (ys[2..4], zs[2..4]).
+    const std::vector<const RnsPoly*> d{&xs[0], &ys[4], &zs[4]};
+    const std::vector<std::vector<const RnsPoly*>> kb{{&ys[0], &ys[1], &ys[2]},
+                                                      {&ys[2], &ys[3], &ys[4]}},
+        ka{{&zs[0], &zs[1], &zs[2]}, {&zs[2], &zs[3], &zs[4]}};
+    const std::vector<std::span<const std::uint32_t>> perms{perm1, perm2};
+    for (const RnsPoly* add0 : {&c0, static_cast<const RnsPoly*>(nullptr)}) {
+      std::vector<RnsPoly> r0(2, RnsPoly(n, q, true)), r1 = r0;
+      ops->rotate_hoisted(d, kb, ka, perms, add0, std::vector<RnsPoly*>{&r0[0], &r0[1]},
+                          std::vector<RnsPoly*>{&r1[0], &r1[1]});
+      for (std::size_t j = 0; j < 2; ++j) {
+        for (std::size_t k = 0; k < q.size(); ++k) {
+          const u64 p = c.prime(q[k]);
+          for (std::uint32_t t = 0; t < n; t += 7) {
+            const std::uint32_t s = perms[j][t];
+            u64 e0 = add0 != nullptr ? read(*add0, k, s) : 0, e1 = 0;
+            for (std::size_t i = 0; i < 3; ++i) {
+              e0 = (e0 + safhire::core::mul_mod(read(*d[i], k, s), read(*kb[j][i], k, s), p)) % p;
+              e1 = (e1 + safhire::core::mul_mod(read(*d[i], k, s), read(*ka[j][i], k, s), p)) % p;
+            }
+            ASSERT_EQ(r0[j].limb(k)[t], e0) << to_string(isa) << " key " << j << " t " << t;
+            ASSERT_EQ(r1[j].limb(k)[t], e1) << to_string(isa) << " key " << j << " t " << t;
+          }
+        }
+      }
+    }
+  }
+}
+
 // On every instruction set: sums of up to 16 products (the most a key switch takes), inputs at
 // q - 1 on the first coefficients, one output or both halves of a key at once.
 TEST(CkksRns, InnerProductWithAndWithoutAFusedPermutation) {

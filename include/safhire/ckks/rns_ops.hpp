@@ -75,6 +75,30 @@ class RnsOps {
     inner_product(a, b0, out0, perm);
     inner_product(a, b1, out1, perm);
   }
+  // Rows of inner products over shared second operands: for each row g,
+  //   out0[g] = sum_j a[g][j] * b0[j],   out1[g] = sum_j a[g][j] * b1[j],
+  // a null a[g][j] contributing nothing (at most 16 terms a row; a[g][j] may be compact as in
+  // inner_product). A linear transform's giant-step sums over its baby rotations: a backend
+  // may interleave the rows so that each b is read once. The default runs inner_product_pair
+  // row by row.
+  virtual void inner_product_rows(std::span<const std::vector<const RnsPoly*>> a,
+                                  std::span<const RnsPoly* const> b0,
+                                  std::span<const RnsPoly* const> b1,
+                                  std::span<RnsPoly* const> out0,
+                                  std::span<RnsPoly* const> out1) const;
+  // Hoisted rotations of one ModUp's digits d by several keys (b[j], a[j]: the halves of key j,
+  // one polynomial per digit) and automorphisms perm[j], in NTT form over out's moduli:
+  //   out0[j][s] = (add0 + sum_i d[i] b[j][i])[perm[j][s]],
+  //   out1[j][s] = (sum_i d[i] a[j][i])[perm[j][s]]
+  // (add0 may be null). A backend may run them limb by limb, so that the digits are read once
+  // for all the keys and the sums are permuted from cache. The default runs
+  // inner_product_pair, add and permute per key.
+  virtual void rotate_hoisted(std::span<const RnsPoly* const> d,
+                              std::span<const std::vector<const RnsPoly*>> b,
+                              std::span<const std::vector<const RnsPoly*>> a,
+                              std::span<const std::span<const std::uint32_t>> perm,
+                              const RnsPoly* add0, std::span<RnsPoly* const> out0,
+                              std::span<RnsPoly* const> out1) const;
   // out = (a - b) * scalars[modulus] per limb; scalars indexed by modulus index, in [0, q).
   virtual void sub_scale(const RnsPoly& a, const RnsPoly& b, std::span<const u64> scalars,
                          RnsPoly& out) const = 0;
