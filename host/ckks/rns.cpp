@@ -275,10 +275,10 @@ void BaseConverter::convert_range(const RnsPoly& in, RnsPoly& out, Conversion va
       const u64 q_mod = q % p;
       u64* o = outs[j - first];
       if (vector_ && n_ % 8 == 0) {
-        // y mod p as y * 1 with Shoup's quotient (the same words), eight at a time.
-        simd::scale_avx512(y.data(), nullptr, o, n_, p, core::ShoupConst<u64>{1, ratio});
-        for (std::uint32_t t = 0; t < n_; ++t)
-          o[t] = core::sub_mod(o[t], q_mod & wrap[t], p);
+        // y mod p as y * 1 with Shoup's quotient (the same words), minus q mod p where v = 1,
+        // eight at a time.
+        simd::lift_one_avx512(y.data(), wrap.data(), o, n_, p, core::ShoupConst<u64>{1, ratio},
+                              q_mod);
         continue;
       }
       for (std::uint32_t t = 0; t < n_; ++t) {

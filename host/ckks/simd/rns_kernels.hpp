@@ -45,6 +45,11 @@ void multiply_avx512(const u64* a, const u64* b, u64* out, std::size_t n, u64 q,
 void scale_avx512(const u64* a, const u64* b, u64* out, std::size_t n, u64 q,
                   core::ShoupConst<u64> c);
 
+// The conversion from one prime q (rescale's, ModRaise's): out = (y mod p) - (q mod p where
+// wrap[t] is all ones), mod p, on AVX-512 F, n a multiple of 8; one = the Shoup constant of 1.
+void lift_one_avx512(const u64* y, const u64* wrap, u64* out, std::size_t n, u64 p,
+                     core::ShoupConst<u64> one, u64 q_mod);
+
 // True when this build has the AVX-512 kernels and the processor runs them.
 bool rns_avx512_available();
 

@@ -158,4 +158,14 @@ void scale_avx512(const u64* a, const u64* b, u64* out, std::size_t n, u64 q,
   }
 }
 
+void lift_one_avx512(const u64* y, const u64* wrap, u64* out, std::size_t n, u64 p,
+                     core::ShoupConst<u64> one, u64 q_mod) {
+  const V vp = set1(p), w = set1(one.value), wq = set1(one.quotient), qm = set1(q_mod);
+  for (std::size_t t = 0; t < n; t += 8) {
+    const V r = reduce(lazy(_mm512_loadu_si512(y + t), w, wq, vp), vp);
+    const V d = _mm512_sub_epi64(r, _mm512_and_si512(_mm512_loadu_si512(wrap + t), qm));
+    _mm512_storeu_si512(out + t, _mm512_min_epu64(d, _mm512_add_epi64(d, vp)));
+  }
+}
+
 }  // namespace safhire::ckks::simd
