@@ -132,6 +132,8 @@ int run_bootstrap(int argc, char** argv) {
   const unsigned slot_option = opt.number("slots", 0);
   const unsigned runs = opt.number("runs", 1);
   const bool slim = opt.flag("slim");
+  // --max-babies B: at most B baby rotations per DFT group (fewer keys, more key switches).
+  const unsigned max_babies = opt.number("max-babies", 0);
   // --log-ratio B: the input scale q_0 / 2^B. By default, the smallest B whose sine error on
   // random slots stays near 2^-28 (the noise then sets the precision): the coefficients of n
   // random slots are about sqrt(n) times smaller than the scale, so B = 16 - ceil(log2(n) / 2)
@@ -156,6 +158,7 @@ int run_bootstrap(int argc, char** argv) {
   auto& steps = timed.steps;
   BootstrapParams boot_params = default_bootstrap_params(context.params(), slot_option);
   boot_params.slim = slim;
+  boot_params.max_babies = max_babies;
   Bootstrapper boot = timed("plan (CoeffToSlot and SlotToCoeff matrices)",
                             [&] { return Bootstrapper(encoder, ev, boot_params); });
   const std::size_t n = boot.slots();
@@ -227,7 +230,8 @@ int run_bootstrap(int argc, char** argv) {
   if (json) {
     std::printf(
         "{\"set\": \"%s\", \"N\": %u, \"slots\": %zu, \"backend\": \"%s\", "
-        "\"threads\": %u, \"security_bits\": %.1f, \"slim\": %s, \"log2_message_ratio\": %u, "
+        "\"threads\": %u, \"security_bits\": %.1f, \"slim\": %s, \"max_babies\": %u, "
+        "\"log2_message_ratio\": %u, "
         "\"runs\": %u, "
         "\"bootstrap_ms\": %.3f, "
         "\"first_bootstrap_ms\": %.3f, \"mean_precision_bits\": %.2f, "
@@ -235,8 +239,9 @@ int run_bootstrap(int argc, char** argv) {
         "\"rotation_keys\": %zu, \"key_mb\": %.1f, \"matrix_mb\": %.1f, "
         "\"peak_rss_mb\": %.1f, \"steps\": [",
         set.c_str(), context.degree(), n, backend.c_str(), threads, security,
-        slim ? "true" : "false", log_ratio, runs, total, totals.front(), mean_bits, worst_bits,
-        out.level(), failure, keys.galois.keys.size(), key_mb, matrix_mb, peak_rss_mb());
+        slim ? "true" : "false", max_babies, log_ratio, runs, total, totals.front(), mean_bits,
+        worst_bits, out.level(), failure, keys.galois.keys.size(), key_mb, matrix_mb,
+        peak_rss_mb());
     for (std::size_t i = 0; i < steps.size(); ++i) {
       std::printf("%s{\"step\": \"%s\", \"ms\": %.3f}", i ? ", " : "", steps[i].name.c_str(),
                   steps[i].ms);
@@ -271,7 +276,7 @@ int run_ckks(int argc, char** argv) {
       sub == "demo", ErrorCode::invalid_argument,
       "usage: safhire ckks demo [--set NAME] [--threads T] [--backend cpu|cuda] [--json]\n"
       "       safhire ckks bootstrap [--set NAME] [--slots S] [--slim] [--runs R] [--log-ratio B] "
-      "[--threads T] [--backend cpu|cuda] [--json] [--insecure]");
+      "[--max-babies B] [--threads T] [--backend cpu|cuda] [--json] [--insecure]");
   Options opt(argc, argv, 3);
   const std::string set = opt.get("set", "n14-l7");
   const unsigned threads = opt.number("threads", 1);

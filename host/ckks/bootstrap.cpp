@@ -82,12 +82,12 @@ Bootstrapper::Bootstrapper(const Encoder& encoder, const Evaluator& evaluator,
       context.prime(top_ - static_cast<std::uint32_t>(params_.cts_split.size())));
   const double q0 = static_cast<double>(context.prime(0));
   cts_.emplace(encoder, DftDirection::coeff_to_slot, 0, stages, params_.cts_split, top_, slots,
-               eval_scale_ / (2 * q0 * params_.k * gap));
+               eval_scale_ / (2 * q0 * params_.k * gap), params_.max_babies);
   const auto stc_groups = static_cast<std::uint32_t>(params_.stc_split.size());
   // SlotToCoeff starts where EvalMod ends, or (slim) on the input's lowest levels.
   const std::uint32_t stc_level = params_.slim ? stc_groups : output_level() + stc_groups;
-  stc_.emplace(encoder, DftDirection::slot_to_coeff, 0, stages, params_.stc_split, stc_level,
-               slots);
+  stc_.emplace(encoder, DftDirection::slot_to_coeff, 0, stages, params_.stc_split, stc_level, slots,
+               1, params_.max_babies);
   // The exact plaintexts -i and i (X^(N/2) negated and itself, scale 1) where they are used:
   // after CoeffToSlot and before SlotToCoeff.
   const std::vector<std::complex<double>> minus_i(slots, {0, -1}), i(slots, {0, 1});

@@ -131,7 +131,8 @@ std::vector<std::complex<double>> apply_diagonals(const LinearTransform::Diagona
 
 HomomorphicDft::HomomorphicDft(const Encoder& encoder, DftDirection direction, std::uint32_t first,
                                std::uint32_t last, std::vector<std::uint32_t> split,
-                               std::uint32_t level, std::uint32_t slots, double factor)
+                               std::uint32_t level, std::uint32_t slots, double factor,
+                               std::uint32_t max_babies)
     : direction_(direction), first_(first), last_(last) {
   const std::uint32_t n_degree = encoder.context().degree();
   if (slots == 0) slots = n_degree / 2;
@@ -162,7 +163,8 @@ HomomorphicDft::HomomorphicDft(const Encoder& encoder, DftDirection direction, s
       for (auto& v : d)
         v *= f;
     }
-    groups_.emplace_back(encoder, diagonals, level - static_cast<std::uint32_t>(g), slots);
+    groups_.emplace_back(encoder, diagonals, level - static_cast<std::uint32_t>(g), slots, 0, 0,
+                         max_babies);
     done += size;
   }
 }

@@ -22,8 +22,10 @@ bool power_of_two(std::uint32_t x) {
 
 // The baby count n1 (a power of two) that minimises the rotations' cost: baby rotations share a
 // ModUp and their ModDowns, a giant rotation is a whole key switch plus one ModDown, weighted as
-// three baby steps.
-std::uint32_t choose_baby_steps(const std::set<std::uint32_t>& indices, std::uint32_t slots) {
+// three baby steps; at most max_babies nonzero babies when that is not 0 (the smallest n1 when
+// none qualifies).
+std::uint32_t choose_baby_steps(const std::set<std::uint32_t>& indices, std::uint32_t slots,
+                                std::uint32_t max_babies) {
   std::uint32_t best = 1;
   double best_cost = std::numeric_limits<double>::infinity();
   for (std::uint32_t n1 = 1; n1 <= slots; n1 *= 2) {
@@ -32,8 +34,10 @@ std::uint32_t choose_baby_steps(const std::set<std::uint32_t>& indices, std::uin
       babies.insert(k % n1);
       giants.insert(k - k % n1);
     }
-    const double cost = static_cast<double>(babies.size() - (babies.count(0) != 0 ? 1 : 0)) +
+    const std::size_t nonzero = babies.size() - (babies.count(0) != 0 ? 1 : 0);
+    const double cost = static_cast<double>(nonzero) +
                         3.0 * static_cast<double>(giants.size() - (giants.count(0) != 0 ? 1 : 0));
+    if (max_babies != 0 && nonzero > max_babies) continue;
     if (cost < best_cost) {
       best_cost = cost;
       best = n1;
@@ -46,7 +50,7 @@ std::uint32_t choose_baby_steps(const std::set<std::uint32_t>& indices, std::uin
 
 LinearTransform::LinearTransform(const Encoder& encoder, const Diagonals& diagonals,
                                  std::uint32_t level, std::uint32_t slots, double scale,
-                                 std::uint32_t baby_steps)
+                                 std::uint32_t baby_steps, std::uint32_t max_babies)
     : context_(&encoder.context()), level_(level) {
   const CkksContext& context = *context_;
   slots_ = slots == 0 ? context.degree() / 2 : slots;
@@ -65,7 +69,7 @@ LinearTransform::LinearTransform(const Encoder& encoder, const Diagonals& diagon
                 std::to_string(slots_) + " slots");
     indices.insert(k);
   }
-  n1_ = baby_steps == 0 ? choose_baby_steps(indices, slots_) : baby_steps;
+  n1_ = baby_steps == 0 ? choose_baby_steps(indices, slots_, max_babies) : baby_steps;
   require(power_of_two(n1_) && n1_ <= slots_, ErrorCode::invalid_argument,
           "linear transform: the baby-step count must be a power of two up to the slot count");
   std::vector<std::complex<double>> rotated(slots_);

@@ -180,6 +180,13 @@ TEST(CkksLinearTransform, ChainedGiantsAndCompactPeriodicDiagonals) {
   const auto keys = s.keys_for(transform.rotations());
   EXPECT_LE(max_error(s.decrypt(transform.apply(f.evaluator, ct, keys)), apply_plain(diagonals, x)),
             transform_bound(f, diagonals, transform, x, ct.scale));
+  // With at most one baby rotation: babies {0, 4} (n1 = 8) or {0} (every offset a giant).
+  const LinearTransform capped(f.encoder, diagonals, level, n, 0, 0, 1);
+  const auto steps = capped.rotations();
+  EXPECT_LE(steps.size(), 3U);
+  EXPECT_LE(max_error(s.decrypt(capped.apply(f.evaluator, ct, s.keys_for(steps))),
+                      apply_plain(diagonals, x)),
+            transform_bound(f, diagonals, capped, x, ct.scale));
   // Dense diagonals are stored whole.
   const auto dense = random_diagonals({0, 1}, n, 9);
   EXPECT_EQ(LinearTransform(f.encoder, dense, level, n).bytes(),

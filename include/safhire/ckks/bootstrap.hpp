@@ -57,6 +57,10 @@ struct BootstrapParams {
   // the slots. The top levels then pay for CoeffToSlot and EvalMod only; the input must be at
   // level input_level() (the SlotToCoeff groups) or above.
   bool slim = false;
+  // At most this many baby rotations per DFT group (0: as many as the speed wants). Each is a key
+  // of the top level's size (150 MB at N = 2^16) while the giants take two keys whatever their
+  // number, so a cap trades rotation keys, and so memory, for giant key switches.
+  std::uint32_t max_babies = 0;
 };
 
 // What a bootstrap needs besides the ciphertext. The ephemeral secret itself is never kept.

@@ -65,10 +65,11 @@ class HomomorphicDft {
   // Error(invalid_argument) for a range outside [0, log2 slots), a split that does not cover
   // it, or fewer levels than groups.
   // `factor` multiplies the whole transform, spread evenly over the groups (factor^(1/groups)
-  // each), as bootstrapping folds its constants into CoeffToSlot.
+  // each), as bootstrapping folds its constants into CoeffToSlot. max_babies caps each group's
+  // baby rotations (LinearTransform; 0: no cap).
   HomomorphicDft(const Encoder& encoder, DftDirection direction, std::uint32_t first,
                  std::uint32_t last, std::vector<std::uint32_t> split, std::uint32_t level,
-                 std::uint32_t slots = 0, double factor = 1);
+                 std::uint32_t slots = 0, double factor = 1, std::uint32_t max_babies = 0);
 
   DftDirection direction() const { return direction_; }
   std::uint32_t first() const { return first_; }

@@ -34,9 +34,11 @@ class LinearTransform {
   // diagonals: index k in [0, slots) -> n values (shorter vectors are padded with zeros);
   // slots a power of two in [1, N/2] (0: N/2); level <= the context's top; scale > 0 (0: the
   // prime q_level); baby_steps n1 a power of two in [1, slots] (0: chosen to balance the baby
-  // and giant rotations). Error(invalid_argument) for anything else.
+  // and giant rotations, with at most max_babies nonzero baby rotations when that is not 0: each
+  // is a key, while chained giants take two). Error(invalid_argument) for anything else.
   LinearTransform(const Encoder& encoder, const Diagonals& diagonals, std::uint32_t level,
-                  std::uint32_t slots = 0, double scale = 0, std::uint32_t baby_steps = 0);
+                  std::uint32_t slots = 0, double scale = 0, std::uint32_t baby_steps = 0,
+                  std::uint32_t max_babies = 0);
 
   // From a dense n x n matrix (row-major), keeping the diagonals with a nonzero entry.
   static LinearTransform from_matrix(const Encoder& encoder,
