@@ -29,6 +29,14 @@ RnsPoly random_poly(const CkksContext& context, std::vector<ModulusIndex> moduli
   return p;
 }
 
+// The primes of Q_level followed by those of P.
+std::vector<ModulusIndex> q_and_p(const CkksContext& context, std::uint32_t level) {
+  auto moduli = context.q_moduli(level);
+  for (ModulusIndex p : context.p_moduli())
+    moduli.push_back(p);
+  return moduli;
+}
+
 TEST(CkksRns, ApproximateConversionAddsASmallMultipleOfQ) {
   auto& f = fixture("n14-l7");
   const auto from = f.context.q_moduli(3);  // 4 primes
@@ -141,9 +149,7 @@ TEST(CkksRns, ConversionKernelsAgreeWithGmpOnEveryInstructionSet) {
 TEST(CkksRns, ModDownIsRoundedDivisionByP) {
   auto& f = fixture("n14-l7");
   const std::uint32_t level = 5;
-  auto moduli = f.context.q_moduli(level);
-  for (ModulusIndex p : f.context.p_moduli())
-    moduli.push_back(p);
+  const auto moduli = q_and_p(f.context, level);
   RnsPoly x = random_poly(f.context, moduli, false, 20);
   const RnsPoly x_coeffs = x;
   f.ops->forward(x);
@@ -249,9 +255,7 @@ TEST(CkksRns, CompactBlockConstantPolynomialsInInnerProducts) {
   auto& f = fixture("n13-l3");
   const auto& c = f.context;
   const std::uint32_t n = c.degree();
-  std::vector<ModulusIndex> all = c.q_moduli(2);
-  for (ModulusIndex p : c.p_moduli())
-    all.push_back(p);
+  const auto all = q_and_p(c, 2);
   const auto dense = random_poly(c, all, true, 5);
   EXPECT_EQ(compact_blocks(dense).n, n);
   std::vector<RnsPoly> wholes, compacts;
@@ -319,9 +323,7 @@ TEST(CkksRns, InnerProductRowsAndHoistedRotationsMatchTheirDefinitions) {
   auto& f = fixture("n13-l3");
   const auto& c = f.context;
   const std::uint32_t n = c.degree();
-  std::vector<ModulusIndex> all = c.q_moduli(3);
-  for (ModulusIndex p : c.p_moduli())
-    all.push_back(p);
+  const auto all = q_and_p(c, 3);
   const auto q = c.q_moduli(2);  // outputs over fewer limbs than the inputs
   auto compact = [&](std::uint32_t words, std::uint64_t seed) {
     RnsPoly p = random_poly(c, all, true, seed);
@@ -413,9 +415,7 @@ TEST(CkksRns, InnerProductRowsAndHoistedRotationsMatchTheirDefinitions) {
 TEST(CkksRns, InnerProductWithAndWithoutAFusedPermutation) {
   auto& f = fixture("n13-l3");
   const auto& c = f.context;
-  std::vector<ModulusIndex> all = c.q_moduli(3);
-  for (ModulusIndex p : c.p_moduli())
-    all.push_back(p);
+  const auto all = q_and_p(c, 3);
   const auto perm = c.ntt(0).automorphism_permutation(rotation_galois_element(c, 3));
   const auto q = c.q_moduli(2);  // an output over fewer limbs than the inputs
   for (const int pairs : {3, 16}) {
@@ -470,9 +470,7 @@ TEST(CkksRns, InnerProductWithAndWithoutAFusedPermutation) {
 TEST(CkksRns, ElementwiseProductsOnEveryInstructionSet) {
   auto& f = fixture("n13-l3");
   const auto& c = f.context;
-  std::vector<ModulusIndex> all = c.q_moduli(3);
-  for (ModulusIndex p : c.p_moduli())
-    all.push_back(p);
+  const auto all = q_and_p(c, 3);
   RnsPoly a = random_poly(c, all, true, 91), b = random_poly(c, all, true, 92);
   for (std::size_t k = 0; k < a.limbs(); ++k) {
     for (std::uint32_t t = 0; t < 16; ++t) {
