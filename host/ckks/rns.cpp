@@ -304,7 +304,11 @@ void BaseConverter::convert_range(const RnsPoly& in, RnsPoly& out, Conversion va
   std::vector<simd::ConvertTarget> targets(last - first);
   for (std::uint32_t t0 = 0; t0 < n_; t0 += kBlock) {
     const std::uint32_t len = std::min(kBlock, n_ - t0);
-    if (exact) {
+    if (exact && vector) {
+      for (std::size_t i = 0; i < k; ++i)
+        rows[i] = y.data() + i * n_ + t0;
+      simd::rounded_quotients_avx512({rows.data(), k}, inv_q_.data(), len, v.data());
+    } else if (exact) {
       // v = round(sum_i y_i / q_i): how many Q the sum exceeds the centred value by.
       for (std::uint32_t t = 0; t < len; ++t) {
         double sum = 0;

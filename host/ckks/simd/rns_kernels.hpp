@@ -45,6 +45,12 @@ void multiply_avx512(const u64* a, const u64* b, u64* out, std::size_t n, u64 q,
 void scale_avx512(const u64* a, const u64* b, u64* out, std::size_t n, u64 q,
                   core::ShoupConst<u64> c);
 
+// The exact conversion's v: v[t] = round(sum_i rows[i][t] inv_q[i]) in double, the terms added
+// in order with one rounding per product and per sum (as the scalar loop and the CUDA kernel),
+// halves up, for sums below 2^52; len a multiple of 8, on AVX-512 F and DQ.
+void rounded_quotients_avx512(std::span<const u64* const> rows, const double* inv_q,
+                              std::size_t len, u64* v);
+
 // The conversion from one prime q (rescale's, ModRaise's): out = (y mod p) - (q mod p where
 // wrap[t] is all ones), mod p, on AVX-512 F, n a multiple of 8; one = the Shoup constant of 1.
 void lift_one_avx512(const u64* y, const u64* wrap, u64* out, std::size_t n, u64 p,

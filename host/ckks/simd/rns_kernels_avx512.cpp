@@ -158,6 +158,24 @@ void scale_avx512(const u64* a, const u64* b, u64* out, std::size_t n, u64 q,
   }
 }
 
+void rounded_quotients_avx512(std::span<const u64* const> rows, const double* inv_q,
+                              std::size_t len, u64* v) {
+  const __m512d half = _mm512_set1_pd(0.5);
+  const V one = set1(1);
+  for (std::size_t t = 0; t < len; t += 8) {
+    __m512d sum = _mm512_setzero_pd();
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const __m512d y = _mm512_cvtepu64_pd(_mm512_loadu_si512(rows[i] + t));
+      sum = _mm512_add_pd(sum, _mm512_mul_pd(y, _mm512_set1_pd(inv_q[i])));
+    }
+    // round_nonnegative: the truncation, plus one where the fraction is at least a half.
+    const V whole = _mm512_cvttpd_epu64(sum);
+    const __m512d fraction = _mm512_sub_pd(sum, _mm512_cvtepu64_pd(whole));
+    const __mmask8 up = _mm512_cmp_pd_mask(fraction, half, _CMP_GE_OQ);
+    _mm512_storeu_si512(v + t, _mm512_mask_add_epi64(whole, up, whole, one));
+  }
+}
+
 void lift_one_avx512(const u64* y, const u64* wrap, u64* out, std::size_t n, u64 p,
                      core::ShoupConst<u64> one, u64 q_mod) {
   const V vp = set1(p), w = set1(one.value), wq = set1(one.quotient), qm = set1(q_mod);
