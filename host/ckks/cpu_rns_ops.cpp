@@ -97,6 +97,29 @@ class CpuRnsOps final : public RnsOps {
     products(a, b0, b1, out0, &out1, perm);
   }
 
+  void tensor(const RnsPoly& x0, const RnsPoly& x1, const RnsPoly& y0, const RnsPoly& y1,
+              RnsPoly& d0, RnsPoly& d1, RnsPoly& d2) const override {
+#if defined(SAFHIRE_CKKS_AVX512)
+    if (vector_ && d0.n % 8 == 0) {
+      for (const RnsPoly* a : {&x1, &y0, &y1})
+        check_pair(x0, *a, d0);
+      require(d1.moduli == d0.moduli && d2.moduli == d0.moduli && d1.n == d0.n && d2.n == d0.n,
+              ErrorCode::size_mismatch, "tensor: outputs of different shapes");
+      for (RnsPoly* d : {&d0, &d1, &d2})
+        d->ntt = x0.ntt;
+      for_limbs(d0, [&](std::size_t k) {
+        const ModulusIndex mod = d0.moduli[k];
+        auto limb = [&](const RnsPoly& p) { return p.limb(p.position(mod)).data(); };
+        simd::tensor_avx512(limb(x0), limb(x1), limb(y0), limb(y1), d0.limb(k).data(),
+                            d1.limb(k).data(), d2.limb(k).data(), d0.n, barrett_[mod].q,
+                            reducer_[mod]);
+      });
+      return;
+    }
+#endif
+    RnsOps::tensor(x0, x1, y0, y1, d0, d1, d2);
+  }
+
   // Row by row within tiles of kTile coefficients, so that the tile of every b stays in cache
   // while the rows read it: each b is read from memory once, not once per row.
   void inner_product_rows(std::span<const std::vector<const RnsPoly*>> a,

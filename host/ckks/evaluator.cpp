@@ -266,10 +266,7 @@ Ciphertext Evaluator::multiply(const Ciphertext& x, const Ciphertext& y) const {
   out.c.resize(3);
   for (auto& c : out.c)
     ops_->reshape(c, x.c[0].moduli, true);
-  ops_->multiply(x.c[0], y.c[0], out.c[0]);
-  ops_->multiply(x.c[0], y.c[1], out.c[1]);
-  ops_->multiply_accumulate(x.c[1], y.c[0], out.c[1]);
-  ops_->multiply(x.c[1], y.c[1], out.c[2]);
+  ops_->tensor(x.c[0], x.c[1], y.c[0], y.c[1], out.c[0], out.c[1], out.c[2]);
   return out;
 }
 

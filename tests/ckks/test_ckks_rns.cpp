@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <memory>
 #include <string>
 
@@ -483,6 +484,8 @@ TEST(CkksRns, ElementwiseProductsOnEveryInstructionSet) {
     scalars[i] = c.prime(static_cast<ModulusIndex>(i)) - 2 - i;
   const std::vector<ModulusIndex> out_moduli{4, 0, 2};
   const RnsPoly start = random_poly(c, out_moduli, true, 93);
+  // The tensor of (a, b) with (b, e), and the square of (a, b).
+  const RnsPoly e = random_poly(c, all, true, 94);
   for (const auto isa : safhire::ring::available_simd()) {
     const auto ops = make_cpu_rns_ops(c, 1, isa);
     RnsPoly product = start, accumulated = start, scaled = start, diff = start;
@@ -490,6 +493,9 @@ TEST(CkksRns, ElementwiseProductsOnEveryInstructionSet) {
     ops->multiply_accumulate(a, b, accumulated);
     ops->multiply_scalars(a, scalars, scaled);
     ops->sub_scale(a, b, scalars, diff);
+    std::array<RnsPoly, 3> tensor{start, start, start}, square{start, start, start};
+    ops->tensor(a, b, b, e, tensor[0], tensor[1], tensor[2]);
+    ops->tensor(a, b, a, b, square[0], square[1], square[2]);
     for (std::size_t k = 0; k < out_moduli.size(); ++k) {
       const ModulusIndex mod = out_moduli[k];
       const u64 q = c.prime(mod), s = scalars[mod];
@@ -502,6 +508,14 @@ TEST(CkksRns, ElementwiseProductsOnEveryInstructionSet) {
         ASSERT_EQ(accumulated.limb(k)[t], (start.limb(k)[t] + mul_mod(x[t], y[t], q)) % q) << where;
         ASSERT_EQ(scaled.limb(k)[t], mul_mod(x[t], s, q)) << where;
         ASSERT_EQ(diff.limb(k)[t], mul_mod((x[t] + q - y[t]) % q, s, q)) << where;
+        const u64 z = e.limb(e.position(mod))[t];
+        ASSERT_EQ(tensor[0].limb(k)[t], mul_mod(x[t], y[t], q)) << where;
+        ASSERT_EQ(tensor[1].limb(k)[t], (mul_mod(x[t], z, q) + mul_mod(y[t], y[t], q)) % q)
+            << where;
+        ASSERT_EQ(tensor[2].limb(k)[t], mul_mod(y[t], z, q)) << where;
+        ASSERT_EQ(square[0].limb(k)[t], mul_mod(x[t], x[t], q)) << where;
+        ASSERT_EQ(square[1].limb(k)[t], mul_mod(u64{2}, mul_mod(x[t], y[t], q), q)) << where;
+        ASSERT_EQ(square[2].limb(k)[t], mul_mod(y[t], y[t], q)) << where;
       }
     }
   }

@@ -45,6 +45,12 @@ void multiply_avx512(const u64* a, const u64* b, u64* out, std::size_t n, u64 q,
 void scale_avx512(const u64* a, const u64* b, u64* out, std::size_t n, u64 q,
                   core::ShoupConst<u64> c);
 
+// The tensor on AVX-512 F, n a multiple of 8, words below q < 2^61, outputs in [0, q):
+// d0 = x0 y0, d1 = x0 y1 + x1 y0, d2 = x1 y1 mod q; a square (x0 == y0, x1 == y1) forms x0 x1
+// once and doubles it.
+void tensor_avx512(const u64* x0, const u64* x1, const u64* y0, const u64* y1, u64* d0, u64* d1,
+                   u64* d2, std::size_t n, u64 q, core::WideReducer reducer);
+
 // The exact conversion's v: v[t] = round(sum_i rows[i][t] inv_q[i]) in double, the terms added
 // in order with one rounding per product and per sum (as the scalar loop and the CUDA kernel),
 // halves up, for sums below 2^52; len a multiple of 8, on AVX-512 F and DQ.

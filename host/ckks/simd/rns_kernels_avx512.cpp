@@ -158,6 +158,39 @@ void scale_avx512(const u64* a, const u64* b, u64* out, std::size_t n, u64 q,
   }
 }
 
+void tensor_avx512(const u64* x0, const u64* x1, const u64* y0, const u64* y1, u64* d0, u64* d1,
+                   u64* d2, std::size_t n, u64 q, core::WideReducer reducer) {
+  const V low32 = set1(0xffffffff), p = set1(q), p2 = set1(2 * q);
+  const V r = set1(reducer.r), rq = set1(reducer.r_quotient), ratio = set1(reducer.ratio);
+  const bool square = x0 == y0 && x1 == y1;
+  for (std::size_t t = 0; t < n; t += 8) {
+    const V a0 = _mm512_loadu_si512(x0 + t), a1 = _mm512_loadu_si512(x1 + t);
+    const V a0h = _mm512_srli_epi64(a0, 32), a1h = _mm512_srli_epi64(a1, 32);
+    V b0 = a0, b1 = a1, b0h = a0h, b1h = a1h;
+    if (!square) {
+      b0 = _mm512_loadu_si512(y0 + t);
+      b1 = _mm512_loadu_si512(y1 + t);
+      b0h = _mm512_srli_epi64(b0, 32);
+      b1h = _mm512_srli_epi64(b1, 32);
+    }
+    WideSum s0, s1, s2;
+    s0.add(a0, a0h, b0, b0h, low32);
+    s2.add(a1, a1h, b1, b1h, low32);
+    s1.add(a0, a0h, b1, b1h, low32);
+    V cross;
+    if (square) {
+      const V once = s1.value(low32, p, p2, r, rq, ratio);
+      cross = reduce(_mm512_add_epi64(once, once), p);
+    } else {
+      s1.add(a1, a1h, b0, b0h, low32);
+      cross = s1.value(low32, p, p2, r, rq, ratio);
+    }
+    _mm512_storeu_si512(d0 + t, s0.value(low32, p, p2, r, rq, ratio));
+    _mm512_storeu_si512(d1 + t, cross);
+    _mm512_storeu_si512(d2 + t, s2.value(low32, p, p2, r, rq, ratio));
+  }
+}
+
 void rounded_quotients_avx512(std::span<const u64* const> rows, const double* inv_q,
                               std::size_t len, u64* v) {
   const __m512d half = _mm512_set1_pd(0.5);

@@ -86,6 +86,16 @@ class RnsOps {
                                   std::span<const RnsPoly* const> b1,
                                   std::span<RnsPoly* const> out0,
                                   std::span<RnsPoly* const> out1) const;
+  // The tensor of two ciphertexts (x0, x1) and (y0, y1) in NTT form: d0 = x0 y0,
+  // d1 = x0 y1 + x1 y0, d2 = x1 y1 over d0's moduli (d1, d2 shaped like d0). A backend may read
+  // each input once (and, for a square, form x0 x1 once). The default runs four products.
+  virtual void tensor(const RnsPoly& x0, const RnsPoly& x1, const RnsPoly& y0, const RnsPoly& y1,
+                      RnsPoly& d0, RnsPoly& d1, RnsPoly& d2) const {
+    multiply(x0, y0, d0);
+    multiply(x0, y1, d1);
+    multiply_accumulate(x1, y0, d1);
+    multiply(x1, y1, d2);
+  }
   // Hoisted rotations of one ModUp's digits d by several keys (b[j], a[j]: the halves of key j,
   // one polynomial per digit) and automorphisms perm[j], in NTT form over out's moduli:
   //   out0[j][s] = (add0 + sum_i d[i] b[j][i])[perm[j][s]],
