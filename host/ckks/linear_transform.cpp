@@ -169,10 +169,8 @@ Ciphertext LinearTransform::apply(const Evaluator& evaluator, const Ciphertext& 
   // P x (P c_i on the primes of Q_l, 0 on those of P, so that ModDown gives c_i back exactly),
   // a baby rotation as sigma_b(P c_0 + u_0, u_1) with u the key switch's inner product before
   // its ModDown (the key is stored as sigma_b^-1 of itself, GaloisKeys), and a giant rotation
-  // likewise. Per giant step g, E_g = sum_b pt_(g,b) (.) rot_b(x) accumulates over Q_l P; its
-  // c_1 part is brought down once for the giant rotation's ModUp, and the rotated E_g are
-  // summed over Q_l P, so the whole transform ends with one ModDown per component: the two
-  // halves of Bossuat et al.'s double hoisting (Eurocrypt 2021).
+  // likewise, so that the whole transform ends with one ModDown per component: the two halves
+  // of Bossuat et al.'s double hoisting (Eurocrypt 2021).
   std::set<std::uint32_t> babies;
   for (const auto& [g, row] : plain_) {
     for (const auto& [b, pt] : row)
@@ -188,8 +186,7 @@ Ciphertext LinearTransform::apply(const Evaluator& evaluator, const Ciphertext& 
       ops.copy(scaled, lifted[i], 0, q.size());
     }
   }
-  // The baby rotations rot_b(x) over Q_l P, all kept: each giant step's sum reads them in one
-  // inner product (one reduction per coefficient, the compact diagonals broadcast).
+  // The baby rotations rot_b(x) over Q_l P, all kept for the giants' sums.
   std::map<std::uint32_t, std::array<RnsPoly, 2>> rotated;
   if (babies.size() > 1 || babies.count(0) == 0) {
     const std::vector<RnsPoly> digits = evaluator.mod_up(x.c[1]);
