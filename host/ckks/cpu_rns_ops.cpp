@@ -131,7 +131,6 @@ class CpuRnsOps final : public RnsOps {
         ErrorCode::size_mismatch, "inner product rows: mismatched counts");
     const RnsPoly& shape = *out0[0];
     const std::uint32_t n = shape.n;
-    bool gathers = false;
     for (std::size_t g = 0; g < a.size(); ++g) {
       require(a[g].size() == b0.size(), ErrorCode::size_mismatch,
               "inner product rows: a row's length differs from the shared operands'");
@@ -142,8 +141,7 @@ class CpuRnsOps final : public RnsOps {
       for (std::size_t j = 0; j < b0.size(); ++j) {
         if (a[g][j] == nullptr) continue;
         ++terms;
-        const unsigned shift = block_shift(*a[g][j], n, false);
-        gathers = gathers || shift == 1 || shift == 2;
+        block_shift(*a[g][j], n, false);
         check_pair(*b0[j], *b1[j], shape);
         require(a[g][j]->ntt == b0[j]->ntt, ErrorCode::size_mismatch,
                 "inner product of polynomials in different forms");
@@ -151,16 +149,12 @@ class CpuRnsOps final : public RnsOps {
       require(terms >= 1 && terms <= 16, ErrorCode::size_mismatch,
               "inner product rows: 1 .. 16 terms a row");
     }
-    if (gathers || !vector_ || n % kTile != 0)
-      return RnsOps::inner_product_rows(a, b0, b1, out0, out1);
-#if defined(SAFHIRE_CKKS_AVX512)
     for (std::size_t g = 0; g < a.size(); ++g)
       out0[g]->ntt = out1[g]->ntt = b0[0]->ntt;
     for_limbs(shape, [&](std::size_t k) {
       const ModulusIndex mod = shape.moduli[k];
-      const u64 q = barrett_[mod].q;
-      const auto reducer = reducer_[mod];
       for (std::uint32_t t0 = 0; t0 < n; t0 += kTile) {
+        const std::uint32_t len = std::min(kTile, n - t0);
         for (std::size_t g = 0; g < a.size(); ++g) {
           std::array<const u64*, 16> x{}, y0{}, y1{};
           std::array<unsigned, 16> step{};
@@ -168,20 +162,19 @@ class CpuRnsOps final : public RnsOps {
           for (std::size_t j = 0; j < b0.size(); ++j) {
             const RnsPoly* pt = a[g][j];
             if (pt == nullptr) continue;
-            const unsigned shift = static_cast<unsigned>(__builtin_ctz(n / pt->n));
+            const auto shift = static_cast<unsigned>(__builtin_ctz(n / pt->n));
+            // t0 is a multiple of the block, or the tile lies inside one block.
             x[terms] = pt->limb(pt->position(mod)).data() + (t0 >> shift);
-            step[terms] = shift;  // t0 is a multiple of the block or inside one block
+            step[terms] = shift;
             y0[terms] = b0[j]->limb(b0[j]->position(mod)).data() + t0;
             y1[terms] = b1[j]->limb(b1[j]->position(mod)).data() + t0;
             ++terms;
           }
-          simd::inner_product_avx512({x.data(), terms}, {step.data(), terms}, {y0.data(), terms},
-                                     {y1.data(), terms}, kTile, q, reducer,
-                                     out0[g]->limb(k).data() + t0, out1[g]->limb(k).data() + t0);
+          sum_products(terms, x.data(), step.data(), y0.data(), y1.data(), len, mod,
+                       out0[g]->limb(k).data() + t0, out1[g]->limb(k).data() + t0);
         }
       }
     });
-#endif
   }
 
   // Limb by limb: the digits' limb stays in cache for every key, and each sum is permuted from a
@@ -219,7 +212,6 @@ class CpuRnsOps final : public RnsOps {
     for_limbs(shape, [&](std::size_t k) {
       const ModulusIndex mod = shape.moduli[k];
       const u64 q = barrett_[mod].q;
-      const auto reducer = reducer_[mod];
       thread_local std::vector<u64> sum0, sum1;
       sum0.resize(n);
       sum1.resize(n);
@@ -235,25 +227,7 @@ class CpuRnsOps final : public RnsOps {
         }
         u64* s0 = sum0.data();
         u64* s1 = sum1.data();
-#if defined(SAFHIRE_CKKS_AVX512)
-        if (vector_ && n % 8 == 0) {
-          simd::inner_product_avx512({x.data(), digits}, {step.data(), digits}, {y0.data(), digits},
-                                     {y1.data(), digits}, n, q, reducer, s0, s1);
-        } else
-#endif
-        {
-          for (std::uint32_t t = 0; t < n; ++t) {
-            core::u128 v0 = 0, v1 = 0;
-            for (std::size_t i = 0; i < digits; ++i) {
-              v0 += static_cast<core::u128>(x[i][t]) * y0[i][t];
-              v1 += static_cast<core::u128>(x[i][t]) * y1[i][t];
-            }
-            s0[t] = core::reduce_double_word(static_cast<u64>(v0 >> 64), static_cast<u64>(v0), q,
-                                             reducer);
-            s1[t] = core::reduce_double_word(static_cast<u64>(v1 >> 64), static_cast<u64>(v1), q,
-                                             reducer);
-          }
-        }
+        sum_products(digits, x.data(), step.data(), y0.data(), y1.data(), n, mod, s0, s1);
         const auto& pj = perm[j];
         u64* o0 = out0[j]->limb(k).data();
         u64* o1 = out1[j]->limb(k).data();
@@ -360,9 +334,7 @@ class CpuRnsOps final : public RnsOps {
  private:
   // out0 = sum_j a_j b0_j and, when out1 is given, out1 = sum_j a_j b1_j, each a_j read through
   // perm when it is non-empty. Per output limb: a permuted limb is gathered into a thread-local
-  // buffer first (random reads within one limb, which stays in cache), as is a compact a_j of
-  // blocks below 8 (the vector kernel broadcasts larger ones), then the products accumulate in
-  // two words per coefficient, one reduction each.
+  // buffer first (random reads within one limb, which stays in cache), then sum_products.
   void products(std::span<const RnsPoly* const> a, std::span<const RnsPoly* const> b0,
                 std::span<const RnsPoly* const> b1, RnsPoly& out0, RnsPoly* out1,
                 std::span<const std::uint32_t> perm) const {
@@ -383,69 +355,60 @@ class CpuRnsOps final : public RnsOps {
     out0.ntt = a[0]->ntt;
     if (out1 != nullptr) out1->ntt = a[0]->ntt;
     const std::size_t pairs = a.size();
-    const bool gathers = !perm.empty() || std::any_of(shift.begin(), shift.begin() + pairs,
-                                                      [](unsigned v) { return v == 1 || v == 2; });
     const std::uint32_t n = out0.n;
     for_limbs(out0, [&](std::size_t k) {
       const ModulusIndex mod = out0.moduli[k];
-      const u64 q = barrett_[mod].q;
-      const auto reducer = reducer_[mod];
       thread_local std::vector<u64> gathered;
       std::array<const u64*, 16> x{}, y0{}, y1{};
-      std::array<unsigned, 16> step{};  // per pair: 0 (a[j] read as is) or its block shift
-      if (gathers) gathered.resize(pairs * std::size_t{n});
+      if (!perm.empty()) gathered.resize(pairs * std::size_t{n});
       for (std::size_t j = 0; j < pairs; ++j) {
         const u64* src = a[j]->limb(a[j]->position(mod)).data();
-        u64* dst = gathers ? gathered.data() + j * n : nullptr;
-        if (!perm.empty()) {
+        if (perm.empty()) {
+          x[j] = src;
+        } else {
+          u64* dst = gathered.data() + j * n;
           for (std::uint32_t t = 0; t < n; ++t)
             dst[t] = src[perm[t]];
-          x[j] = dst;
-        } else if (shift[j] == 0 || shift[j] >= 3) {
-          x[j] = src;  // the vector kernel broadcasts blocks of 8 or more
-          step[j] = shift[j];
-        } else {
-          for (std::uint32_t t = 0; t < n; ++t)
-            dst[t] = src[t >> shift[j]];
           x[j] = dst;
         }
         y0[j] = b0[j]->limb(b0[j]->position(mod)).data();
         if (out1 != nullptr) y1[j] = b1[j]->limb(b1[j]->position(mod)).data();
       }
-      // Per coefficient, the sums over the digits in registers (independent across t, which the
-      // processor overlaps).
-      u64* o0 = out0.limb(k).data();
-      u64* o1 = out1 != nullptr ? out1->limb(k).data() : nullptr;
-#if defined(SAFHIRE_CKKS_AVX512)
-      if (vector_ && n % 8 == 0) {
-        simd::inner_product_avx512({x.data(), pairs}, {step.data(), pairs}, {y0.data(), pairs},
-                                   {y1.data(), pairs}, n, q, reducer, o0, o1);
-        return;
-      }
-#endif
-      auto reduce = [&](core::u128 v) {
-        return core::reduce_double_word(static_cast<u64>(v >> 64), static_cast<u64>(v), q, reducer);
-      };
-      if (o1 == nullptr) {
-        for (std::uint32_t t = 0; t < n; ++t) {
-          core::u128 s0 = 0;
-          for (std::size_t j = 0; j < pairs; ++j)
-            s0 += static_cast<core::u128>(x[j][t >> step[j]]) * y0[j][t];
-          o0[t] = reduce(s0);
-        }
-      } else {
-        for (std::uint32_t t = 0; t < n; ++t) {
-          core::u128 s0 = 0, s1 = 0;
-          for (std::size_t j = 0; j < pairs; ++j) {
-            const u64 xv = x[j][t >> step[j]];
-            s0 += static_cast<core::u128>(xv) * y0[j][t];
-            s1 += static_cast<core::u128>(xv) * y1[j][t];
-          }
-          o0[t] = reduce(s0);
-          o1[t] = reduce(s1);
-        }
-      }
+      // shift is 0 wherever there is a permutation (block_shift refuses compact operands then).
+      sum_products(pairs, x.data(), shift.data(), y0.data(), y1.data(), n, mod, out0.limb(k).data(),
+                   out1 != nullptr ? out1->limb(k).data() : nullptr);
     });
+  }
+
+  // For t < len: o0[t] = sum_j x[j][t >> step[j]] y0[j][t] mod q_mod and, when o1 is not null,
+  // o1[t] likewise with y1; at most 16 terms. On the AVX-512 kernel where it runs (len a
+  // multiple of 8, no block of 2 or 4 words), else in two words per coefficient, one reduction.
+  void sum_products(std::size_t terms, const u64* const* x, const unsigned* step,
+                    const u64* const* y0, const u64* const* y1, std::uint32_t len, ModulusIndex mod,
+                    u64* o0, u64* o1) const {
+    const u64 q = barrett_[mod].q;
+    const auto reducer = reducer_[mod];
+#if defined(SAFHIRE_CKKS_AVX512)
+    if (vector_ && len % 8 == 0 &&
+        std::none_of(step, step + terms, [](unsigned v) { return v == 1 || v == 2; })) {
+      simd::inner_product_avx512({x, terms}, {step, terms}, {y0, terms}, {y1, terms}, len, q,
+                                 reducer, o0, o1);
+      return;
+    }
+#endif
+    auto reduce = [&](core::u128 v) {
+      return core::reduce_double_word(static_cast<u64>(v >> 64), static_cast<u64>(v), q, reducer);
+    };
+    for (std::uint32_t t = 0; t < len; ++t) {
+      core::u128 s0 = 0, s1 = 0;
+      for (std::size_t j = 0; j < terms; ++j) {
+        const u64 xv = x[j][t >> step[j]];
+        s0 += static_cast<core::u128>(xv) * y0[j][t];
+        if (o1 != nullptr) s1 += static_cast<core::u128>(xv) * y1[j][t];
+      }
+      o0[t] = reduce(s0);
+      if (o1 != nullptr) o1[t] = reduce(s1);
+    }
   }
 
   // a b (accumulated into out when asked) on the AVX-512 kernel; false where it does not run.
