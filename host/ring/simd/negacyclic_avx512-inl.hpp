@@ -1,11 +1,12 @@
 // The AVX-512 butterflies of the negacyclic NTT, written once over the lane multiplier `Mul`:
 // Mul64 (AVX-512F/DQ, any q < 2^62: the quotient from three 32 x 32-bit products) or Mul52
 // (AVX-512 IFMA, q < 2^50: 52-bit Shoup quotients, one instruction per partial product). The
-// levels with butterfly distance 8 or more run on whole registers with a broadcast twiddle (two
-// levels per pass); the three levels of distance 4, 2 and 1 run on blocks of 16 words held in
-// two registers, regrouped by permutes between levels. Rings below N = 16 use the scalar loops.
-// Results are bit-identical to the scalar kernels (same ranges, fully reduced outputs).
-// Included by one translation unit per instruction set, each compiled with its own flags.
+// levels with butterfly distance 16 or more run on whole registers with broadcast twiddles, up to
+// three levels per pass over the data (a radix-8 network in 8 registers); the four levels of
+// distance 8, 4, 2 and 1 run on blocks of 16 words held in two registers, regrouped by permutes
+// between levels. At N = 2^16 a transform is five passes over the data. Rings below N = 16 use the
+// scalar loops. Results are bit-identical to the scalar kernels (same ranges, fully reduced
+// outputs). Included by one translation unit per instruction set, each compiled with its own flags.
 #pragma once
 
 #include <immintrin.h>
@@ -54,41 +55,49 @@ inline V index(long long i0, long long i1, long long i2, long long i3, long long
   return _mm512_setr_epi64(i0, i1, i2, i3, i4, i5, i6, i7);
 }
 
-template <class Mul>
-void forward_level(u64* a, std::uint32_t m, std::uint32_t t, u64 q, const Tables& tb) {
+// R forward levels in one pass over the data (radix 2^R): m groups of 2t words, then the
+// levels of distance t, t/2, .., t/2^(R-1). The K = 2^R registers of a butterfly network are
+// words j, j + s, .., j + (K-1) s of a group (s the last level's distance), so every value is
+// loaded and stored once per pass instead of once per level.
+template <class Mul, int R>
+void forward_levels(u64* a, std::uint32_t m, std::uint32_t t, u64 q, const Tables& tb) {
+  constexpr int K = 1 << R;
   const V vq = set1(q), q2 = set1(2 * q);
+  const std::uint32_t s = t >> (R - 1);
   for (std::uint32_t i = 0; i < m; ++i) {
-    const V w = set1(tb.forward[m + i]), wq = set1(Mul::forward_quotient(tb)[m + i]);
-    u64* x = a + 2 * i * t;
-    for (std::uint32_t j = 0; j < t; j += 8) {
-      V x0 = load(x + j), x1 = load(x + j + t);
-      forward_butterfly<Mul>(x0, x1, w, wq, q2, vq);
-      store(x + j, x0);
-      store(x + j + t, x1);
+    // The K - 1 twiddles of the network: level l's group g at table index ((m + i) << l) + g.
+    V w[K - 1], wq[K - 1];
+#pragma GCC unroll 16
+    for (int l = 0; l < R; ++l) {
+#pragma GCC unroll 16
+      for (int g = 0; g < (1 << l); ++g) {
+        const std::size_t at = (static_cast<std::size_t>(m + i) << l) + g;
+        w[(1 << l) - 1 + g] = set1(tb.forward[at]);
+        wq[(1 << l) - 1 + g] = set1(Mul::forward_quotient(tb)[at]);
+      }
     }
-  }
-}
-
-template <class Mul>
-void forward_level_pair(u64* a, std::uint32_t m, std::uint32_t t, u64 q, const Tables& tb) {
-  const V vq = set1(q), q2 = set1(2 * q);
-  const std::uint32_t h = t / 2;
-  for (std::uint32_t i = 0; i < m; ++i) {
-    const V w1 = set1(tb.forward[m + i]), w1q = set1(Mul::forward_quotient(tb)[m + i]);
-    const V w2 = set1(tb.forward[2 * (m + i)]), w2q = set1(Mul::forward_quotient(tb)[2 * (m + i)]);
-    const V w3 = set1(tb.forward[2 * (m + i) + 1]);
-    const V w3q = set1(Mul::forward_quotient(tb)[2 * (m + i) + 1]);
-    u64* x = a + 2 * i * t;
-    for (std::uint32_t j = 0; j < h; j += 8) {
-      V x0 = load(x + j), x1 = load(x + j + h), x2 = load(x + j + t), x3 = load(x + j + t + h);
-      forward_butterfly<Mul>(x0, x2, w1, w1q, q2, vq);
-      forward_butterfly<Mul>(x1, x3, w1, w1q, q2, vq);
-      forward_butterfly<Mul>(x0, x1, w2, w2q, q2, vq);
-      forward_butterfly<Mul>(x2, x3, w3, w3q, q2, vq);
-      store(x + j, x0);
-      store(x + j + h, x1);
-      store(x + j + t, x2);
-      store(x + j + t + h, x3);
+    u64* x = a + 2 * static_cast<std::size_t>(i) * t;
+    for (std::uint32_t j = 0; j < s; j += 8) {
+      V v[K];
+#pragma GCC unroll 16
+      for (int k = 0; k < K; ++k)
+        v[k] = load(x + j + k * s);
+#pragma GCC unroll 16
+      for (int l = 0; l < R; ++l) {
+        constexpr int one = 1;
+        const int half = K >> (l + 1);
+#pragma GCC unroll 16
+        for (int g = 0; g < (one << l); ++g) {
+#pragma GCC unroll 16
+          for (int k = 0; k < half; ++k) {
+            forward_butterfly<Mul>(v[2 * g * half + k], v[2 * g * half + k + half],
+                                   w[(1 << l) - 1 + g], wq[(1 << l) - 1 + g], q2, vq);
+          }
+        }
+      }
+#pragma GCC unroll 16
+      for (int k = 0; k < K; ++k)
+        store(x + j + k * s, v[k]);
     }
   }
 }
@@ -119,14 +128,16 @@ inline V twiddles(const std::vector<u64>& table, std::uint32_t first, V dup, boo
   return plain ? v : _mm512_permutexvar_epi64(dup, v);
 }
 
-// Forward levels of distance 4, 2, 1 on each 16-word block, then the reduction to [0, q).
+// Forward levels of distance 8, 4, 2, 1 on each 16-word block, then the reduction to [0, q).
 template <class Mul>
-void forward_last_three(u64* a, std::uint32_t n, u64 q, const Tables& tb) {
+void forward_last_four(u64* a, std::uint32_t n, u64 q, const Tables& tb) {
   const V vq = set1(q), q2 = set1(2 * q);
   const Regroup r;
-  const std::uint32_t m4 = n / 8, m2 = n / 4, m1 = n / 2;
+  const std::uint32_t m8 = n / 16, m4 = n / 8, m2 = n / 4, m1 = n / 2;
   for (std::uint32_t b = 0; b < n; b += 16) {
     V x = load(a + b), y = load(a + b + 8);
+    forward_butterfly<Mul>(x, y, set1(tb.forward[m8 + b / 16]),
+                           set1(Mul::forward_quotient(tb)[m8 + b / 16]), q2, vq);
     regroup(x, y, r.lo4, r.hi4);
     forward_butterfly<Mul>(x, y, twiddles(tb.forward, m4 + b / 8, r.dup4, false),
                            twiddles(Mul::forward_quotient(tb), m4 + b / 8, r.dup4, false), q2, vq);
@@ -143,30 +154,54 @@ void forward_last_three(u64* a, std::uint32_t n, u64 q, const Tables& tb) {
   }
 }
 
+// The number of levels of the next pass when `levels` remain: passes of at most three levels,
+// as even as possible. Radix 8 measured best on Zen 4 (N = 2^16, 60-bit prime: 243 us against
+// 308 us for radix 16, whose 16 data registers leave too few for the products and whose 16
+// streams at a power-of-two stride overfill an 8-way L1 set, and 248 us for radix 4).
+constexpr std::uint32_t kMaxPass = 3;
+inline int next_pass(std::uint32_t levels) {
+  const std::uint32_t passes = (levels + kMaxPass - 1) / kMaxPass;
+  return static_cast<int>((levels + passes - 1) / passes);
+}
+
 template <class Mul>
 void forward(u64* a, std::uint32_t n, std::uint32_t log_n, u64 q, const Tables& tb) {
   if (n < 16) {
     negacyclic_scalar::forward(a, n, log_n, q, tb);
     return;
   }
-  // Levels of distance n/2 .. 8: log_n - 3 of them, one radix-2 first when that is odd.
+  // Levels of distance n/2 .. 16 (log_n - 4 of them) in passes of up to three, then the last four.
   std::uint32_t m = 1, t = n / 2;
-  if ((log_n - 3) % 2 == 1) {
-    forward_level<Mul>(a, m, t, q, tb);
-    m *= 2;
-    t /= 2;
+  for (std::uint32_t levels = log_n - 4; levels > 0;) {
+    const int r = next_pass(levels);
+    switch (r) {
+      case 4:
+        forward_levels<Mul, 4>(a, m, t, q, tb);
+        break;
+      case 3:
+        forward_levels<Mul, 3>(a, m, t, q, tb);
+        break;
+      case 2:
+        forward_levels<Mul, 2>(a, m, t, q, tb);
+        break;
+      default:
+        forward_levels<Mul, 1>(a, m, t, q, tb);
+        break;
+    }
+    levels -= static_cast<std::uint32_t>(r);
+    m <<= r;
+    t >>= r;
   }
-  for (; t >= 16; m *= 4, t /= 4)
-    forward_level_pair<Mul>(a, m, t, q, tb);
-  forward_last_three<Mul>(a, n, q, tb);
+  forward_last_four<Mul>(a, n, q, tb);
 }
 
-// Inverse levels of distance 1, 2, 4 on each 16-word block (outputs in [0, 2q)).
-template <class Mul>
-void inverse_first_three(u64* a, std::uint32_t n, u64 q, const Tables& tb) {
+// Inverse levels of distance 1, 2, 4 (and 8 when Eight) on each 16-word block (outputs in
+// [0, 2q)).
+template <class Mul, bool Eight>
+void inverse_first(u64* a, std::uint32_t n, u64 q, const Tables& tb) {
   const V vq = set1(q), q2 = set1(2 * q);
   const Regroup r;
-  const std::uint32_t h1 = n / 2, h2 = n / 4, h4 = n / 8;
+  const std::uint32_t h1 = n / 2, h2 = n / 4, h4 = n / 8, h8 = n / 16;
   for (std::uint32_t b = 0; b < n; b += 16) {
     V x = load(a + b), y = load(a + b + 8);
     regroup(x, y, r.evens, r.odds);
@@ -179,49 +214,79 @@ void inverse_first_three(u64* a, std::uint32_t n, u64 q, const Tables& tb) {
     inverse_butterfly<Mul>(x, y, twiddles(tb.inverse, h4 + b / 8, r.dup4, false),
                            twiddles(Mul::inverse_quotient(tb), h4 + b / 8, r.dup4, false), q2, vq);
     regroup(x, y, r.lo4, r.hi4);
+    if constexpr (Eight) {
+      inverse_butterfly<Mul>(x, y, set1(tb.inverse[h8 + b / 16]),
+                             set1(Mul::inverse_quotient(tb)[h8 + b / 16]), q2, vq);
+    }
     store(a + b, x);
     store(a + b + 8, y);
   }
 }
 
-template <class Mul>
-void inverse_level(u64* a, std::uint32_t h, std::uint32_t t, u64 q, const Tables& tb) {
+// R inverse levels in one pass: h groups of distance t, then h/2 of distance 2t, .., over
+// blocks of K t words held in K = 2^R registers (words j, j + t, .., j + (K-1) t). When Last,
+// the pass ends with the transform's last level (one group, distance n/2) with N^-1 folded into
+// both outputs, reduced to [0, q).
+template <class Mul, int R, bool Last>
+void inverse_levels(u64* a, std::uint32_t h, std::uint32_t t, u64 q, const Tables& tb) {
+  constexpr int K = 1 << R;
   const V vq = set1(q), q2 = set1(2 * q);
-  for (std::uint32_t i = 0; i < h; ++i) {
-    const V w = set1(tb.inverse[h + i]), wq = set1(Mul::inverse_quotient(tb)[h + i]);
-    u64* x = a + 2 * i * t;
+  const V ni = set1(tb.n_inv), niq = set1(Mul::n_inv_quotient(tb));
+  const V wl = set1(tb.last_inverse), wlq = set1(Mul::last_inverse_quotient(tb));
+  const std::uint32_t blocks = h >> (R - 1);
+  for (std::uint32_t i = 0; i < blocks; ++i) {
+    // Level l's group g of this block at table index (h >> l) + (i << (R - 1 - l)) + g, in
+    // level order.
+    V w[K - 1], wq[K - 1];
+    int slot = 0;
+#pragma GCC unroll 16
+    for (int l = 0; l < R; ++l) {
+#pragma GCC unroll 16
+      for (int g = 0; g < (K >> (l + 1)); ++g, ++slot) {
+        const std::size_t at = (h >> l) + (static_cast<std::size_t>(i) << (R - 1 - l)) + g;
+        w[slot] = set1(tb.inverse[at]);
+        wq[slot] = set1(Mul::inverse_quotient(tb)[at]);
+      }
+    }
+    u64* x = a + static_cast<std::size_t>(i) * K * t;
     for (std::uint32_t j = 0; j < t; j += 8) {
-      V x0 = load(x + j), x1 = load(x + j + t);
-      inverse_butterfly<Mul>(x0, x1, w, wq, q2, vq);
-      store(x + j, x0);
-      store(x + j + t, x1);
+      V v[K];
+#pragma GCC unroll 16
+      for (int k = 0; k < K; ++k)
+        v[k] = load(x + j + k * t);
+      int at = 0;
+#pragma GCC unroll 16
+      for (int l = 0; l < R; ++l) {
+        const int half = 1 << l, groups = K >> (l + 1);
+        if (Last && l == R - 1) {
+#pragma GCC unroll 16
+          for (int k = 0; k < half; ++k) {
+            const V sum = Mul::lazy(_mm512_add_epi64(v[k], v[k + half]), ni, niq, vq);
+            const V diff =
+                Mul::lazy(_mm512_add_epi64(_mm512_sub_epi64(v[k], v[k + half]), q2), wl, wlq, vq);
+            v[k] = reduce(sum, vq);
+            v[k + half] = reduce(diff, vq);
+          }
+        } else {
+#pragma GCC unroll 16
+          for (int g = 0; g < groups; ++g) {
+#pragma GCC unroll 16
+            for (int k = 0; k < half; ++k) {
+              inverse_butterfly<Mul>(v[2 * g * half + k], v[2 * g * half + k + half], w[at + g],
+                                     wq[at + g], q2, vq);
+            }
+          }
+        }
+        at += groups;
+      }
+#pragma GCC unroll 16
+      for (int k = 0; k < K; ++k)
+        store(x + j + k * t, v[k]);
     }
   }
 }
 
-template <class Mul>
-void inverse_level_pair(u64* a, std::uint32_t h, std::uint32_t t, u64 q, const Tables& tb) {
-  const V vq = set1(q), q2 = set1(2 * q);
-  for (std::uint32_t i = 0; i < h / 2; ++i) {
-    const V w1 = set1(tb.inverse[h + 2 * i]), w1q = set1(Mul::inverse_quotient(tb)[h + 2 * i]);
-    const V w2 = set1(tb.inverse[h + 2 * i + 1]);
-    const V w2q = set1(Mul::inverse_quotient(tb)[h + 2 * i + 1]);
-    const V w3 = set1(tb.inverse[h / 2 + i]), w3q = set1(Mul::inverse_quotient(tb)[h / 2 + i]);
-    u64* x = a + 4 * i * t;
-    for (std::uint32_t j = 0; j < t; j += 8) {
-      V x0 = load(x + j), x1 = load(x + j + t), x2 = load(x + j + 2 * t), x3 = load(x + j + 3 * t);
-      inverse_butterfly<Mul>(x0, x1, w1, w1q, q2, vq);
-      inverse_butterfly<Mul>(x2, x3, w2, w2q, q2, vq);
-      inverse_butterfly<Mul>(x0, x2, w3, w3q, q2, vq);
-      inverse_butterfly<Mul>(x1, x3, w3, w3q, q2, vq);
-      store(x + j, x0);
-      store(x + j + t, x1);
-      store(x + j + 2 * t, x2);
-      store(x + j + 3 * t, x3);
-    }
-  }
-}
-
+// The last inverse level alone (n = 16): one group of distance 8 with N^-1 folded in.
 template <class Mul>
 void inverse_last(u64* a, std::uint32_t n, u64 q, const Tables& tb) {
   const V vq = set1(q), q2 = set1(2 * q);
@@ -237,20 +302,50 @@ void inverse_last(u64* a, std::uint32_t n, u64 q, const Tables& tb) {
   }
 }
 
+template <class Mul, bool Last>
+void inverse_pass(int r, u64* a, std::uint32_t h, std::uint32_t t, u64 q, const Tables& tb) {
+  switch (r) {
+    case 4:
+      inverse_levels<Mul, 4, Last>(a, h, t, q, tb);
+      break;
+    case 3:
+      inverse_levels<Mul, 3, Last>(a, h, t, q, tb);
+      break;
+    case 2:
+      inverse_levels<Mul, 2, Last>(a, h, t, q, tb);
+      break;
+    default:
+      inverse_levels<Mul, 1, Last>(a, h, t, q, tb);
+      break;
+  }
+}
+
 template <class Mul>
 void inverse(u64* a, std::uint32_t n, std::uint32_t log_n, u64 q, const Tables& tb) {
   if (n < 16) {
     negacyclic_scalar::inverse(a, n, log_n, q, tb);
     return;
   }
-  inverse_first_three<Mul>(a, n, q, tb);
-  // Levels of distance 8 .. n/4 (h = n/16 .. 2 groups), then the last with N^-1.
-  std::uint32_t h = n / 16, t = 8;
-  std::uint32_t levels = log_n - 4;
-  for (; levels >= 2; levels -= 2, h /= 4, t *= 4)
-    inverse_level_pair<Mul>(a, h, t, q, tb);
-  if (levels == 1) inverse_level<Mul>(a, h, t, q, tb);
-  inverse_last<Mul>(a, n, q, tb);
+  if (n == 16) {
+    inverse_first<Mul, false>(a, n, q, tb);
+    inverse_last<Mul>(a, n, q, tb);
+    return;
+  }
+  // The first four levels, then distance 16 .. n/2 (log_n - 4 levels, n/32 groups first) in
+  // passes of up to three, the last of which folds in N^-1.
+  inverse_first<Mul, true>(a, n, q, tb);
+  std::uint32_t h = n / 32, t = 16;
+  for (std::uint32_t levels = log_n - 4; levels > 0;) {
+    const int r = next_pass(levels);
+    if (levels == static_cast<std::uint32_t>(r)) {
+      inverse_pass<Mul, true>(r, a, h, t, q, tb);
+    } else {
+      inverse_pass<Mul, false>(r, a, h, t, q, tb);
+    }
+    levels -= static_cast<std::uint32_t>(r);
+    h >>= r;
+    t <<= r;
+  }
 }
 
 }  // namespace
