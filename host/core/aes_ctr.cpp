@@ -1,0 +1,175 @@
+#include "safhire/core/aes_ctr.hpp"
+
+#include <bit>
+#include <cstring>
+
+#include "safhire/core/error.hpp"
+
+namespace safhire::core {
+
+static_assert(std::endian::native == std::endian::little,
+              "the words of an AES stream are read little-endian");
+
+namespace {
+
+using u8 = std::uint8_t;
+
+u8 xtime(u8 x) {
+  return static_cast<u8>((x << 1) ^ ((x & 0x80U) != 0 ? 0x1bU : 0U));
+}
+
+u8 gf_mul(u8 a, u8 b) {
+  u8 r = 0;
+  for (; b != 0; b >>= 1, a = xtime(a)) {
+    if ((b & 1U) != 0) r ^= a;
+  }
+  return r;
+}
+
+// The S-box from its definition: the inverse in GF(2^8) (0 to 0), then the affine map.
+std::array<u8, 256> make_sbox() {
+  std::array<u8, 256> s{};
+  for (int x = 0; x < 256; ++x) {
+    u8 inv = 0;
+    if (x != 0) {
+      u8 p = 1;  // x^254 = x^-1
+      for (int e = 0; e < 254; ++e)
+        p = gf_mul(p, static_cast<u8>(x));
+      inv = p;
+    }
+    u8 y = inv;
+    for (int k = 1; k <= 4; ++k)
+      y ^= static_cast<u8>((inv << k) | (inv >> (8 - k)));
+    s[x] = static_cast<u8>(y ^ 0x63U);
+  }
+  return s;
+}
+
+const std::array<u8, 256>& sbox() {
+  static const std::array<u8, 256> s = make_sbox();
+  return s;
+}
+
+void expand_key(const AesCtr::Key& key, std::array<u8, 176>& rk) {
+  const auto& s = sbox();
+  std::memcpy(rk.data(), key.data(), 16);
+  u8 rcon = 1;
+  for (int i = 4; i < 44; ++i) {
+    u8 t[4];
+    std::memcpy(t, rk.data() + 4 * (i - 1), 4);
+    if (i % 4 == 0) {
+      const u8 first = t[0];
+      t[0] = static_cast<u8>(s[t[1]] ^ rcon);
+      t[1] = s[t[2]];
+      t[2] = s[t[3]];
+      t[3] = s[first];
+      rcon = xtime(rcon);
+    }
+    for (int k = 0; k < 4; ++k)
+      rk[4 * i + k] = static_cast<u8>(rk[4 * (i - 4) + k] ^ t[k]);
+  }
+}
+
+// One block, byte by byte (state column-major: byte 4 c + r is row r of column c).
+void encrypt_portable(const u8* rk, const u8* in, u8* out) {
+  const auto& s = sbox();
+  u8 st[16];
+  for (int i = 0; i < 16; ++i)
+    st[i] = static_cast<u8>(in[i] ^ rk[i]);
+  for (int round = 1; round <= 10; ++round) {
+    u8 t[16];
+    for (int c = 0; c < 4; ++c) {  // SubBytes and ShiftRows
+      for (int r = 0; r < 4; ++r)
+        t[4 * c + r] = s[st[4 * ((c + r) % 4) + r]];
+    }
+    if (round != 10) {  // MixColumns
+      for (int c = 0; c < 4; ++c) {
+        const u8 a0 = t[4 * c], a1 = t[4 * c + 1], a2 = t[4 * c + 2], a3 = t[4 * c + 3];
+        const u8 all = static_cast<u8>(a0 ^ a1 ^ a2 ^ a3);
+        t[4 * c] = static_cast<u8>(a0 ^ all ^ xtime(static_cast<u8>(a0 ^ a1)));
+        t[4 * c + 1] = static_cast<u8>(a1 ^ all ^ xtime(static_cast<u8>(a1 ^ a2)));
+        t[4 * c + 2] = static_cast<u8>(a2 ^ all ^ xtime(static_cast<u8>(a2 ^ a3)));
+        t[4 * c + 3] = static_cast<u8>(a3 ^ all ^ xtime(static_cast<u8>(a3 ^ a0)));
+      }
+    }
+    for (int i = 0; i < 16; ++i)
+      st[i] = static_cast<u8>(t[i] ^ rk[16 * round + i]);
+  }
+  std::memcpy(out, st, 16);
+}
+
+bool supported(AesImpl impl) {
+#if defined(SAFHIRE_AES_X86)
+  switch (impl) {
+    case AesImpl::portable:
+      return true;
+    case AesImpl::aesni:
+      return __builtin_cpu_supports("aes") && __builtin_cpu_supports("sse4.1");
+    case AesImpl::vaes:
+      return __builtin_cpu_supports("vaes") && __builtin_cpu_supports("avx512f");
+  }
+  return false;
+#else
+  return impl == AesImpl::portable;
+#endif
+}
+
+}  // namespace
+
+const char* to_string(AesImpl impl) {
+  switch (impl) {
+    case AesImpl::portable:
+      return "portable";
+    case AesImpl::aesni:
+      return "aesni";
+    case AesImpl::vaes:
+      return "vaes";
+  }
+  return "?";
+}
+
+std::vector<AesImpl> available_aes() {
+  std::vector<AesImpl> out;
+  for (AesImpl impl : {AesImpl::portable, AesImpl::aesni, AesImpl::vaes}) {
+    if (supported(impl)) out.push_back(impl);
+  }
+  return out;
+}
+
+AesCtr::AesCtr(const Key& key) : AesCtr(key, available_aes().back()) {}
+
+AesCtr::AesCtr(const Key& key, AesImpl impl) : impl_(impl) {
+  require(supported(impl), ErrorCode::unsupported,
+          std::string("AES implementation ") + to_string(impl) + " is not available here");
+  expand_key(key, round_keys_);
+}
+
+std::array<std::uint8_t, 16> AesCtr::encrypt_block(const std::array<std::uint8_t, 16>& in) const {
+  std::array<std::uint8_t, 16> out{};
+  encrypt_portable(round_keys_.data(), in.data(), out.data());
+  return out;
+}
+
+void AesCtr::generate(std::uint64_t nonce, std::uint64_t counter, std::size_t blocks,
+                      std::uint64_t* out) const {
+#if defined(SAFHIRE_AES_X86)
+  if (impl_ == AesImpl::vaes) {
+    aes_detail::generate_vaes(round_keys_.data(), nonce, counter, blocks, out);
+    return;
+  }
+  if (impl_ == AesImpl::aesni) {
+    aes_detail::generate_aesni(round_keys_.data(), nonce, counter, blocks, out);
+    return;
+  }
+#endif
+  for (std::size_t i = 0; i < blocks; ++i) {
+    std::uint8_t block[16];
+    const std::uint64_t c = counter + i;
+    std::memcpy(block, &nonce, 8);
+    std::memcpy(block + 8, &c, 8);
+    encrypt_portable(round_keys_.data(), block, block);
+    std::memcpy(out + 2 * i, block, 16);
+  }
+}
+
+}  // namespace safhire::core
