@@ -6,7 +6,8 @@
 //   ckks/ntt_batch/<N>/<primes>                      forward NTT of every limb of an RNS poly
 //   ckks/base_convert/<N>/digit0                     exact conversion of ModUp's first digit
 //   ckks/keyswitch/<N>/L<l>/dnum<d>                  hybrid key switching of one polynomial
-//   ckks/mult_relin_rescale/<N>/L<l>                 ct x ct, relinearize, rescale
+//   ckks/seeded_a/<N>/L<l>                           one digit of a seeded key regenerated over Q_L
+//   P ckks/mult_relin_rescale/<N>/L<l>                 ct x ct, relinearize, rescale
 //   ckks/rotate/<N>/L<l>, ckks/rotate_hoisted8/...   one rotation; eight from one ModUp
 //   ckks/dft_stages/<N>/<first>-<last>/cts|stc      one group of four DFT stages (hoisted BSGS
 //                                                    linear transform and rescale), full slots
@@ -184,6 +185,23 @@ void register_ckks() {
       auto& s = state(name);
       for (auto _ : st)
         benchmark::DoNotOptimize(s.evaluator.key_switch(s.x.c[1], s.rlk));
+    });
+    // A seeded key's a_j for one digit over Q_L P (AES-CTR and rejection sampling), against
+    // the bytes it saves reading.
+    add(path({"ckks/seeded_a", n, l}), [set](benchmark::State& st) {
+      const CkksContext context(named_set(set));
+      const auto ops = make_cpu_rns_ops(context, 1);
+      auto moduli = context.q_moduli(context.max_level());
+      for (ModulusIndex m : context.p_moduli())
+        moduli.push_back(m);
+      safhire::core::AesCtr::Key seed{};
+      seed[3] = 1;
+      RnsPoly a;
+      for (auto _ : st)
+        seeded_a(context, *ops, seed, 0, moduli, a);
+      st.counters["bytes_per_s"] =
+          benchmark::Counter(static_cast<double>(moduli.size() * context.degree() * 8),
+                             benchmark::Counter::kIsIterationInvariantRate);
     });
     add(path({"ckks/mult_relin_rescale", n, l}), [name](benchmark::State& st) {
       auto& s = state(name);

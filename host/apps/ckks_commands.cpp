@@ -140,6 +140,8 @@ int run_bootstrap(int argc, char** argv) {
   // (8 at 2^15 slots, 10 at 2^11: the best measured on both rings); slim's EvalMod sees the
   // slots themselves, so 15 there (measured best on the test ring).
   const unsigned log_ratio_option = opt.number("log-ratio", 0);
+  // --seeded-keys: switching keys store a seed for their uniform halves (half the memory).
+  const bool seeded = opt.flag("seeded-keys");
   const bool json = opt.flag("json");
   const bool insecure = opt.flag("insecure");
   opt.finish();
@@ -167,6 +169,7 @@ int run_bootstrap(int argc, char** argv) {
                             : (slim ? 15U : 16U - static_cast<unsigned>(std::bit_width(n)) / 2);
   core::OsRandom random;
   KeyGenerator gen(context, *ops, random);
+  gen.set_seeded(seeded);
   const SecretKey sk = gen.secret_key();
   BootstrapKeys keys = timed("keygen (relinearization, rotations, encapsulation)",
                              [&] { return boot.keys(gen, sk); });
@@ -231,6 +234,7 @@ int run_bootstrap(int argc, char** argv) {
     std::printf(
         "{\"set\": \"%s\", \"N\": %u, \"slots\": %zu, \"backend\": \"%s\", "
         "\"threads\": %u, \"security_bits\": %.1f, \"slim\": %s, \"max_babies\": %u, "
+        "\"seeded_keys\": %s, "
         "\"log2_message_ratio\": %u, "
         "\"runs\": %u, "
         "\"bootstrap_ms\": %.3f, "
@@ -239,9 +243,9 @@ int run_bootstrap(int argc, char** argv) {
         "\"rotation_keys\": %zu, \"key_mb\": %.1f, \"matrix_mb\": %.1f, "
         "\"peak_rss_mb\": %.1f, \"steps\": [",
         set.c_str(), context.degree(), n, backend.c_str(), threads, security,
-        slim ? "true" : "false", max_babies, log_ratio, runs, total, totals.front(), mean_bits,
-        worst_bits, out.level(), failure, keys.galois.keys.size(), key_mb, matrix_mb,
-        peak_rss_mb());
+        slim ? "true" : "false", max_babies, seeded ? "true" : "false", log_ratio, runs, total,
+        totals.front(), mean_bits, worst_bits, out.level(), failure, keys.galois.keys.size(),
+        key_mb, matrix_mb, peak_rss_mb());
     for (std::size_t i = 0; i < steps.size(); ++i) {
       std::printf("%s{\"step\": \"%s\", \"ms\": %.3f}", i ? ", " : "", steps[i].name.c_str(),
                   steps[i].ms);
@@ -276,7 +280,7 @@ int run_ckks(int argc, char** argv) {
       sub == "demo", ErrorCode::invalid_argument,
       "usage: safhire ckks demo [--set NAME] [--threads T] [--backend cpu|cuda] [--json]\n"
       "       safhire ckks bootstrap [--set NAME] [--slots S] [--slim] [--runs R] [--log-ratio B] "
-      "[--max-babies B] [--threads T] [--backend cpu|cuda] [--json] [--insecure]");
+      "[--max-babies B] [--seeded-keys] [--threads T] [--backend cpu|cuda] [--json] [--insecure]");
   Options opt(argc, argv, 3);
   const std::string set = opt.get("set", "n14-l7");
   const unsigned threads = opt.number("threads", 1);

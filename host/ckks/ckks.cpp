@@ -1,9 +1,13 @@
 #include "safhire/ckks/ckks.hpp"
 
+#include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
 #include <string>
 
 #include "safhire/core/error.hpp"
+#include "simd/rns_kernels.hpp"
 
 namespace safhire::ckks {
 
@@ -52,6 +56,66 @@ std::uint64_t rotation_galois_element(const CkksContext& context, int step) {
 
 std::uint64_t conjugation_galois_element(const CkksContext& context) {
   return 2ULL * context.degree() - 1;
+}
+
+namespace {
+
+// keep_below_avx512's scalar twin.
+std::size_t keep_below(const u64* words, std::size_t count, u64 mask, u64 q, u64* out,
+                       std::size_t room) {
+#if defined(SAFHIRE_CKKS_AVX512)
+  if (simd::rns_avx512_available())
+    return simd::keep_below_avx512(words, count, mask, q, out, room);
+#endif
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < count && kept < room; ++i) {
+    const u64 x = words[i] & mask;
+    out[kept] = x;
+    kept += x < q ? 1 : 0;
+  }
+  return kept;
+}
+
+}  // namespace
+
+void uniform_from_stream(const core::AesCtr& prf, std::uint64_t stream, u64 q, u64* out,
+                         std::size_t n) {
+  constexpr std::size_t kChunk = 512;
+  const u64 mask = q >= (u64{1} << 63) ? ~u64{0} : (u64{1} << std::bit_width(q)) - 1;
+  std::array<u64, kChunk> words;
+  for (std::size_t first = 0; first < n; first += kChunk) {
+    const std::size_t want = std::min(kChunk, n - first);
+    u64 counter = static_cast<u64>(first / kChunk) << 32;
+    std::size_t kept = 0;
+    // A first draw of want / 2 blocks, then 8 at a time until the chunk is full.
+    for (std::size_t blocks = (want + 1) / 2; kept < want; blocks = 8) {
+      prf.generate(stream, counter, blocks, words.data());
+      counter += blocks;
+      kept += keep_below(words.data(), 2 * blocks, mask, q, out + first + kept, want - kept);
+    }
+  }
+}
+
+void seeded_a(const CkksContext& context, const RnsOps& ops, const core::AesCtr::Key& seed,
+              std::size_t digit, std::span<const ModulusIndex> moduli, RnsPoly& out) {
+  // Into out's own storage where it already has this shape on the host (a scratch polynomial
+  // reused from one key to the next), else a fresh one.
+  const bool reuse = !out.on_device() && out.n == context.degree() && out.ntt &&
+                     std::equal(moduli.begin(), moduli.end(), out.moduli.begin(), out.moduli.end());
+  RnsPoly fresh;
+  if (!reuse)
+    fresh =
+        RnsPoly(context.degree(), std::vector<ModulusIndex>(moduli.begin(), moduli.end()), true);
+  RnsPoly& a = reuse ? out : fresh;
+  const core::AesCtr prf(seed);
+  for (std::size_t k = 0; k < a.limbs(); ++k) {
+    uniform_from_stream(prf, (std::uint64_t{digit} << 32) | a.moduli[k], context.prime(a.moduli[k]),
+                        a.limb(k).data(), a.n);
+  }
+  if (!reuse) {
+    ops.make_resident(fresh);
+    out = std::move(fresh);
+  }
 }
 
 void make_resident(const RnsOps& ops, Ciphertext& x) {
@@ -164,18 +228,27 @@ PublicKey KeyGenerator::public_key(const SecretKey& sk) {
   return pk;
 }
 
-SwitchingKey KeyGenerator::switching_key(const SecretKey& sk, const RnsPoly& s_prime,
-                                         std::uint32_t level) {
+SwitchingKey KeyGenerator::make_key(const RnsPoly& secret, const RnsPoly& s_prime,
+                                    std::uint32_t level) {
   const std::uint32_t top = std::min(level, context_->max_level());
   auto moduli = context_->q_moduli(top);
   for (ModulusIndex p : context_->p_moduli())
     moduli.push_back(p);
   SwitchingKey key;
+  if (seeded_) {
+    key.seed.emplace();
+    random_->fill(*key.seed);
+  }
   for (std::uint32_t j = 0; j < context_->digits(top); ++j) {
-    RnsPoly a = sample_uniform(moduli);
+    RnsPoly a;
+    if (seeded_) {
+      seeded_a(*context_, *ops_, *key.seed, j, moduli, a);
+    } else {
+      a = sample_uniform(moduli);
+    }
     RnsPoly b = small(sample_error(), moduli);
     RnsPoly as(context_->degree(), moduli, true);
-    ops_->multiply(a, sk.s, as);
+    ops_->multiply(a, secret, as);
     ops_->sub(b, as, b);
     // + [P]_{digit j} s' on the primes of digit j.
     std::vector<u64> factor(context_->primes().size(), 0);
@@ -185,9 +258,14 @@ SwitchingKey KeyGenerator::switching_key(const SecretKey& sk, const RnsPoly& s_p
     ops_->multiply_scalars(s_prime, factor, scaled);
     ops_->add(b, scaled, b);
     key.b.push_back(std::move(b));
-    key.a.push_back(std::move(a));
+    if (!seeded_) key.a.push_back(std::move(a));
   }
   return key;
+}
+
+SwitchingKey KeyGenerator::switching_key(const SecretKey& sk, const RnsPoly& s_prime,
+                                         std::uint32_t level) {
+  return make_key(sk.s, s_prime, level);
 }
 
 SwitchingKey KeyGenerator::relinearization_key(const SecretKey& sk) {
@@ -198,23 +276,18 @@ SwitchingKey KeyGenerator::relinearization_key(const SecretKey& sk) {
 
 SwitchingKey KeyGenerator::galois_key(const SecretKey& sk, std::uint64_t galois,
                                       std::uint32_t level) {
-  const auto perm = context_->ntt(0).automorphism_permutation(galois);
-  RnsPoly rotated(sk.s.n, sk.s.moduli, true);
-  ops_->permute(sk.s, perm, rotated);
-  SwitchingKey key = switching_key(sk, rotated, level);
-  // Stored as sigma^-1(key) (GaloisKeys), by the permutation of the inverse element: g^(N/2 - 1)
-  // modulo 2N, the group of units modulo 2N having exponent N/2.
+  // Stored as sigma^-1 of the key from sigma(s) to s (GaloisKeys): sigma^-1 of (-a s + e +
+  // [P]_j sigma(s), a) is (-a' sigma^-1(s) + e' + [P]_j s, a') with a' = sigma^-1(a) uniform and
+  // e' = sigma^-1(e) distributed as e (a signed permutation of its coefficients). So the key is
+  // made directly for the secret sigma^-1(s), by the permutation of the inverse element
+  // g^(N/2 - 1) modulo 2N (the group of units modulo 2N has exponent N/2), which lets a seeded
+  // key store a' as its seed.
   const std::uint64_t two_n = 2 * std::uint64_t{context_->degree()};
   const auto inverse = context_->ntt(0).automorphism_permutation(
       core::pow_mod<u64>(galois % two_n, context_->degree() / 2 - 1, two_n));
-  for (auto* part : {&key.b, &key.a}) {
-    for (RnsPoly& digit : *part) {
-      RnsPoly permuted(digit.n, digit.moduli, true);
-      ops_->permute(digit, inverse, permuted);
-      digit = std::move(permuted);
-    }
-  }
-  return key;
+  RnsPoly secret(sk.s.n, sk.s.moduli, true);
+  ops_->permute(sk.s, inverse, secret);
+  return make_key(secret, sk.s, level);
 }
 
 void KeyGenerator::add_galois_keys(GaloisKeys& into, const SecretKey& sk,

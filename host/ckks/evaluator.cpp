@@ -348,7 +348,7 @@ namespace {}  // namespace
 // cost as much as the arithmetic.
 struct Evaluator::Scratch {
   RnsPoly coeffs, acc0, acc1, p_part, converted;
-  std::vector<RnsPoly> digits;
+  std::vector<RnsPoly> digits, key_a;  // key_a: a seeded key's a_j, regenerated
 };
 
 Evaluator::~Evaluator() = default;
@@ -414,10 +414,20 @@ void Evaluator::key_switch_inner_into(const std::vector<RnsPoly>& digits, const 
           "switching key has fewer digits than the ciphertext needs");
   const auto moduli = q_and_p(*context_, level);
   std::vector<const RnsPoly*> d(digits.size()), b(digits.size()), a(digits.size());
+  std::vector<RnsPoly>* regenerated = nullptr;
+  if (key.seeded()) {
+    regenerated = &scratch().key_a;
+    regenerated->resize(digits.size());
+  }
   for (std::size_t j = 0; j < digits.size(); ++j) {
     d[j] = &digits[j];
     b[j] = &key.b[j];
-    a[j] = &key.a[j];
+    if (regenerated != nullptr) {
+      seeded_a(*context_, *ops_, *key.seed, j, moduli, (*regenerated)[j]);
+      a[j] = &(*regenerated)[j];
+    } else {
+      a[j] = &key.a[j];
+    }
   }
   ops_->reshape(u0, moduli, true);
   ops_->reshape(u1, moduli, true);

@@ -196,17 +196,19 @@ Ciphertext LinearTransform::apply(const Evaluator& evaluator, const Ciphertext& 
     std::vector<std::vector<const RnsPoly*>> kb, ka;
     std::vector<std::span<const std::uint32_t>> perms;
     std::vector<RnsPoly*> out0, out1;
+    std::vector<const SwitchingKey*> used;
     for (std::uint32_t b : babies) {
       if (b == 0) continue;
       const std::uint64_t galois = rotation_galois_element(*context_, static_cast<int>(b));
       const SwitchingKey& key = keys.at(galois);
       require(key.b.size() >= d.size(), ErrorCode::invalid_argument,
               "switching key has fewer digits than the ciphertext needs");
+      used.push_back(&key);
       kb.emplace_back();
       ka.emplace_back();
       for (std::size_t i = 0; i < d.size(); ++i) {
         kb.back().push_back(&key.b[i]);
-        ka.back().push_back(&key.a[i]);
+        ka.back().push_back(key.seeded() ? nullptr : &key.a[i]);
       }
       perms.push_back(evaluator.permutation(galois));
       auto& r = rotated[b];
@@ -215,8 +217,27 @@ Ciphertext LinearTransform::apply(const Evaluator& evaluator, const Ciphertext& 
       out0.push_back(&r[0]);
       out1.push_back(&r[1]);
     }
-    // sigma_b(P c_0 + u_0, u_1) for every baby b, from one ModUp.
-    ops.rotate_hoisted(d, kb, ka, perms, &lifted[0], out0, out1);
+    // sigma_b(P c_0 + u_0, u_1) for every baby b, from one ModUp: the full keys in one call, a
+    // seeded key alone with its a_j regenerated over Q_l P for that call only (a seeded key set
+    // is chosen for its memory: one key's a_j at a time).
+    std::vector<RnsPoly> regenerated(d.size());
+    for (std::size_t first = 0; first < used.size();) {
+      std::size_t count = 1;
+      if (used[first]->seeded()) {
+        for (std::size_t i = 0; i < d.size(); ++i) {
+          seeded_a(*context_, ops, *used[first]->seed, i, qp, regenerated[i]);
+          ka[first][i] = &regenerated[i];
+        }
+      } else {
+        while (first + count < used.size() && !used[first + count]->seeded())
+          ++count;
+      }
+      ops.rotate_hoisted(
+          d, std::span(kb).subspan(first, count), std::span(ka).subspan(first, count),
+          std::span(perms).subspan(first, count), &lifted[0], std::span(out0).subspan(first, count),
+          std::span(out1).subspan(first, count));
+      first += count;
+    }
   }
   auto baby = [&](std::uint32_t b, int i) -> const RnsPoly& {
     return b == 0 ? lifted[i] : rotated.at(b)[i];

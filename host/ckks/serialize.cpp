@@ -3,6 +3,7 @@
 #include <bit>
 #include <cmath>
 #include <string>
+#include <type_traits>
 
 #include "safhire/core/error.hpp"
 #include "safhire/core/serialize.hpp"
@@ -15,7 +16,9 @@ using core::ByteReader;
 using core::ByteWriter;
 
 constexpr std::uint8_t kMagic[4] = {'S', 'H', 'C', 'K'};
-constexpr std::uint16_t kVersion = 1;
+// Version 2 added the form byte of switching keys (full, or seeded: a seed instead of the a_j);
+// version 1 blobs (every key full) are still read.
+constexpr std::uint16_t kVersion = 2, kOldestVersion = 1;
 
 enum class Kind : std::uint8_t {
   ciphertext = 1,
@@ -54,14 +57,16 @@ void header(ByteWriter& w, Kind kind, std::uint64_t print) {
   w.u64(print);
 }
 
-void read_header(ByteReader& r, Kind kind, std::uint64_t print) {
+std::uint16_t read_header(ByteReader& r, Kind kind, std::uint64_t print) {
   std::uint8_t magic[4];
   r.bytes(magic);
   if (!std::equal(std::begin(magic), std::end(magic), std::begin(kMagic))) {
     r.fail("not a Safhire CKKS object (bad magic)");
   }
   const std::uint16_t version = r.u16();
-  if (version != kVersion) r.fail("unsupported format version " + std::to_string(version));
+  if (version < kOldestVersion || version > kVersion) {
+    r.fail("unsupported format version " + std::to_string(version));
+  }
   const std::uint8_t got = r.u8();
   if (got != static_cast<std::uint8_t>(kind)) {
     r.fail("object kind " + std::to_string(got) + " where " + name_of(kind) + " was expected");
@@ -69,6 +74,7 @@ void read_header(ByteReader& r, Kind kind, std::uint64_t print) {
   const std::uint64_t p = r.u64();
   require(p == print, ErrorCode::size_mismatch,
           std::string(name_of(kind)) + " was written under other CKKS parameters");
+  return version;
 }
 
 std::uint32_t width_of(u64 q) {
@@ -129,22 +135,36 @@ std::vector<ModulusIndex> all_moduli(const CkksContext& context) {
   return m;
 }
 
+enum class KeyForm : std::uint8_t { full = 0, seeded = 1 };
+
+// The form (version 2 on), the seed of a seeded key, the digit count, then per digit b_j and,
+// for a full key, a_j.
 void put_switching_key(ByteWriter& w, const CkksContext& context, const SwitchingKey& key) {
+  w.u8(static_cast<std::uint8_t>(key.seeded() ? KeyForm::seeded : KeyForm::full));
+  if (key.seeded()) w.bytes(*key.seed);
   w.u16(static_cast<std::uint16_t>(key.b.size()));
   for (std::size_t j = 0; j < key.b.size(); ++j) {
     put_poly(w, context, key.b[j]);
-    put_poly(w, context, key.a[j]);
+    if (!key.seeded()) put_poly(w, context, key.a[j]);
   }
 }
 
-SwitchingKey get_switching_key(ByteReader& r, const CkksContext& context) {
+SwitchingKey get_switching_key(ByteReader& r, const CkksContext& context, std::uint16_t version) {
+  SwitchingKey key;
+  if (version >= 2) {
+    const std::uint8_t form = r.u8();
+    if (form > static_cast<std::uint8_t>(KeyForm::seeded)) r.fail("unknown switching key form");
+    if (form == static_cast<std::uint8_t>(KeyForm::seeded)) {
+      key.seed.emplace();
+      r.bytes(*key.seed);
+    }
+  }
   const std::uint16_t digits = r.u16();
   if (digits != context.digits(context.max_level())) r.fail("wrong number of key digits");
   const auto moduli = all_moduli(context);
-  SwitchingKey key;
   for (std::uint16_t j = 0; j < digits; ++j) {
     key.b.push_back(get_poly(r, context, moduli));
-    key.a.push_back(get_poly(r, context, moduli));
+    if (!key.seeded()) key.a.push_back(get_poly(r, context, moduli));
   }
   return key;
 }
@@ -158,8 +178,14 @@ void check_scale_slots(ByteReader& r, const CkksContext& context, double scale,
 template <class Fn>
 auto read(const CkksContext& context, std::span<const std::uint8_t> bytes, Kind kind, Fn fn) {
   ByteReader r(bytes, name_of(kind));
-  read_header(r, kind, fingerprint(context));
-  auto out = fn(r);
+  const std::uint16_t version = read_header(r, kind, fingerprint(context));
+  auto out = [&] {
+    if constexpr (std::is_invocable_v<Fn, ByteReader&, std::uint16_t>) {
+      return fn(r, version);
+    } else {
+      return fn(r);
+    }
+  }();
   r.expect_end();
   return out;
 }
@@ -272,8 +298,9 @@ std::vector<std::uint8_t> serialize(const CkksContext& context, const SwitchingK
 
 SwitchingKey deserialize_switching_key(const CkksContext& context,
                                        std::span<const std::uint8_t> bytes) {
-  return read(context, bytes, Kind::switching_key,
-              [&](ByteReader& r) { return get_switching_key(r, context); });
+  return read(context, bytes, Kind::switching_key, [&](ByteReader& r, std::uint16_t version) {
+    return get_switching_key(r, context, version);
+  });
 }
 
 std::vector<std::uint8_t> serialize(const CkksContext& context, const GaloisKeys& keys) {
@@ -289,7 +316,7 @@ std::vector<std::uint8_t> serialize(const CkksContext& context, const GaloisKeys
 
 GaloisKeys deserialize_galois_keys(const CkksContext& context,
                                    std::span<const std::uint8_t> bytes) {
-  return read(context, bytes, Kind::galois_keys, [&](ByteReader& r) {
+  return read(context, bytes, Kind::galois_keys, [&](ByteReader& r, std::uint16_t version) {
     const std::uint32_t count = r.u32();
     if (count > context.degree()) r.fail("more Galois keys than Galois elements");
     GaloisKeys keys;
@@ -297,7 +324,7 @@ GaloisKeys deserialize_galois_keys(const CkksContext& context,
       const std::uint64_t g = r.u64();
       if (g % 2 == 0 || g >= 2ULL * context.degree()) r.fail("invalid Galois element");
       if (keys.keys.contains(g)) r.fail("duplicate Galois element");
-      keys.keys.emplace(g, get_switching_key(r, context));
+      keys.keys.emplace(g, get_switching_key(r, context, version));
     }
     return keys;
   });

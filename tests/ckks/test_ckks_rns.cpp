@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <memory>
 #include <string>
 
 #include "ckks_fixture.hpp"
 #include "safhire/core/error.hpp"
+#include "safhire/core/primes.hpp"
 #include "test_util.hpp"
 
 namespace {
@@ -36,6 +38,40 @@ std::vector<ModulusIndex> q_and_p(const CkksContext& context, std::uint32_t leve
   for (ModulusIndex p : context.p_moduli())
     moduli.push_back(p);
   return moduli;
+}
+
+// The seeded keys' sampler: residues below q, uniform (the share above 2^39 and the mean, for a
+// modulus whose rejection rate is 1/4), chunks independent of the length asked for, streams
+// independent of each other.
+TEST(CkksRns, StreamSamplerIsUniformBelowQ) {
+  safhire::core::AesCtr::Key seed{};
+  seed[0] = 5;
+  const safhire::core::AesCtr prf(seed);
+  const u64 q = 3 * (u64{1} << 38) + 1;  // masked to 40 bits, 3/4 of the candidates kept
+  const std::size_t n = 64 * 512 + 100;
+  std::vector<u64> x(n);
+  uniform_from_stream(prf, 7, q, x.data(), n);
+  double mean = 0, high = 0;
+  for (u64 v : x) {
+    ASSERT_LT(v, q);
+    mean += static_cast<double>(v) / static_cast<double>(n);
+    high += v >= (u64{1} << 39) ? 1.0 / static_cast<double>(n) : 0.0;
+  }
+  const double nn = static_cast<double>(n), qq = static_cast<double>(q);
+  EXPECT_NEAR(mean, qq / 2, 5 * qq / std::sqrt(12 * nn));
+  EXPECT_NEAR(high, 1.0 / 3, 5 * std::sqrt(2.0 / 9 / nn));
+  std::vector<u64> prefix(700), other(512);
+  uniform_from_stream(prf, 7, q, prefix.data(), prefix.size());
+  EXPECT_TRUE(std::equal(prefix.begin(), prefix.end(), x.begin()));
+  uniform_from_stream(prf, 8, q, other.data(), other.size());
+  EXPECT_FALSE(std::equal(other.begin(), other.end(), x.begin()));
+  // A prime just below 2^60 (almost no rejections) and one just above a power of two.
+  for (u64 p : {safhire::core::primes_below(60, 1U << 17, 1)[0], (u64{1} << 40) + 1}) {
+    std::vector<u64> y(1000);
+    uniform_from_stream(prf, 1, p, y.data(), y.size());
+    EXPECT_LT(*std::max_element(y.begin(), y.end()), p);
+    EXPECT_GT(*std::max_element(y.begin(), y.end()), p / 2);
+  }
 }
 
 TEST(CkksRns, ApproximateConversionAddsASmallMultipleOfQ) {

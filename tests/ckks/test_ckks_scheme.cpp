@@ -211,6 +211,106 @@ TEST(CkksScheme, LowerLevelKeysRotateAtTheirLevelAndBelow) {
   EXPECT_EQ(code_of([&] { f.evaluator.rotate(ca, 3, low); }), ErrorCode::invalid_argument);
 }
 
+// Seeded keys store b_j and a seed. Their defining equation, with a_j regenerated and the
+// stored sigma^-1 form undone by sigma itself: sigma(b_j) + sigma(a_j) s - [P]_j sigma(s) is a
+// small error (and b_j + a_j s - [P]_j s^2 for relinearization); they relinearize, rotate,
+// conjugate and rotate hoisted like full keys.
+TEST(CkksScheme, SeededKeysHoldTheKeyEquationAndSwitchLikeFullKeys) {
+  auto& f = fixture("n13-l3");
+  auto& k = keys(f, "n13-l3");
+  auto rng = safhire::core::SeededRandom::from_counter(71);
+  KeyGenerator gen(f.context, *f.ops, rng);
+  gen.set_seeded(true);
+  const int n = static_cast<int>(f.context.degree() / 2);
+  const std::vector<int> steps{1, 3, -3};
+  const GaloisKeys galois = gen.galois_keys(k.sk, steps, true);
+  const SwitchingKey rlk = gen.relinearization_key(k.sk);
+  const std::uint32_t top = f.context.max_level();
+  const auto& ops = *f.ops;
+  auto moduli = f.context.q_moduli(top);
+  for (ModulusIndex p : f.context.p_moduli())
+    moduli.push_back(p);
+  // max |centred coefficient| of sigma(b) + sigma(a) s - [P]_j target, over every digit.
+  auto worst_error = [&](const SwitchingKey& key, std::span<const std::uint32_t> sigma,
+                         const RnsPoly& target) {
+    EXPECT_TRUE(key.seeded());
+    EXPECT_TRUE(key.a.empty());
+    EXPECT_EQ(key.b.size(), f.context.digits(top));
+    double worst = 0;
+    for (std::size_t j = 0; j < key.b.size(); ++j) {
+      RnsPoly a, sb(f.context.degree(), moduli, true), sa(f.context.degree(), moduli, true);
+      seeded_a(f.context, ops, *key.seed, j, moduli, a);
+      ops.permute(key.b[j], sigma, sb);
+      ops.permute(a, sigma, sa);
+      RnsPoly e(f.context.degree(), moduli, true), scaled(f.context.degree(), moduli, true);
+      ops.multiply(sa, k.sk.s, e);
+      ops.add(e, sb, e);
+      std::vector<std::uint64_t> factor(f.context.primes().size(), 0);
+      for (ModulusIndex i : f.context.digit_moduli(top, static_cast<std::uint32_t>(j)))
+        factor[i] = f.context.p_mod()[i];
+      ops.multiply_scalars(target, factor, scaled);
+      ops.sub(e, scaled, e);
+      ops.inverse(e);
+      for (std::size_t l = 0; l < e.limbs(); ++l) {
+        const std::uint64_t q = f.context.prime(e.moduli[l]);
+        for (std::uint64_t x : e.limb(l)) {
+          worst = std::max(worst, static_cast<double>(std::min(x, q - x)));
+        }
+      }
+    }
+    return worst;
+  };
+  // Rounded Gaussian errors of sigma 3.19: beyond 12 sigma has probability below 2^-100.
+  const double bound = 12 * f.context.params().sigma;
+  std::vector<std::uint32_t> identity(f.context.degree());
+  for (std::uint32_t t = 0; t < identity.size(); ++t)
+    identity[t] = t;
+  RnsPoly s2(f.context.degree(), moduli, true);
+  ops.multiply(k.sk.s, k.sk.s, s2);
+  EXPECT_LE(worst_error(rlk, identity, s2), bound);
+  for (const auto& [g, key] : galois.keys) {
+    const auto sigma = f.context.ntt(0).automorphism_permutation(g);
+    RnsPoly rotated(f.context.degree(), moduli, true);
+    ops.permute(k.sk.s, sigma, rotated);
+    EXPECT_LE(worst_error(key, sigma, rotated), bound) << "Galois element " << g;
+  }
+  // The same key twice: the same a_j.
+  RnsPoly a1, a2;
+  seeded_a(f.context, ops, *rlk.seed, 1, moduli, a1);
+  seeded_a(f.context, ops, *rlk.seed, 1, moduli, a2);
+  EXPECT_EQ(a1, a2);
+
+  // In use, against plaintext arithmetic with the full keys' bounds.
+  const auto [a, b, ca, cb, scale, level] = encrypt_two(f, k, 72);
+  const double e = fresh_bound(f, scale);
+  const double ks = key_switch_bound(f, level, scale);
+  auto rotated = [&](int step) {
+    Values r(a.size());
+    for (int j = 0; j < n; ++j)
+      r[static_cast<std::size_t>(j)] = a[static_cast<std::size_t>(((j + step) % n + n) % n)];
+    return r;
+  };
+  for (int step : steps) {
+    EXPECT_LE(
+        max_error(decrypt_values(f, f.evaluator.rotate(ca, step, galois), k.sk), rotated(step)),
+        e + ks)
+        << "step " << step;
+  }
+  const auto hoisted = f.evaluator.rotate_hoisted(ca, steps, galois);
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    EXPECT_LE(max_error(decrypt_values(f, hoisted[i], k.sk), rotated(steps[i])), e + ks);
+  }
+  Values conj(a.size()), prod(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    conj[i] = std::conj(a[i]);
+    prod[i] = a[i] * b[i];
+  }
+  EXPECT_LE(max_error(decrypt_values(f, f.evaluator.conjugate(ca, galois), k.sk), conj), e + ks);
+  const auto relin = f.evaluator.relinearize(f.evaluator.multiply(ca, cb), rlk);
+  EXPECT_LE(max_error(decrypt_values(f, relin, k.sk), prod),
+            2 * std::sqrt(2.0) * e + e * e + key_switch_bound(f, level, scale * scale));
+}
+
 TEST(CkksScheme, GaloisElementsFormTheRotationGroup) {
   auto& f = fixture("n13-l3");
   const std::uint64_t M = 2 * f.context.degree();

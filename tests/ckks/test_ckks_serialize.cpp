@@ -90,6 +90,51 @@ TEST(CkksSerialize, EveryObjectRoundTripsExactly) {
   }
 }
 
+// A seeded key round-trips as its seed and b_j and still switches; version 1 blobs (before the
+// form byte) are still read; an unknown form, and every truncation of a seeded key, are refused.
+TEST(CkksSerialize, SeededKeysAndVersionOneBlobs) {
+  auto& f = fixture("n12-l2");
+  const Objects o = make(f);
+  const auto& c = f.context;
+  auto rng = safhire::core::SeededRandom::from_counter(31);
+  KeyGenerator gen(c, *f.ops, rng);
+  gen.set_seeded(true);
+  const std::vector<int> step{1};
+  const GaloisKeys seeded = gen.galois_keys(o.sk, step, false);
+  const Bytes blob = serialize(c, seeded);
+  const auto back = deserialize_galois_keys(c, blob);
+  const auto& key = seeded.keys.begin()->second;
+  const auto& got = back.at(seeded.keys.begin()->first);
+  EXPECT_EQ(got.seed, key.seed);
+  EXPECT_EQ(got.b, key.b);
+  EXPECT_TRUE(got.a.empty());
+  EXPECT_LT(blob.size(), serialize(c, o.galois).size() / o.galois.keys.size() * 3 / 5);
+  const auto ct = deserialize_ciphertext(c, serialize(c, o.ct));
+  const auto rotated = f.encoder.decode(decrypt(c, *f.ops, f.evaluator.rotate(ct, 1, back), o.sk));
+  const auto want = f.encoder.decode(o.plain);
+  for (std::size_t j = 0; j < 16; ++j)
+    EXPECT_NEAR(std::abs(rotated[j] - want[(j + 1) % 16]), 0.0, 0.05);
+  expect_truncations_rejected(blob, [&](auto b) { deserialize_galois_keys(c, b); });
+
+  // Header: magic (4), version (2), kind (1), fingerprint (8); the form byte follows.
+  constexpr std::size_t kForm = 15;
+  Bytes full = serialize(c, o.rlk);
+  ASSERT_EQ(full[kForm], 0);
+  Bytes v1 = full;
+  v1.erase(v1.begin() + kForm);
+  v1[4] = 1;
+  v1[5] = 0;
+  const auto old = deserialize_switching_key(c, v1);
+  EXPECT_EQ(old.b, o.rlk.b);
+  EXPECT_EQ(old.a, o.rlk.a);
+  Bytes unknown = full;
+  unknown[kForm] = 2;
+  EXPECT_EQ(code_of([&] { deserialize_switching_key(c, unknown); }), ErrorCode::malformed_input);
+  Bytes future = full;
+  future[4] = 3;
+  EXPECT_EQ(code_of([&] { deserialize_switching_key(c, future); }), ErrorCode::malformed_input);
+}
+
 TEST(CkksSerialize, TruncationsAndTrailingBytesAreRejected) {
   auto& f = fixture("n12-l2");
   const Objects o = make(f);

@@ -62,6 +62,11 @@ void rounded_quotients_avx512(std::span<const u64* const> rows, const double* in
 void lift_one_avx512(const u64* y, const u64* wrap, u64* out, std::size_t n, u64 p,
                      core::ShoupConst<u64> one, u64 q_mod);
 
+// Rejection sampling's filter: words[0, count) masked to `mask`, those below q kept in order
+// into out until `room` are kept; returns how many (at most room). AVX-512 F.
+std::size_t keep_below_avx512(const u64* words, std::size_t count, u64 mask, u64 q, u64* out,
+                              std::size_t room);
+
 // True when this build has the AVX-512 kernels and the processor runs them.
 bool rns_avx512_available();
 

@@ -82,6 +82,24 @@ bool rns_avx512_available() {
   return ok;
 }
 
+std::size_t keep_below_avx512(const u64* words, std::size_t count, u64 mask, u64 q, u64* out,
+                              std::size_t room) {
+  const V vm = set1(mask), vq = set1(q);
+  std::size_t kept = 0, i = 0;
+  for (; i + 8 <= count && kept + 8 <= room; i += 8) {
+    const V x = _mm512_and_si512(_mm512_loadu_si512(words + i), vm);
+    const __mmask8 below = _mm512_cmplt_epu64_mask(x, vq);
+    _mm512_storeu_si512(out + kept, _mm512_maskz_compress_epi64(below, x));
+    kept += static_cast<std::size_t>(__builtin_popcount(below));
+  }
+  for (; i < count && kept < room; ++i) {
+    const u64 x = words[i] & mask;
+    out[kept] = x;
+    kept += x < q ? 1 : 0;
+  }
+  return kept;
+}
+
 void convert_block_avx512(std::span<const u64* const> rows, std::size_t len,
                           std::span<const ConvertTarget> targets) {
   const std::size_t terms = rows.size();

@@ -21,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <thread>
 #include <utility>
@@ -29,6 +30,7 @@
 #include "safhire/ckks/encoder.hpp"
 #include "safhire/ckks/rns.hpp"
 #include "safhire/ckks/rns_ops.hpp"
+#include "safhire/core/aes_ctr.hpp"
 #include "safhire/core/random.hpp"
 
 namespace safhire::ckks {
@@ -50,8 +52,23 @@ struct PublicKey {
 };
 
 struct SwitchingKey {
-  std::vector<RnsPoly> b, a;  // one pair per digit, NTT form over Q_L and P
+  std::vector<RnsPoly> b, a;  // one pair per digit, NTT form over Q_L and P (a empty if seeded)
+  // A seeded key (KeyGenerator::set_seeded) stores no a_j: each is regenerated from this public
+  // seed where the key is used (seeded_a), which halves the key's memory.
+  std::optional<core::AesCtr::Key> seed;
+  bool seeded() const { return seed.has_value(); }
 };
+
+// Residues uniform modulo q from stream `stream` of an AES-CTR generator: chunk c of 512 words
+// draws the blocks from counter c 2^32 on, two 64-bit candidates per block, each masked to q's
+// bit length and kept when below q (rejection sampling: uniform given the PRF). Chunks are
+// independent, so any backend can make them in parallel.
+void uniform_from_stream(const core::AesCtr& prf, std::uint64_t stream, std::uint64_t q,
+                         std::uint64_t* out, std::size_t n);
+// Digit j's a of a seeded key over `moduli` (those of the level it switches at: a subset of b_j's)
+// into `out`, resident for ops: stream (j << 32 | modulus) per limb.
+void seeded_a(const CkksContext& context, const RnsOps& ops, const core::AesCtr::Key& seed,
+              std::size_t digit, std::span<const ModulusIndex> moduli, RnsPoly& out);
 
 // The key for sigma_g is stored as sigma_g^-1 of its digits: the key switch of sigma(c_1),
 // sum_j sigma(ModUp_j(c_1)) k_j, is sigma(sum_j ModUp_j(c_1) sigma^-1(k_j)), so a rotation
@@ -80,6 +97,11 @@ class KeyGenerator {
  public:
   // Secrets and noise come from `random` (an OsRandom for real keys).
   KeyGenerator(const CkksContext& context, const RnsOps& ops, core::RandomSource& random);
+
+  // Switching keys made after set_seeded(true) are seeded (SwitchingKey::seed): half the memory,
+  // and each use regenerates its a_j.
+  void set_seeded(bool seeded) { seeded_ = seeded; }
+  bool seeded() const { return seeded_; }
 
   SecretKey secret_key();
   // A secret of exactly `hamming_weight` coefficients +-1, whatever the set's distribution (the
@@ -112,10 +134,13 @@ class KeyGenerator {
  private:
   RnsPoly small(std::span<const std::int64_t> coeffs, const std::vector<ModulusIndex>& moduli);
   std::vector<ModulusIndex> all_moduli() const;
+  // The key (b_j, a_j) = (-a_j secret + e_j + [P]_{digit j} s_prime, a_j).
+  SwitchingKey make_key(const RnsPoly& secret, const RnsPoly& s_prime, std::uint32_t level);
 
   const CkksContext* context_;
   const RnsOps* ops_;
   core::RandomSource* random_;
+  bool seeded_ = false;
 };
 
 class Encryptor {

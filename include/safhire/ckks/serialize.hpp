@@ -4,7 +4,8 @@
 // prime. Reading checks everything against the context before allocating: degree, moduli
 // (the ones the object kind must have), residues below their prime, scale and slot count; any
 // violation, truncation or trailing byte is Error(malformed_input), a blob of another
-// parameter set Error(size_mismatch).
+// parameter set Error(size_mismatch). Format version 2 writes a switching key's form first (a
+// seeded key: its 16-byte seed and the b_j only); version 1 blobs are still read.
 //
 // A secret key serialises for storage on the client that owns it; nothing in Safhire sends one.
 #pragma once
