@@ -1,5 +1,6 @@
 #include "safhire/ckks/buffer_pool.hpp"
 
+#include <algorithm>
 #include <iterator>
 #include <map>
 #include <mutex>
@@ -51,9 +52,16 @@ void unmap_large(void* p, std::size_t capacity) noexcept {
 struct Pool {
   std::mutex mutex;
   std::unordered_map<std::size_t, std::vector<void*>> small;  // exact sizes below kLarge
-  std::multimap<std::size_t, void*> large;                    // cached large blocks by capacity
-  std::unordered_map<void*, std::size_t> capacity;            // every large block handed out
+  struct Cached {
+    void* block;
+    std::uint64_t stamp;  // when it was released (p.clock)
+  };
+  std::multimap<std::size_t, Cached> large;         // cached large blocks by capacity
+  std::unordered_map<void*, std::size_t> capacity;  // every large block handed out
   std::size_t cached = 0;
+  std::size_t live = 0;       // capacity of the large blocks handed out
+  std::size_t peak_live = 0;  // the most ever handed out at once
+  std::uint64_t clock = 0;
 };
 
 // Never destroyed: polynomials in static storage (a benchmark's cached keys, an evaluator's
@@ -66,22 +74,47 @@ Pool& pool() {
 
 void* allocate_large(Pool& p, std::size_t bytes) {
   const std::size_t need = capacity_for(bytes);
+  std::vector<std::pair<void*, std::size_t>> evicted;
   {
     std::lock_guard lock(p.mutex);
     auto it = p.large.lower_bound(need);
     if (it != p.large.end() && it->first <= need + need / 4) {
-      void* block = it->second;
+      void* block = it->second.block;
       p.cached -= it->first;
+      p.live += it->first;
+      p.peak_live = std::max(p.peak_live, p.live);
       p.large.erase(it);
       return block;
     }
+    // A fresh block. The pool's footprint (handed out and cached) stays within the most ever
+    // handed out at once: cached blocks that fit no request now, those cached longest first, are
+    // unmapped to make room, so that the process's peak is its working set's, not that plus the
+    // blocks of an earlier phase (a bootstrap's EvalMod sizes while CoeffToSlot runs).
+    const std::size_t ceiling = std::max(p.peak_live, p.live + need);
+    while (!p.large.empty() && p.live + p.cached + need > ceiling) {
+      auto oldest = p.large.begin();
+      for (auto at = p.large.begin(); at != p.large.end(); ++at) {
+        if (at->second.stamp < oldest->second.stamp) oldest = at;
+      }
+      p.cached -= oldest->first;
+      p.capacity.erase(oldest->second.block);
+      evicted.emplace_back(oldest->second.block, oldest->first);
+      p.large.erase(oldest);
+    }
+    p.live += need;
+    p.peak_live = std::max(p.peak_live, p.live);
   }
-  void* block = map_large(need);
+  for (const auto& [block, capacity] : evicted)
+    unmap_large(block, capacity);
+  void* block = nullptr;
   try {
+    block = map_large(need);
     std::lock_guard lock(p.mutex);
     p.capacity.emplace(block, need);
   } catch (...) {
-    unmap_large(block, need);
+    std::lock_guard lock(p.mutex);
+    p.live -= need;
+    if (block != nullptr) unmap_large(block, need);
     throw;
   }
   return block;
@@ -92,18 +125,19 @@ void release_large(Pool& p, void* block) noexcept {
   const auto found = p.capacity.find(block);
   if (found == p.capacity.end()) return;  // not ours: cannot happen through PoolAllocator
   const std::size_t capacity = found->second;
+  p.live -= capacity;
   // Room for it, made by unmapping the largest cached blocks first (a computation's sizes drift
   // down with its level, so the largest are the least likely to be asked for again soon).
   while (p.cached + capacity > kPoolLimit && !p.large.empty()) {
     const auto largest = std::prev(p.large.end());
     p.cached -= largest->first;
-    unmap_large(largest->second, largest->first);
-    p.capacity.erase(largest->second);
+    unmap_large(largest->second.block, largest->first);
+    p.capacity.erase(largest->second.block);
     p.large.erase(largest);
   }
   if (p.cached + capacity <= kPoolLimit) {
     try {
-      p.large.emplace(capacity, block);
+      p.large.emplace(capacity, Pool::Cached{block, p.clock++});
       p.cached += capacity;
       return;
     } catch (...) {  // no memory for the bookkeeping: unmap the block instead
@@ -150,6 +184,12 @@ void pool_release(void* block, std::size_t bytes) noexcept {
     }
   }
   ::operator delete(block);
+}
+
+PoolStats pool_stats() {
+  Pool& p = pool();
+  std::lock_guard lock(p.mutex);
+  return {p.live, p.cached, p.peak_live};
 }
 
 std::size_t pool_cached_bytes() {

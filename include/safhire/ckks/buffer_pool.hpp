@@ -2,7 +2,9 @@
 // tens of megabytes; the C library returns such blocks to the kernel on release, and the fresh
 // pages of the next one cost as much as the arithmetic. Released blocks of 64 KiB or more are
 // kept (up to kPoolLimit bytes in all, process-wide, behind a mutex) and handed out again for
-// the same size; smaller ones go straight to operator new and delete.
+// the same size (large ones for up to a quarter less); smaller ones go straight to operator new
+// and delete. A large block that has to be mapped afresh first unmaps the cached ones beyond
+// the most ever handed out at once, so that the pool's footprint is its working set's peak.
 #pragma once
 
 #include <cstddef>
@@ -17,6 +19,12 @@ void* pool_allocate(std::size_t bytes);
 void pool_release(void* p, std::size_t bytes) noexcept;
 // Bytes held for reuse now (for tests and diagnostics).
 std::size_t pool_cached_bytes();
+struct PoolStats {
+  std::size_t live;       // large blocks handed out now (capacity)
+  std::size_t cached;     // blocks held for reuse, large and small
+  std::size_t peak_live;  // the most ever handed out at once in large blocks
+};
+PoolStats pool_stats();
 
 template <class T>
 struct PoolAllocator {
