@@ -198,7 +198,7 @@ void register_ckks() {
       seed[3] = 1;
       RnsPoly a;
       for (auto _ : st)
-        seeded_a(context, *ops, seed, 0, moduli, a);
+        seeded_a(*ops, seed, 0, moduli, a);
       st.counters["bytes_per_s"] =
           benchmark::Counter(static_cast<double>(moduli.size() * context.degree() * 8),
                              benchmark::Counter::kIsIterationInvariantRate);

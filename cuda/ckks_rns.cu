@@ -16,8 +16,12 @@
 #include <string>
 #include <vector>
 
+#include <cub/block/block_scan.cuh>
+
 #include "launch.cuh"
 #include "nvtx_range.cuh"
+#include "safhire/core/aes_block.hpp"
+#include "safhire/core/aes_ctr.hpp"
 #include "safhire/core/error.hpp"
 #include "safhire/core/modarith.hpp"
 #include "safhire/cuda/ckks.hpp"
@@ -167,6 +171,60 @@ __global__ void inner_product_kernel(const u64* const* limbs, u64* out, std::uin
       hi += core::mul_hi(x, y) + (lo < p_lo ? 1 : 0);
     }
     o[t] = core::reduce_double_word(hi, lo, m.q, m.ratio);
+  }
+}
+
+// The uniform half of a seeded key (RnsOps::uniform; uniform_from_stream in rns_ops.hpp is
+// the CPU's): one thread block per (512-word chunk, limb). Each draw has `blocks` AES blocks
+// ((want + 1) / 2 first, then 8), one per thread, two candidates each, masked to q's bit length
+// and kept when below q; an exclusive scan of the threads' counts places the kept words in
+// stream order, so the words are the CPU's, and the draws go on until the chunk is full.
+struct AesTables {
+  std::uint8_t sbox[256];
+  std::uint8_t round_keys[176];
+};
+constexpr int kUniformThreads = 256;
+constexpr std::uint32_t kUniformChunk = 512;
+
+__global__ void uniform_kernel(AesTables tables, const LimbMap* map, const u64* streams,
+                               std::uint32_t n, u64* out) {
+  __shared__ std::uint8_t sbox[256];
+  __shared__ std::uint8_t rk[176];
+  using Scan = cub::BlockScan<std::uint32_t, kUniformThreads>;
+  __shared__ typename Scan::TempStorage scan;
+  for (int i = threadIdx.x; i < 256; i += blockDim.x)
+    sbox[i] = tables.sbox[i];
+  for (int i = threadIdx.x; i < 176; i += blockDim.x)
+    rk[i] = tables.round_keys[i];
+  __syncthreads();
+  const std::uint32_t k = blockIdx.y, first = blockIdx.x * kUniformChunk;
+  const u64 q = map[k].q, stream = streams[k];
+  const u64 mask = q >= (u64{1} << 63) ? ~u64{0} : (u64{1} << (64 - __clzll(q))) - 1;
+  const std::uint32_t want = min(kUniformChunk, n - first);
+  u64* o = out + std::size_t{k} * n + first;
+  u64 counter = u64{blockIdx.x} << 32;
+  std::uint32_t kept = 0;
+  for (std::uint32_t blocks = (want + 1) / 2; kept < want; blocks = 8) {
+    u64 w[2] = {0, 0};
+    std::uint32_t count = 0;
+    if (threadIdx.x < blocks) {
+      core::aes::ctr_block(sbox, rk, stream, counter + threadIdx.x, w);
+      w[0] &= mask;
+      w[1] &= mask;
+      count = (w[0] < q ? 1U : 0U) + (w[1] < q ? 1U : 0U);
+    }
+    std::uint32_t at = 0, total = 0;
+    Scan(scan).ExclusiveSum(count, at, total);
+    at += kept;
+    for (int i = 0; i < 2 && threadIdx.x < blocks; ++i) {
+      if (w[i] < q) {
+        if (at < want) o[at] = w[i];
+        ++at;
+      }
+    }
+    kept += total;
+    counter += blocks;
+    __syncthreads();  // the scan's storage is reused by the next draw
   }
 }
 
@@ -500,6 +558,30 @@ class CudaRnsOps final : public ckks::RnsOps {
         perm.empty() ? nullptr : dperm.data(), dshift.data());
     check_launch("inner_product_kernel");
     out.ntt = a[0]->ntt;
+    dout.finish();
+  }
+
+  void uniform(const core::AesCtr& prf, std::uint64_t stream_base,
+               std::span<const ModulusIndex> moduli, RnsPoly& out) const override {
+    NvtxRange range("ckks uniform", NvtxCategory::ring, kColour);
+    reshape(out, moduli, true);
+    std::vector<LimbMap> map;
+    std::vector<u64> streams;
+    for (ModulusIndex mod : out.moduli) {
+      map.push_back(limb_map(mod, 0, 0, 0));
+      streams.push_back(stream_base | mod);
+    }
+    AesTables tables{};
+    std::copy(core::aes_sbox().begin(), core::aes_sbox().end(), tables.sbox);
+    std::copy(prf.round_keys().begin(), prf.round_keys().end(), tables.round_keys);
+    DeviceTarget dout(out, s());
+    DeviceBuffer<LimbMap> dmap(std::span<const LimbMap>(map), s());
+    DeviceBuffer<u64> dstreams(std::span<const u64>(streams), s());
+    const dim3 blocks((out.n + kUniformChunk - 1) / kUniformChunk,
+                      static_cast<std::uint32_t>(out.limbs()));
+    uniform_kernel<<<blocks, kUniformThreads, 0, s()>>>(tables, dmap.data(), dstreams.data(), out.n,
+                                                        dout.get());
+    check_launch("uniform_kernel");
     dout.finish();
   }
 

@@ -189,6 +189,9 @@ step "CKKS bootstrapping on the device: safhire ckks bootstrap (the N = 2^12 tes
 run ckks_bootstrap_cuda 60 "$build/host/apps/safhire" ckks bootstrap --backend cuda --insecure \
   --runs 3 --json >"$files/ckks-bootstrap-n12-cuda.json"
 cat "$files/ckks-bootstrap-n12-cuda.json"
+run ckks_bootstrap_cuda_seeded 40 "$build/host/apps/safhire" ckks bootstrap --backend cuda \
+  --insecure --seeded-keys --runs 3 --json >"$files/ckks-bootstrap-n12-cuda-seeded.json"
+cat "$files/ckks-bootstrap-n12-cuda-seeded.json"
 
 step "CUDA benchmarks"
 run bench_cuda 80 "$build/bench/bench_cuda" --benchmark_repetitions=3 --benchmark_min_time=0.05 \
@@ -202,6 +205,7 @@ if [ -n "$sanitizer" ] && (($(date +%s) + 120 < deadline)); then
   step "compute-sanitizer (memcheck, initcheck) over a subset of the CUDA tests"
   subset='AllRings/CudaKernels.*/3_3:AllRings/CudaKernels.*/7_2:DefaultSets/CudaKeySwitch.*/default_b8'
   subset+=':Trained/CudaBackend.*/small_b8_gamma2:CudaCkks.PrimitivesMatchTheCpuWordForWord'
+  subset+=':CudaCkks.SeededKeysMatchTheCpuWordForWord'
   for tool in memcheck initcheck; do
     run "sanitizer_$tool" 50 "$sanitizer" --tool "$tool" --error-exitcode 9 \
       "$build/tests/cuda/test_cuda" --gtest_brief=1 --gtest_filter="$subset" \

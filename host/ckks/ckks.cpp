@@ -7,7 +7,6 @@
 #include <string>
 
 #include "safhire/core/error.hpp"
-#include "simd/rns_kernels.hpp"
 
 namespace safhire::ckks {
 
@@ -58,64 +57,27 @@ std::uint64_t conjugation_galois_element(const CkksContext& context) {
   return 2ULL * context.degree() - 1;
 }
 
-namespace {
-
-// keep_below_avx512's scalar twin.
-std::size_t keep_below(const u64* words, std::size_t count, u64 mask, u64 q, u64* out,
-                       std::size_t room) {
-#if defined(SAFHIRE_CKKS_AVX512)
-  if (simd::rns_avx512_available())
-    return simd::keep_below_avx512(words, count, mask, q, out, room);
-#endif
-  std::size_t kept = 0;
-  for (std::size_t i = 0; i < count && kept < room; ++i) {
-    const u64 x = words[i] & mask;
-    out[kept] = x;
-    kept += x < q ? 1 : 0;
-  }
-  return kept;
+void seeded_a(const RnsOps& ops, const core::AesCtr::Key& seed, std::size_t digit,
+              std::span<const ModulusIndex> moduli, RnsPoly& out) {
+  ops.uniform(core::AesCtr(seed), std::uint64_t{digit} << 32, moduli, out);
 }
 
-}  // namespace
-
-void uniform_from_stream(const core::AesCtr& prf, std::uint64_t stream, u64 q, u64* out,
-                         std::size_t n) {
-  constexpr std::size_t kChunk = 512;
-  const u64 mask = q >= (u64{1} << 63) ? ~u64{0} : (u64{1} << std::bit_width(q)) - 1;
-  std::array<u64, kChunk> words;
-  for (std::size_t first = 0; first < n; first += kChunk) {
-    const std::size_t want = std::min(kChunk, n - first);
-    u64 counter = static_cast<u64>(first / kChunk) << 32;
-    std::size_t kept = 0;
-    // A first draw of want / 2 blocks, then 8 at a time until the chunk is full.
-    for (std::size_t blocks = (want + 1) / 2; kept < want; blocks = 8) {
-      prf.generate(stream, counter, blocks, words.data());
-      counter += blocks;
-      kept += keep_below(words.data(), 2 * blocks, mask, q, out + first + kept, want - kept);
+std::vector<const RnsPoly*> key_a(const RnsOps& ops, const SwitchingKey& key, std::size_t digits,
+                                  std::span<const ModulusIndex> moduli,
+                                  std::vector<RnsPoly>& storage) {
+  require(digits <= key.b.size(), ErrorCode::invalid_argument,
+          "switching key has fewer digits than the ciphertext needs");
+  std::vector<const RnsPoly*> a(digits);
+  if (key.seeded()) storage.resize(digits);
+  for (std::size_t j = 0; j < digits; ++j) {
+    if (key.seeded()) {
+      seeded_a(ops, *key.seed, j, moduli, storage[j]);
+      a[j] = &storage[j];
+    } else {
+      a[j] = &key.a[j];
     }
   }
-}
-
-void seeded_a(const CkksContext& context, const RnsOps& ops, const core::AesCtr::Key& seed,
-              std::size_t digit, std::span<const ModulusIndex> moduli, RnsPoly& out) {
-  // Into out's own storage where it already has this shape on the host (a scratch polynomial
-  // reused from one key to the next), else a fresh one.
-  const bool reuse = !out.on_device() && out.n == context.degree() && out.ntt &&
-                     std::equal(moduli.begin(), moduli.end(), out.moduli.begin(), out.moduli.end());
-  RnsPoly fresh;
-  if (!reuse)
-    fresh =
-        RnsPoly(context.degree(), std::vector<ModulusIndex>(moduli.begin(), moduli.end()), true);
-  RnsPoly& a = reuse ? out : fresh;
-  const core::AesCtr prf(seed);
-  for (std::size_t k = 0; k < a.limbs(); ++k) {
-    uniform_from_stream(prf, (std::uint64_t{digit} << 32) | a.moduli[k], context.prime(a.moduli[k]),
-                        a.limb(k).data(), a.n);
-  }
-  if (!reuse) {
-    ops.make_resident(fresh);
-    out = std::move(fresh);
-  }
+  return a;
 }
 
 void make_resident(const RnsOps& ops, Ciphertext& x) {
@@ -242,7 +204,7 @@ SwitchingKey KeyGenerator::make_key(const RnsPoly& secret, const RnsPoly& s_prim
   for (std::uint32_t j = 0; j < context_->digits(top); ++j) {
     RnsPoly a;
     if (seeded_) {
-      seeded_a(*context_, *ops_, *key.seed, j, moduli, a);
+      seeded_a(*ops_, *key.seed, j, moduli, a);
     } else {
       a = sample_uniform(moduli);
     }

@@ -5,6 +5,7 @@
 // (simd/rns_kernels.hpp), word for word the same.
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <string>
 #include <vector>
 
@@ -304,6 +305,15 @@ class CpuRnsOps final : public RnsOps {
     });
   }
 
+  void uniform(const core::AesCtr& prf, std::uint64_t stream_base,
+               std::span<const ModulusIndex> moduli, RnsPoly& out) const override {
+    reshape(out, moduli, true);
+    for_limbs(out, [&](std::size_t k) {
+      const ModulusIndex mod = out.moduli[k];
+      uniform_from_stream(prf, stream_base | mod, context().prime(mod), out.limb(k).data(), out.n);
+    });
+  }
+
   void permute(const RnsPoly& a, std::span<const std::uint32_t> perm, RnsPoly& out) const override {
     require(&a != &out, ErrorCode::invalid_argument, "permute: output aliases input");
     require(a.ntt && perm.size() == out.n, ErrorCode::size_mismatch,
@@ -556,6 +566,44 @@ void RnsOps::rotate_hoisted(std::span<const RnsPoly* const> d,
     if (add0 != nullptr) add(u0, *add0, u0);
     permute(u0, perm[j], *out0[j]);
     permute(u1, perm[j], *out1[j]);
+  }
+}
+
+namespace {
+
+// Rejection sampling's filter: words[0, count) masked, those below q kept in order until `room`
+// are (simd::keep_below_avx512 where the processor has it).
+std::size_t keep_below(const u64* words, std::size_t count, u64 mask, u64 q, u64* out,
+                       std::size_t room) {
+#if defined(SAFHIRE_CKKS_AVX512)
+  if (simd::rns_avx512_available())
+    return simd::keep_below_avx512(words, count, mask, q, out, room);
+#endif
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < count && kept < room; ++i) {
+    const u64 x = words[i] & mask;
+    out[kept] = x;
+    kept += x < q ? 1 : 0;
+  }
+  return kept;
+}
+
+}  // namespace
+
+void uniform_from_stream(const core::AesCtr& prf, std::uint64_t stream, u64 q, u64* out,
+                         std::size_t n) {
+  constexpr std::size_t kChunk = 512;
+  const u64 mask = q >= (u64{1} << 63) ? ~u64{0} : (u64{1} << std::bit_width(q)) - 1;
+  std::array<u64, kChunk> words;
+  for (std::size_t first = 0; first < n; first += kChunk) {
+    const std::size_t want = std::min(kChunk, n - first);
+    u64 counter = static_cast<u64>(first / kChunk) << 32;
+    std::size_t kept = 0;
+    for (std::size_t blocks = (want + 1) / 2; kept < want; blocks = 8) {
+      prf.generate(stream, counter, blocks, words.data());
+      counter += blocks;
+      kept += keep_below(words.data(), 2 * blocks, mask, q, out + first + kept, want - kept);
+    }
   }
 }
 

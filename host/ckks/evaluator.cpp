@@ -413,22 +413,12 @@ void Evaluator::key_switch_inner_into(const std::vector<RnsPoly>& digits, const 
   require(!digits.empty() && digits.size() <= key.b.size(), ErrorCode::invalid_argument,
           "switching key has fewer digits than the ciphertext needs");
   const auto moduli = q_and_p(*context_, level);
-  std::vector<const RnsPoly*> d(digits.size()), b(digits.size()), a(digits.size());
-  std::vector<RnsPoly>* regenerated = nullptr;
-  if (key.seeded()) {
-    regenerated = &scratch().key_a;
-    regenerated->resize(digits.size());
-  }
+  std::vector<const RnsPoly*> d(digits.size()), b(digits.size());
   for (std::size_t j = 0; j < digits.size(); ++j) {
     d[j] = &digits[j];
     b[j] = &key.b[j];
-    if (regenerated != nullptr) {
-      seeded_a(*context_, *ops_, *key.seed, j, moduli, (*regenerated)[j]);
-      a[j] = &(*regenerated)[j];
-    } else {
-      a[j] = &key.a[j];
-    }
   }
+  const auto a = key_a(*ops_, key, digits.size(), moduli, scratch().key_a);
   ops_->reshape(u0, moduli, true);
   ops_->reshape(u1, moduli, true);
   ops_->inner_product_pair(d, b, a, u0, u1, perm);

@@ -208,7 +208,7 @@ Ciphertext LinearTransform::apply(const Evaluator& evaluator, const Ciphertext& 
       ka.emplace_back();
       for (std::size_t i = 0; i < d.size(); ++i) {
         kb.back().push_back(&key.b[i]);
-        ka.back().push_back(key.seeded() ? nullptr : &key.a[i]);
+        ka.back().push_back(key.seeded() ? nullptr : &key.a[i]);  // regenerated below
       }
       perms.push_back(evaluator.permutation(galois));
       auto& r = rotated[b];
@@ -220,14 +220,11 @@ Ciphertext LinearTransform::apply(const Evaluator& evaluator, const Ciphertext& 
     // sigma_b(P c_0 + u_0, u_1) for every baby b, from one ModUp: the full keys in one call, a
     // seeded key alone with its a_j regenerated over Q_l P for that call only (a seeded key set
     // is chosen for its memory: one key's a_j at a time).
-    std::vector<RnsPoly> regenerated(d.size());
+    std::vector<RnsPoly> regenerated;
     for (std::size_t first = 0; first < used.size();) {
       std::size_t count = 1;
       if (used[first]->seeded()) {
-        for (std::size_t i = 0; i < d.size(); ++i) {
-          seeded_a(*context_, ops, *used[first]->seed, i, qp, regenerated[i]);
-          ka[first][i] = &regenerated[i];
-        }
+        ka[first] = key_a(ops, *used[first], d.size(), qp, regenerated);
       } else {
         while (first + count < used.size() && !used[first + count]->seeded())
           ++count;

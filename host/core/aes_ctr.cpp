@@ -3,6 +3,7 @@
 #include <bit>
 #include <cstring>
 
+#include "safhire/core/aes_block.hpp"
 #include "safhire/core/error.hpp"
 
 namespace safhire::core {
@@ -14,13 +15,9 @@ namespace {
 
 using u8 = std::uint8_t;
 
-u8 xtime(u8 x) {
-  return static_cast<u8>((x << 1) ^ ((x & 0x80U) != 0 ? 0x1bU : 0U));
-}
-
 u8 gf_mul(u8 a, u8 b) {
   u8 r = 0;
-  for (; b != 0; b >>= 1, a = xtime(a)) {
+  for (; b != 0; b >>= 1, a = aes::xtime(a)) {
     if ((b & 1U) != 0) r ^= a;
   }
   return r;
@@ -45,13 +42,17 @@ std::array<u8, 256> make_sbox() {
   return s;
 }
 
-const std::array<u8, 256>& sbox() {
-  static const std::array<u8, 256> s = make_sbox();
+}  // namespace
+
+const std::array<std::uint8_t, 256>& aes_sbox() {
+  static const std::array<std::uint8_t, 256> s = make_sbox();
   return s;
 }
 
+namespace {
+
 void expand_key(const AesCtr::Key& key, std::array<u8, 176>& rk) {
-  const auto& s = sbox();
+  const auto& s = aes_sbox();
   std::memcpy(rk.data(), key.data(), 16);
   u8 rcon = 1;
   for (int i = 4; i < 44; ++i) {
@@ -63,39 +64,11 @@ void expand_key(const AesCtr::Key& key, std::array<u8, 176>& rk) {
       t[1] = s[t[2]];
       t[2] = s[t[3]];
       t[3] = s[first];
-      rcon = xtime(rcon);
+      rcon = aes::xtime(rcon);
     }
     for (int k = 0; k < 4; ++k)
       rk[4 * i + k] = static_cast<u8>(rk[4 * (i - 4) + k] ^ t[k]);
   }
-}
-
-// One block, byte by byte (state column-major: byte 4 c + r is row r of column c).
-void encrypt_portable(const u8* rk, const u8* in, u8* out) {
-  const auto& s = sbox();
-  u8 st[16];
-  for (int i = 0; i < 16; ++i)
-    st[i] = static_cast<u8>(in[i] ^ rk[i]);
-  for (int round = 1; round <= 10; ++round) {
-    u8 t[16];
-    for (int c = 0; c < 4; ++c) {  // SubBytes and ShiftRows
-      for (int r = 0; r < 4; ++r)
-        t[4 * c + r] = s[st[4 * ((c + r) % 4) + r]];
-    }
-    if (round != 10) {  // MixColumns
-      for (int c = 0; c < 4; ++c) {
-        const u8 a0 = t[4 * c], a1 = t[4 * c + 1], a2 = t[4 * c + 2], a3 = t[4 * c + 3];
-        const u8 all = static_cast<u8>(a0 ^ a1 ^ a2 ^ a3);
-        t[4 * c] = static_cast<u8>(a0 ^ all ^ xtime(static_cast<u8>(a0 ^ a1)));
-        t[4 * c + 1] = static_cast<u8>(a1 ^ all ^ xtime(static_cast<u8>(a1 ^ a2)));
-        t[4 * c + 2] = static_cast<u8>(a2 ^ all ^ xtime(static_cast<u8>(a2 ^ a3)));
-        t[4 * c + 3] = static_cast<u8>(a3 ^ all ^ xtime(static_cast<u8>(a3 ^ a0)));
-      }
-    }
-    for (int i = 0; i < 16; ++i)
-      st[i] = static_cast<u8>(t[i] ^ rk[16 * round + i]);
-  }
-  std::memcpy(out, st, 16);
 }
 
 bool supported(AesImpl impl) {
@@ -146,7 +119,7 @@ AesCtr::AesCtr(const Key& key, AesImpl impl) : impl_(impl) {
 
 std::array<std::uint8_t, 16> AesCtr::encrypt_block(const std::array<std::uint8_t, 16>& in) const {
   std::array<std::uint8_t, 16> out{};
-  encrypt_portable(round_keys_.data(), in.data(), out.data());
+  aes::encrypt_block(aes_sbox().data(), round_keys_.data(), in.data(), out.data());
   return out;
 }
 
@@ -162,14 +135,9 @@ void AesCtr::generate(std::uint64_t nonce, std::uint64_t counter, std::size_t bl
     return;
   }
 #endif
-  for (std::size_t i = 0; i < blocks; ++i) {
-    std::uint8_t block[16];
-    const std::uint64_t c = counter + i;
-    std::memcpy(block, &nonce, 8);
-    std::memcpy(block + 8, &c, 8);
-    encrypt_portable(round_keys_.data(), block, block);
-    std::memcpy(out + 2 * i, block, 16);
-  }
+  const std::uint8_t* sbox = aes_sbox().data();
+  for (std::size_t i = 0; i < blocks; ++i)
+    aes::ctr_block(sbox, round_keys_.data(), nonce, counter + i, out + 2 * i);
 }
 
 }  // namespace safhire::core

@@ -239,7 +239,7 @@ TEST(CkksScheme, SeededKeysHoldTheKeyEquationAndSwitchLikeFullKeys) {
     double worst = 0;
     for (std::size_t j = 0; j < key.b.size(); ++j) {
       RnsPoly a, sb(f.context.degree(), moduli, true), sa(f.context.degree(), moduli, true);
-      seeded_a(f.context, ops, *key.seed, j, moduli, a);
+      seeded_a(ops, *key.seed, j, moduli, a);
       ops.permute(key.b[j], sigma, sb);
       ops.permute(a, sigma, sa);
       RnsPoly e(f.context.degree(), moduli, true), scaled(f.context.degree(), moduli, true);
@@ -276,8 +276,8 @@ TEST(CkksScheme, SeededKeysHoldTheKeyEquationAndSwitchLikeFullKeys) {
   }
   // The same key twice: the same a_j.
   RnsPoly a1, a2;
-  seeded_a(f.context, ops, *rlk.seed, 1, moduli, a1);
-  seeded_a(f.context, ops, *rlk.seed, 1, moduli, a2);
+  seeded_a(ops, *rlk.seed, 1, moduli, a1);
+  seeded_a(ops, *rlk.seed, 1, moduli, a2);
   EXPECT_EQ(a1, a2);
 
   // In use, against plaintext arithmetic with the full keys' bounds.

@@ -59,16 +59,15 @@ struct SwitchingKey {
   bool seeded() const { return seed.has_value(); }
 };
 
-// Residues uniform modulo q from stream `stream` of an AES-CTR generator: chunk c of 512 words
-// draws the blocks from counter c 2^32 on, two 64-bit candidates per block, each masked to q's
-// bit length and kept when below q (rejection sampling: uniform given the PRF). Chunks are
-// independent, so any backend can make them in parallel.
-void uniform_from_stream(const core::AesCtr& prf, std::uint64_t stream, std::uint64_t q,
-                         std::uint64_t* out, std::size_t n);
 // Digit j's a of a seeded key over `moduli` (those of the level it switches at: a subset of b_j's)
-// into `out`, resident for ops: stream (j << 32 | modulus) per limb.
-void seeded_a(const CkksContext& context, const RnsOps& ops, const core::AesCtr::Key& seed,
-              std::size_t digit, std::span<const ModulusIndex> moduli, RnsPoly& out);
+// into `out`, in ops' residence: RnsOps::uniform with streams j << 32 | modulus.
+void seeded_a(const RnsOps& ops, const core::AesCtr::Key& seed, std::size_t digit,
+              std::span<const ModulusIndex> moduli, RnsPoly& out);
+// The a_j of a key's first `digits` digits over `moduli`: pointers to its own for a full key, or
+// regenerated into `storage` (resized to `digits`, its polynomials reused) for a seeded one.
+std::vector<const RnsPoly*> key_a(const RnsOps& ops, const SwitchingKey& key, std::size_t digits,
+                                  std::span<const ModulusIndex> moduli,
+                                  std::vector<RnsPoly>& storage);
 
 // The key for sigma_g is stored as sigma_g^-1 of its digits: the key switch of sigma(c_1),
 // sum_j sigma(ModUp_j(c_1)) k_j, is sigma(sum_j ModUp_j(c_1) sigma^-1(k_j)), so a rotation

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "safhire/ckks/rns.hpp"
+#include "safhire/core/aes_ctr.hpp"
 #include "safhire/ring/simd.hpp"
 
 namespace safhire::ckks {
@@ -119,6 +120,10 @@ class RnsOps {
                                 RnsPoly& out) const = 0;
   // An automorphism in NTT form: out[s] = a[perm[s]] on every limb (perm from
   // NegacyclicNtt::automorphism_permutation, the same for every prime).
+  // out over `moduli` in NTT form (reshaped, in this backend's residence): limb k is
+  // uniform_from_stream(prf, stream_base | moduli[k], q_k), the uniform half of a seeded key.
+  virtual void uniform(const core::AesCtr& prf, std::uint64_t stream_base,
+                       std::span<const ModulusIndex> moduli, RnsPoly& out) const = 0;
   virtual void permute(const RnsPoly& a, std::span<const std::uint32_t> perm,
                        RnsPoly& out) const = 0;
   // Base conversion (rns.hpp) of in's coefficient limbs into out's.
@@ -131,6 +136,14 @@ class RnsOps {
  private:
   const CkksContext* context_;
 };
+
+// Residues uniform modulo q from stream `stream` of an AES-CTR generator: chunk c of 512 words
+// draws the blocks from counter c 2^32 on, two 64-bit candidates per block, each masked to q's
+// bit length and kept when below q (rejection sampling: uniform given the PRF), the first draw
+// (want + 1) / 2 blocks and every further one 8 blocks. Chunks are independent, so a backend
+// makes them in parallel; the CUDA kernel keeps the same words in the same order.
+void uniform_from_stream(const core::AesCtr& prf, std::uint64_t stream, std::uint64_t q,
+                         std::uint64_t* out, std::size_t n);
 
 // The compact form of an NTT-form polynomial that is constant on aligned blocks of at least
 // min_block coefficients on every limb (a polynomial in X^(N/m) for some m < N, whose values in

@@ -37,11 +37,16 @@ class AesCtr {
   // One block of raw AES-128 (for the FIPS 197 known-answer test).
   std::array<std::uint8_t, 16> encrypt_block(const std::array<std::uint8_t, 16>& in) const;
   AesImpl impl() const { return impl_; }
+  // The 11 round keys (public: expanded from the public seed), for device kernels.
+  const std::array<std::uint8_t, 176>& round_keys() const { return round_keys_; }
 
  private:
   std::array<std::uint8_t, 176> round_keys_{};  // the 11 round keys, FIPS 197 byte order
   AesImpl impl_;
 };
+
+// The S-box (computed once from its definition), for the portable path and device kernels.
+const std::array<std::uint8_t, 256>& aes_sbox();
 
 namespace aes_detail {
 // The x86 implementations (aes_ctr_x86.cpp), over the expanded round keys.
