@@ -86,11 +86,14 @@ void* allocate_large(Pool& p, std::size_t bytes) {
       p.large.erase(it);
       return block;
     }
-    // A fresh block. The pool's footprint (handed out and cached) stays within the most ever
-    // handed out at once: cached blocks that fit no request now, those cached longest first, are
-    // unmapped to make room, so that the process's peak is its working set's, not that plus the
-    // blocks of an earlier phase (a bootstrap's EvalMod sizes while CoeffToSlot runs).
-    const std::size_t ceiling = std::max(p.peak_live, p.live + need);
+    // No cached block fits: a fresh one. The pool's footprint (handed out and cached) stays
+    // within the most ever handed out at once plus an eighth: past that, the blocks cached
+    // longest are unmapped first. So the process's peak is about its working set's, not that
+    // plus the blocks of an earlier phase (a bootstrap's EvalMod sizes while CoeffToSlot runs:
+    // 0.7 GB at N = 2^16), while the eighth keeps a steady state from unmapping blocks it maps
+    // again a phase later (fresh pages cost a fault and a clear each; evicting down to the peak
+    // itself cost 3% of a bootstrap).
+    const std::size_t ceiling = std::max(p.peak_live + p.peak_live / 8, p.live + need);
     while (!p.large.empty() && p.live + p.cached + need > ceiling) {
       auto oldest = p.large.begin();
       for (auto at = p.large.begin(); at != p.large.end(); ++at) {

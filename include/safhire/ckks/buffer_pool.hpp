@@ -4,7 +4,8 @@
 // kept (up to kPoolLimit bytes in all, process-wide, behind a mutex) and handed out again for
 // the same size (large ones for up to a quarter less); smaller ones go straight to operator new
 // and delete. A large block that has to be mapped afresh first unmaps the cached ones beyond
-// the most ever handed out at once, so that the pool's footprint is its working set's peak.
+// the most ever handed out at once plus an eighth, so that the pool's footprint follows its
+// working set's peak.
 #pragma once
 
 #include <cstddef>
