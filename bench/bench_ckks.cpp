@@ -6,8 +6,9 @@
 //   ckks/ntt_batch/<N>/<primes>                      forward NTT of every limb of an RNS poly
 //   ckks/base_convert/<N>/digit0                     exact conversion of ModUp's first digit
 //   ckks/keyswitch/<N>/L<l>/dnum<d>                  hybrid key switching of one polynomial
-//   ckks/seeded_a/<N>/L<l>                           one digit of a seeded key regenerated over Q_L
-//   P ckks/mult_relin_rescale/<N>/L<l>                 ct x ct, relinearize, rescale
+//   ckks/seeded_a/<N>/L<l>                           a seeded key's a_j, one digit, over Q_L P
+//   core/aes_ctr/<impl>                              4096 AES-CTR blocks, each implementation
+//   ckks/mult_relin_rescale/<N>/L<l>                 ct x ct, relinearize, rescale
 //   ckks/rotate/<N>/L<l>, ckks/rotate_hoisted8/...   one rotation; eight from one ModUp
 //   ckks/dft_stages/<N>/<first>-<last>/cts|stc      one group of four DFT stages (hoisted BSGS
 //                                                    linear transform and rescale), full slots
@@ -186,8 +187,8 @@ void register_ckks() {
       for (auto _ : st)
         benchmark::DoNotOptimize(s.evaluator.key_switch(s.x.c[1], s.rlk));
     });
-    // A seeded key's a_j for one digit over Q_L P (AES-CTR and rejection sampling), against
-    // the bytes it saves reading.
+    // A seeded key's a_j for one digit over Q_L P (AES-CTR and rejection sampling), in bytes
+    // of key it saves storing and reading.
     add(path({"ckks/seeded_a", n, l}), [set](benchmark::State& st) {
       const CkksContext context(named_set(set));
       const auto ops = make_cpu_rns_ops(context, 1);
@@ -354,8 +355,30 @@ void register_bootstrap() {
   });
 }
 
+// The AES-128-CTR stream alone on each implementation the processor has (seeded keys' PRF).
+void register_aes() {
+  for (safhire::core::AesImpl impl : safhire::core::available_aes()) {
+    const std::string name = std::string("core/aes_ctr/") + safhire::core::to_string(impl);
+    benchmark::RegisterBenchmark(name.c_str(), [impl](benchmark::State& st) {
+      safhire::core::AesCtr::Key key{};
+      key[0] = 1;
+      const safhire::core::AesCtr prf(key, impl);
+      std::vector<std::uint64_t> words(2 * 4096);
+      std::uint64_t counter = 0;
+      for (auto _ : st) {
+        prf.generate(7, counter, 4096, words.data());
+        counter += 4096;
+        benchmark::DoNotOptimize(words.data());
+      }
+      st.counters["bytes_per_s"] =
+          benchmark::Counter(16.0 * 4096, benchmark::Counter::kIsIterationInvariantRate);
+    })->Unit(benchmark::kMicrosecond);
+  }
+}
+
 int main(int argc, char** argv) {
   register_ntt();
+  register_aes();
   register_ckks();
   register_bootstrap();
   benchmark::Initialize(&argc, argv);
