@@ -101,6 +101,16 @@ const char* to_string(AesImpl impl) {
   return "?";
 }
 
+namespace {
+
+// The fastest implementation here, looked up once (a seeded key makes a generator per digit).
+AesImpl best_aes() {
+  static const AesImpl best = available_aes().back();
+  return best;
+}
+
+}  // namespace
+
 std::vector<AesImpl> available_aes() {
   std::vector<AesImpl> out;
   for (AesImpl impl : {AesImpl::portable, AesImpl::aesni, AesImpl::vaes}) {
@@ -109,7 +119,7 @@ std::vector<AesImpl> available_aes() {
   return out;
 }
 
-AesCtr::AesCtr(const Key& key) : AesCtr(key, available_aes().back()) {}
+AesCtr::AesCtr(const Key& key) : AesCtr(key, best_aes()) {}
 
 AesCtr::AesCtr(const Key& key, AesImpl impl) : impl_(impl) {
   require(supported(impl), ErrorCode::unsupported,
