@@ -6,6 +6,11 @@
 #include "safhire/core/aes_block.hpp"
 #include "safhire/core/error.hpp"
 
+#if defined(SAFHIRE_AES_ARM)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
+
 namespace safhire::core {
 
 static_assert(std::endian::native == std::endian::little,
@@ -72,19 +77,29 @@ void expand_key(const AesCtr::Key& key, std::array<u8, 176>& rk) {
 }
 
 bool supported(AesImpl impl) {
-#if defined(SAFHIRE_AES_X86)
   switch (impl) {
     case AesImpl::portable:
       return true;
     case AesImpl::aesni:
+#if defined(SAFHIRE_AES_X86)
       return __builtin_cpu_supports("aes") && __builtin_cpu_supports("sse4.1");
+#else
+      return false;
+#endif
     case AesImpl::vaes:
+#if defined(SAFHIRE_AES_X86)
       return __builtin_cpu_supports("vaes") && __builtin_cpu_supports("avx512f");
+#else
+      return false;
+#endif
+    case AesImpl::armv8:
+#if defined(SAFHIRE_AES_ARM)
+      return (getauxval(AT_HWCAP) & HWCAP_AES) != 0;
+#else
+      return false;
+#endif
   }
   return false;
-#else
-  return impl == AesImpl::portable;
-#endif
 }
 
 }  // namespace
@@ -97,6 +112,8 @@ const char* to_string(AesImpl impl) {
       return "aesni";
     case AesImpl::vaes:
       return "vaes";
+    case AesImpl::armv8:
+      return "armv8";
   }
   return "?";
 }
@@ -113,7 +130,7 @@ AesImpl best_aes() {
 
 std::vector<AesImpl> available_aes() {
   std::vector<AesImpl> out;
-  for (AesImpl impl : {AesImpl::portable, AesImpl::aesni, AesImpl::vaes}) {
+  for (AesImpl impl : {AesImpl::portable, AesImpl::aesni, AesImpl::vaes, AesImpl::armv8}) {
     if (supported(impl)) out.push_back(impl);
   }
   return out;
@@ -142,6 +159,12 @@ void AesCtr::generate(std::uint64_t nonce, std::uint64_t counter, std::size_t bl
   }
   if (impl_ == AesImpl::aesni) {
     aes_detail::generate_aesni(round_keys_.data(), nonce, counter, blocks, out);
+    return;
+  }
+#endif
+#if defined(SAFHIRE_AES_ARM)
+  if (impl_ == AesImpl::armv8) {
+    aes_detail::generate_armv8(round_keys_.data(), nonce, counter, blocks, out);
     return;
   }
 #endif

@@ -5,9 +5,9 @@
 //
 // Block i of a stream is AES_k(nonce || counter + i), the nonce and the counter each a
 // little-endian 64-bit word, and its 16 bytes are read as two little-endian 64-bit words. The
-// AES-NI and VAES (four blocks per instruction) implementations are chosen at run time where
-// the processor has them; the portable one serves everywhere else. All three give the same
-// words.
+// AES-NI and VAES (four blocks per instruction) implementations on x86, and the Armv8
+// Cryptography Extension one on Arm, are chosen at run time where the processor has them; the
+// portable one serves everywhere else. All give the same words.
 #pragma once
 
 #include <array>
@@ -18,7 +18,7 @@
 
 namespace safhire::core {
 
-enum class AesImpl : std::uint8_t { portable, aesni, vaes };
+enum class AesImpl : std::uint8_t { portable, aesni, vaes, armv8 };
 
 const char* to_string(AesImpl impl);
 // The implementations this processor runs, portable first.
@@ -54,6 +54,9 @@ void generate_aesni(const std::uint8_t* round_keys, std::uint64_t nonce, std::ui
                     std::size_t blocks, std::uint64_t* out);
 void generate_vaes(const std::uint8_t* round_keys, std::uint64_t nonce, std::uint64_t counter,
                    std::size_t blocks, std::uint64_t* out);
+// The Armv8 one (aes_ctr_arm.cpp).
+void generate_armv8(const std::uint8_t* round_keys, std::uint64_t nonce, std::uint64_t counter,
+                    std::size_t blocks, std::uint64_t* out);
 }  // namespace aes_detail
 
 }  // namespace safhire::core
