@@ -77,29 +77,18 @@ void expand_key(const AesCtr::Key& key, std::array<u8, 176>& rk) {
 }
 
 bool supported(AesImpl impl) {
-  switch (impl) {
-    case AesImpl::portable:
-      return true;
-    case AesImpl::aesni:
 #if defined(SAFHIRE_AES_X86)
-      return __builtin_cpu_supports("aes") && __builtin_cpu_supports("sse4.1");
-#else
-      return false;
-#endif
-    case AesImpl::vaes:
-#if defined(SAFHIRE_AES_X86)
-      return __builtin_cpu_supports("vaes") && __builtin_cpu_supports("avx512f");
-#else
-      return false;
-#endif
-    case AesImpl::armv8:
-#if defined(SAFHIRE_AES_ARM)
-      return (getauxval(AT_HWCAP) & HWCAP_AES) != 0;
-#else
-      return false;
-#endif
+  if (impl == AesImpl::aesni) {
+    return __builtin_cpu_supports("aes") && __builtin_cpu_supports("sse4.1");
   }
-  return false;
+  if (impl == AesImpl::vaes) {
+    return __builtin_cpu_supports("vaes") && __builtin_cpu_supports("avx512f");
+  }
+#endif
+#if defined(SAFHIRE_AES_ARM)
+  if (impl == AesImpl::armv8) return (getauxval(AT_HWCAP) & HWCAP_AES) != 0;
+#endif
+  return impl == AesImpl::portable;
 }
 
 }  // namespace
