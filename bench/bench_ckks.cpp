@@ -192,9 +192,7 @@ void register_ckks() {
     add(path({"ckks/seeded_a", n, l}), [set](benchmark::State& st) {
       const CkksContext context(named_set(set));
       const auto ops = make_cpu_rns_ops(context, 1);
-      auto moduli = context.q_moduli(context.max_level());
-      for (ModulusIndex m : context.p_moduli())
-        moduli.push_back(m);
+      const auto moduli = context.qp_moduli(context.max_level());
       safhire::core::AesCtr::Key seed{};
       seed[3] = 1;
       RnsPoly a;

@@ -113,10 +113,7 @@ KeyGenerator::KeyGenerator(const CkksContext& context, const RnsOps& ops,
     : context_(&context), ops_(&ops), random_(&random) {}
 
 std::vector<ModulusIndex> KeyGenerator::all_moduli() const {
-  auto m = context_->q_moduli(context_->max_level());
-  for (ModulusIndex p : context_->p_moduli())
-    m.push_back(p);
-  return m;
+  return context_->qp_moduli(context_->max_level());
 }
 
 RnsPoly KeyGenerator::sample_uniform(const std::vector<ModulusIndex>& moduli) {
@@ -193,9 +190,7 @@ PublicKey KeyGenerator::public_key(const SecretKey& sk) {
 SwitchingKey KeyGenerator::make_key(const RnsPoly& secret, const RnsPoly& s_prime,
                                     std::uint32_t level) {
   const std::uint32_t top = std::min(level, context_->max_level());
-  auto moduli = context_->q_moduli(top);
-  for (ModulusIndex p : context_->p_moduli())
-    moduli.push_back(p);
+  const auto moduli = context_->qp_moduli(top);
   SwitchingKey key;
   if (seeded_) {
     key.seed.emplace();

@@ -16,13 +16,6 @@ bool same_scale(double a, double b) {
   return std::fabs(a - b) <= std::ldexp(std::fabs(a), -40);
 }
 
-std::vector<ModulusIndex> q_and_p(const CkksContext& context, std::uint32_t level) {
-  auto m = context.q_moduli(level);
-  for (ModulusIndex p : context.p_moduli())
-    m.push_back(p);
-  return m;
-}
-
 // The residues of round(c) for a real c, one per modulus index. Beyond 2^63 (a constant at the
 // square of a scale, as polynomial evaluation adds them) round(c) is read exactly from its
 // binary expansion, a 64-bit mantissa times a power of two.
@@ -71,7 +64,7 @@ const BaseConverter& Evaluator::mod_up_converter(std::uint32_t level, std::uint3
   if (!slot) {
     const auto from = context_->digit_moduli(level, digit);
     std::vector<ModulusIndex> to;
-    for (ModulusIndex m : q_and_p(*context_, level)) {
+    for (ModulusIndex m : context_->qp_moduli(level)) {
       if (std::find(from.begin(), from.end(), m) == from.end()) to.push_back(m);
     }
     slot = std::make_unique<BaseConverter>(*context_, from, to);
@@ -412,7 +405,7 @@ void Evaluator::key_switch_inner_into(const std::vector<RnsPoly>& digits, const 
                                       RnsPoly& u0, RnsPoly& u1) const {
   require(!digits.empty() && digits.size() <= key.b.size(), ErrorCode::invalid_argument,
           "switching key has fewer digits than the ciphertext needs");
-  const auto moduli = q_and_p(*context_, level);
+  const auto moduli = context_->qp_moduli(level);
   std::vector<const RnsPoly*> d(digits.size()), b(digits.size());
   for (std::size_t j = 0; j < digits.size(); ++j) {
     d[j] = &digits[j];

@@ -161,9 +161,7 @@ Ciphertext LinearTransform::apply(const Evaluator& evaluator, const Ciphertext& 
               std::to_string(x.slots));
   const RnsOps& ops = evaluator.ops();
   const auto q = context_->q_moduli(level_);
-  auto qp = q;
-  for (ModulusIndex m : context_->p_moduli())
-    qp.push_back(m);
+  const auto qp = context_->qp_moduli(level_);
 
   // Everything runs over Q_l P, where a ciphertext c stands for ModDown(c): x enters as
   // P x (P c_i on the primes of Q_l, 0 on those of P, so that ModDown gives c_i back exactly),

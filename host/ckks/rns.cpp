@@ -62,6 +62,13 @@ std::vector<ModulusIndex> CkksContext::p_moduli() const {
   return m;
 }
 
+std::vector<ModulusIndex> CkksContext::qp_moduli(std::uint32_t level) const {
+  auto m = q_moduli(level);
+  for (ModulusIndex p : p_moduli())
+    m.push_back(p);
+  return m;
+}
+
 std::uint32_t CkksContext::digits(std::uint32_t level) const {
   const std::uint32_t a = params_.alpha();
   return (level + 1 + a - 1) / a;

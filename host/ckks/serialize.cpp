@@ -129,10 +129,7 @@ RnsPoly get_poly(ByteReader& r, const CkksContext& context,
 }
 
 std::vector<ModulusIndex> all_moduli(const CkksContext& context) {
-  auto m = context.q_moduli(context.max_level());
-  for (ModulusIndex p : context.p_moduli())
-    m.push_back(p);
-  return m;
+  return context.qp_moduli(context.max_level());
 }
 
 enum class KeyForm : std::uint8_t { full = 0, seeded = 1 };

@@ -32,14 +32,6 @@ RnsPoly random_poly(const CkksContext& context, std::vector<ModulusIndex> moduli
   return p;
 }
 
-// The primes of Q_level followed by those of P.
-std::vector<ModulusIndex> q_and_p(const CkksContext& context, std::uint32_t level) {
-  auto moduli = context.q_moduli(level);
-  for (ModulusIndex p : context.p_moduli())
-    moduli.push_back(p);
-  return moduli;
-}
-
 // The seeded keys' sampler: residues below q, uniform (the share above 2^39 and the mean, for a
 // modulus whose rejection rate is 1/4), chunks independent of the length asked for, streams
 // independent of each other.
@@ -186,7 +178,7 @@ TEST(CkksRns, ConversionKernelsAgreeWithGmpOnEveryInstructionSet) {
 TEST(CkksRns, ModDownIsRoundedDivisionByP) {
   auto& f = fixture("n14-l7");
   const std::uint32_t level = 5;
-  const auto moduli = q_and_p(f.context, level);
+  const auto moduli = f.context.qp_moduli(level);
   RnsPoly x = random_poly(f.context, moduli, false, 20);
   const RnsPoly x_coeffs = x;
   f.ops->forward(x);
@@ -292,7 +284,7 @@ TEST(CkksRns, CompactBlockConstantPolynomialsInInnerProducts) {
   auto& f = fixture("n13-l3");
   const auto& c = f.context;
   const std::uint32_t n = c.degree();
-  const auto all = q_and_p(c, 2);
+  const auto all = c.qp_moduli(2);
   const auto dense = random_poly(c, all, true, 5);
   EXPECT_EQ(compact_blocks(dense).n, n);
   std::vector<RnsPoly> wholes, compacts;
@@ -360,7 +352,7 @@ TEST(CkksRns, InnerProductRowsAndHoistedRotationsMatchTheirDefinitions) {
   auto& f = fixture("n13-l3");
   const auto& c = f.context;
   const std::uint32_t n = c.degree();
-  const auto all = q_and_p(c, 3);
+  const auto all = c.qp_moduli(3);
   const auto q = c.q_moduli(2);  // outputs over fewer limbs than the inputs
   auto compact = [&](std::uint32_t words, std::uint64_t seed) {
     RnsPoly p = random_poly(c, all, true, seed);
@@ -452,7 +444,7 @@ TEST(CkksRns, InnerProductRowsAndHoistedRotationsMatchTheirDefinitions) {
 TEST(CkksRns, InnerProductWithAndWithoutAFusedPermutation) {
   auto& f = fixture("n13-l3");
   const auto& c = f.context;
-  const auto all = q_and_p(c, 3);
+  const auto all = c.qp_moduli(3);
   const auto perm = c.ntt(0).automorphism_permutation(rotation_galois_element(c, 3));
   const auto q = c.q_moduli(2);  // an output over fewer limbs than the inputs
   for (const int pairs : {3, 16}) {
@@ -507,7 +499,7 @@ TEST(CkksRns, InnerProductWithAndWithoutAFusedPermutation) {
 TEST(CkksRns, ElementwiseProductsOnEveryInstructionSet) {
   auto& f = fixture("n13-l3");
   const auto& c = f.context;
-  const auto all = q_and_p(c, 3);
+  const auto all = c.qp_moduli(3);
   RnsPoly a = random_poly(c, all, true, 91), b = random_poly(c, all, true, 92);
   for (std::size_t k = 0; k < a.limbs(); ++k) {
     for (std::uint32_t t = 0; t < 16; ++t) {

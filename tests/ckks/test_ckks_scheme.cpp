@@ -227,9 +227,7 @@ TEST(CkksScheme, SeededKeysHoldTheKeyEquationAndSwitchLikeFullKeys) {
   const SwitchingKey rlk = gen.relinearization_key(k.sk);
   const std::uint32_t top = f.context.max_level();
   const auto& ops = *f.ops;
-  auto moduli = f.context.q_moduli(top);
-  for (ModulusIndex p : f.context.p_moduli())
-    moduli.push_back(p);
+  const auto moduli = f.context.qp_moduli(top);
   // max |centred coefficient| of sigma(b) + sigma(a) s - [P]_j target, over every digit.
   auto worst_error = [&](const SwitchingKey& key, std::span<const std::uint32_t> sigma,
                          const RnsPoly& target) {

@@ -39,13 +39,6 @@ RnsPoly random_poly(const CkksContext& context, std::vector<ModulusIndex> moduli
   return p;
 }
 
-std::vector<ModulusIndex> q_and_p(const CkksContext& c, std::uint32_t level) {
-  auto m = c.q_moduli(level);
-  for (ModulusIndex p : c.p_moduli())
-    m.push_back(p);
-  return m;
-}
-
 TEST(CudaCkks, NoDeviceIsATypedError) {
   if (safhire::cuda::device_available()) GTEST_SKIP() << "a device is present";
   const CkksContext context(named_set("n12-l2"));
@@ -63,7 +56,7 @@ TEST(CudaCkks, PrimitivesMatchTheCpuWordForWord) {
     Both b(set);
     const auto& c = b.context;
     const std::uint32_t level = c.max_level();
-    const auto all = q_and_p(c, level);
+    const auto all = c.qp_moduli(level);
     // NTT both ways, including a partial range of limbs.
     RnsPoly x = random_poly(c, all, false, 1), y = x;
     b.cpu->forward(x);
@@ -171,7 +164,7 @@ TEST(CudaCkks, SeededKeysMatchTheCpuWordForWord) {
     seed[7] = 42;
     const safhire::core::AesCtr prf(seed);
     for (std::uint32_t level : {0U, c.max_level()}) {
-      const auto moduli = q_and_p(c, level);
+      const auto moduli = c.qp_moduli(level);
       RnsPoly x, y;
       b.cpu->uniform(prf, std::uint64_t{3} << 32, moduli, x);
       b.gpu->uniform(prf, std::uint64_t{3} << 32, moduli, y);

@@ -53,6 +53,8 @@ class CkksContext {
   // Moduli of Q_l = q_0 .. q_l, of P, and of digit j at level l (primes j alpha .. ).
   std::vector<ModulusIndex> q_moduli(std::uint32_t level) const;
   std::vector<ModulusIndex> p_moduli() const;
+  // q_0 .. q_level then p_0 .. p_{K-1}: the basis of key switching and of keys at that level.
+  std::vector<ModulusIndex> qp_moduli(std::uint32_t level) const;
   std::uint32_t digits(std::uint32_t level) const;  // ceil((l + 1) / alpha)
   std::vector<ModulusIndex> digit_moduli(std::uint32_t level, std::uint32_t digit) const;
 
