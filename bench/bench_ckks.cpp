@@ -317,12 +317,12 @@ void register_bootstrap() {
     Ciphertext out;
     for (auto _ : st) {
       const auto t0 = Clock::now();
-      const auto parts = s.boot.coeff_to_slot(s.boot.mod_raise(s.x, s.keys), s.keys);
+      auto parts = s.boot.coeff_to_slot(s.boot.mod_raise(s.x, s.keys), s.keys);
       const auto t1 = Clock::now();
-      const auto re = s.boot.eval_mod(parts.first, s.keys);
-      const auto im = s.boot.eval_mod(parts.second, s.keys);
+      for (auto& part : parts)
+        part = s.boot.eval_mod(part, s.keys);
       const auto t2 = Clock::now();
-      out = s.boot.slot_to_coeff(re, im, s.x.scale, s.keys);
+      out = s.boot.slot_to_coeff(parts, s.x.scale, s.keys);
       const auto t3 = Clock::now();
       cts += std::chrono::duration<double, std::milli>(t1 - t0).count();
       eval_mod += std::chrono::duration<double, std::milli>(t2 - t1).count();
@@ -348,8 +348,8 @@ void register_bootstrap() {
     const auto parts = s.boot.coeff_to_slot(s.boot.mod_raise(s.x, s.keys), s.keys);
     Ciphertext out;
     for (auto _ : st)
-      out = s.boot.eval_mod(parts.first, s.keys);
-    st.counters["levels"] = parts.first.level() - out.level();
+      out = s.boot.eval_mod(parts.front(), s.keys);
+    st.counters["levels"] = parts.front().level() - out.level();
   });
 }
 

@@ -134,14 +134,18 @@ int run_bootstrap(int argc, char** argv) {
   const bool slim = opt.flag("slim");
   // --max-babies B: at most B baby rotations per DFT group (fewer keys, more key switches).
   const unsigned max_babies = opt.number("max-babies", 0);
-  // --log-ratio B: the input scale q_0 / 2^B. By default, the smallest B whose sine error on
-  // random slots stays near 2^-28 (the noise then sets the precision): the coefficients of n
-  // random slots are about sqrt(n) times smaller than the scale, so B = 16 - ceil(log2(n) / 2)
-  // (8 at 2^15 slots, 10 at 2^11: the best measured on both rings); slim's EvalMod sees the
-  // slots themselves, so 15 there (measured best on the test ring).
+  // --log-ratio B: the input scale q_0 / 2^B. By default 16 - ceil(log2(N/2) / 2), 8 at
+  // N = 2^16 and 10 at 2^12: EvalMod's noise, which N sets, then bounds the precision, while the
+  // sine's error on random slots stays below it (the best measured at full slots on both rings
+  // and at 2^10 slots on 2^16, where the former rule's 11, from the slot count, lost 2.8 bits);
+  // slim's EvalMod sees the slots themselves, so 15 there (measured best on the test ring).
   const unsigned log_ratio_option = opt.number("log-ratio", 0);
   // --seeded-keys: switching keys store a seed for their uniform halves (half the memory).
   const bool seeded = opt.flag("seeded-keys");
+  // --unpacked: sparse slots' real and imaginary parts through EvalMod apart (twice).
+  const bool unpacked = opt.flag("unpacked");
+  // --arcsine D: the arcsine correction of odd degree D after EvalMod (0: none).
+  const unsigned arcsine = opt.number("arcsine", 0);
   const bool json = opt.flag("json");
   const bool insecure = opt.flag("insecure");
   opt.finish();
@@ -161,12 +165,15 @@ int run_bootstrap(int argc, char** argv) {
   BootstrapParams boot_params = default_bootstrap_params(context.params(), slot_option);
   boot_params.slim = slim;
   boot_params.max_babies = max_babies;
+  boot_params.pack_parts = !unpacked;
+  const std::size_t n = slot_option == 0 ? context.degree() / 2 : slot_option;
+  const unsigned log_ratio =
+      log_ratio_option != 0 ? log_ratio_option : (slim ? 15U : 16U - context.params().log_n / 2);
+  // The arcsine's interval: coefficients up to the input scale, q_0 / 2^log_ratio.
+  boot_params.arcsine_degree = arcsine;
+  boot_params.message_ratio = std::exp2(double(log_ratio));
   Bootstrapper boot = timed("plan (CoeffToSlot and SlotToCoeff matrices)",
                             [&] { return Bootstrapper(encoder, ev, boot_params); });
-  const std::size_t n = boot.slots();
-  const unsigned log_ratio =
-      log_ratio_option != 0 ? log_ratio_option
-                            : (slim ? 15U : 16U - static_cast<unsigned>(std::bit_width(n)) / 2);
   core::OsRandom random;
   KeyGenerator gen(context, *ops, random);
   gen.set_seeded(seeded);
@@ -190,9 +197,16 @@ int run_bootstrap(int argc, char** argv) {
     make_resident(*ops, keys);
     make_resident(*ops, x);
   }
-  const char* names[] = {"ModRaise", "CoeffToSlot", "EvalMod (real part)",
-                         "EvalMod (imaginary part)", "SlotToCoeff"};
-  std::vector<std::vector<double>> step_ms(5);
+  // Packed (sparse slots, classic order): one EvalMod for both parts.
+  std::vector<std::string> names = {"ModRaise", "CoeffToSlot"};
+  if (boot.packed()) {
+    names.emplace_back("EvalMod (both parts, packed)");
+  } else {
+    names.emplace_back("EvalMod (real part)");
+    names.emplace_back("EvalMod (imaginary part)");
+  }
+  names.emplace_back("SlotToCoeff");
+  std::vector<std::vector<double>> step_ms(names.size());
   std::vector<double> totals;
   Ciphertext out;
   for (unsigned run = 0; run < runs; ++run) {
@@ -200,19 +214,19 @@ int run_bootstrap(int argc, char** argv) {
     const auto t0 = Clock::now();
     // Slim: SlotToCoeff first (timed under its name), and the parts recombined at the end.
     const Ciphertext low =
-        slim ? t(names[4], [&] { return boot.slot_to_coeff_first(x, keys); }) : x;
+        slim ? t(names.back(), [&] { return boot.slot_to_coeff_first(x, keys); }) : x;
     const Ciphertext raised = t(names[0], [&] { return boot.mod_raise(low, keys); });
-    const auto parts = t(names[1], [&] { return boot.coeff_to_slot(raised, keys); });
-    const Ciphertext re = t(names[2], [&] { return boot.eval_mod(parts.first, keys); });
-    const Ciphertext im = t(names[3], [&] { return boot.eval_mod(parts.second, keys); });
+    auto parts = t(names[1], [&] { return boot.coeff_to_slot(raised, keys); });
+    for (std::size_t p = 0; p < parts.size(); ++p)
+      parts[p] = t(names[2 + p], [&] { return boot.eval_mod(parts[p], keys); });
     if (slim) {
-      out = boot.recombine(re, im, x.scale);
+      out = boot.recombine(parts, x.scale);
       std::rotate(t.steps.begin(), t.steps.begin() + 1, t.steps.end());  // SlotToCoeff last
     } else {
-      out = t(names[4], [&] { return boot.slot_to_coeff(re, im, x.scale, keys); });
+      out = t(names.back(), [&] { return boot.slot_to_coeff(parts, x.scale, keys); });
     }
     totals.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-    for (std::size_t k = 0; k < 5; ++k)
+    for (std::size_t k = 0; k < names.size(); ++k)
       step_ms[k].push_back(t.steps[k].ms);
   }
   // The median of the runs after the first (of the only run when there is one).
@@ -221,7 +235,7 @@ int run_bootstrap(int argc, char** argv) {
     std::sort(v.begin(), v.end());
     return v.size() % 2 == 1 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
   };
-  for (std::size_t k = 0; k < 5; ++k)
+  for (std::size_t k = 0; k < names.size(); ++k)
     steps.push_back({names[k], typical(step_ms[k]), std::nan("")});
   const double total = typical(totals);
   const Values got = encoder.decode(decrypt(context, *ops, out, sk));
@@ -280,7 +294,8 @@ int run_ckks(int argc, char** argv) {
       sub == "demo", ErrorCode::invalid_argument,
       "usage: safhire ckks demo [--set NAME] [--threads T] [--backend cpu|cuda] [--json]\n"
       "       safhire ckks bootstrap [--set NAME] [--slots S] [--slim] [--runs R] [--log-ratio B] "
-      "[--max-babies B] [--seeded-keys] [--threads T] [--backend cpu|cuda] [--json] [--insecure]");
+      "[--max-babies B] [--seeded-keys] [--unpacked] [--arcsine D] [--threads T] [--backend "
+      "cpu|cuda] [--json] [--insecure]");
   Options opt(argc, argv, 3);
   const std::string set = opt.get("set", "n14-l7");
   const unsigned threads = opt.number("threads", 1);

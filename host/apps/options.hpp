@@ -1,5 +1,5 @@
 // Command-line options of the `safhire` subcommands: --key value pairs and the bare flags
-// --json, --insecure, --slim and --seeded-keys.
+// --json, --insecure, --slim, --seeded-keys and --unpacked.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +21,8 @@ class Options {
       safhire::require(key.rfind("--", 0) == 0, safhire::ErrorCode::invalid_argument,
                        "unexpected argument " + key);
       key = key.substr(2);
-      if (key == "json" || key == "insecure" || key == "slim" || key == "seeded-keys") {
+      if (key == "json" || key == "insecure" || key == "slim" || key == "seeded-keys" ||
+          key == "unpacked") {
         values_.emplace_back(key, "1");
       } else {
         safhire::require(i + 1 < argc, safhire::ErrorCode::invalid_argument,

@@ -81,19 +81,30 @@ Bootstrapper::Bootstrapper(const Encoder& encoder, const Evaluator& evaluator,
   eval_scale_ = static_cast<double>(
       context.prime(top_ - static_cast<std::uint32_t>(params_.cts_split.size())));
   const double q0 = static_cast<double>(context.prime(0));
-  cts_.emplace(encoder, DftDirection::coeff_to_slot, 0, stages, params_.cts_split, top_, slots,
-               eval_scale_ / (2 * q0 * params_.k * gap), params_.max_babies);
+  packed_ = params_.pack_parts && !params_.slim && gap >= 2;
+  const auto cts_groups = static_cast<std::uint32_t>(params_.cts_split.size());
   const auto stc_groups = static_cast<std::uint32_t>(params_.stc_split.size());
+  // Packed: CoeffToSlot's last group and SlotToCoeff's first on both halves of 2n slots.
+  std::vector<std::complex<double>> cts_halves, stc_halves;
+  if (packed_) {
+    cts_halves.assign(cts_groups, 0.0);
+    cts_halves.back() = {0, -1};
+    stc_halves.assign(stc_groups, 0.0);
+    stc_halves.front() = {0, 1};
+  }
+  cts_.emplace(encoder, DftDirection::coeff_to_slot, 0, stages, params_.cts_split, top_, slots,
+               eval_scale_ / (2 * q0 * params_.k * gap), params_.max_babies, cts_halves);
   // SlotToCoeff starts where EvalMod ends, or (slim) on the input's lowest levels.
   const std::uint32_t stc_level = params_.slim ? stc_groups : output_level() + stc_groups;
   stc_.emplace(encoder, DftDirection::slot_to_coeff, 0, stages, params_.stc_split, stc_level, slots,
-               1, params_.max_babies);
-  // The exact plaintexts -i and i (X^(N/2) negated and itself, scale 1) where they are used:
-  // after CoeffToSlot and before SlotToCoeff.
-  const std::vector<std::complex<double>> minus_i(slots, {0, -1}), i(slots, {0, 1});
-  minus_i_ = encoder.encode(minus_i, 1.0,
-                            top_ - static_cast<std::uint32_t>(params_.cts_split.size()), slots);
-  i_ = encoder.encode(i, 1.0, params_.slim ? output_level() : stc_level, slots);
+               1, params_.max_babies, stc_halves);
+  if (!packed_) {
+    // The exact plaintexts -i and i (X^(N/2) negated and itself, scale 1) where they are used:
+    // after CoeffToSlot and before SlotToCoeff.
+    const std::vector<std::complex<double>> minus_i(slots, {0, -1}), i(slots, {0, 1});
+    minus_i_ = encoder.encode(minus_i, 1.0, top_ - cts_groups, slots);
+    i_ = encoder.encode(i, 1.0, params_.slim ? output_level() : stc_level, slots);
+  }
   const double r = std::exp2(static_cast<double>(params_.double_angles));
   const double k = params_.k;
   cosine_ = chebyshev_interpolate(
@@ -152,8 +163,10 @@ BootstrapKeys Bootstrapper::keys(KeyGenerator& generator, const SecretKey& sk) c
 void Bootstrapper::make_resident(const RnsOps& ops) {
   cts_->make_resident(ops);
   stc_->make_resident(ops);
-  ckks::make_resident(ops, minus_i_);
-  ckks::make_resident(ops, i_);
+  if (!packed_) {
+    ckks::make_resident(ops, minus_i_);
+    ckks::make_resident(ops, i_);
+  }
 }
 
 std::size_t Bootstrapper::matrix_bytes() const {
@@ -243,15 +256,24 @@ Ciphertext Bootstrapper::mod_raise(const Ciphertext& x, const BootstrapKeys& key
   return raised;
 }
 
-std::pair<Ciphertext, Ciphertext> Bootstrapper::coeff_to_slot(const Ciphertext& raised,
-                                                              const BootstrapKeys& keys) const {
-  // w = (t_i + i t_(i+N/2)) / (2 K q_0), bit-reversed.
+std::vector<Ciphertext> Bootstrapper::coeff_to_slot(const Ciphertext& raised,
+                                                    const BootstrapKeys& keys) const {
+  // w = (t_i + i t_(i+N/2)) / (2 K q_0), bit-reversed; packed, (w, -i w) in 2n slots, whose sum
+  // with its conjugate is (x, y).
   const Ciphertext w = cts_->apply(*ev_, raised, keys.galois);
   const Ciphertext conj = ev_->conjugate(w, keys.galois);
+  if (packed_) return {ev_->add(w, conj)};
   const Ciphertext x = ev_->add(w, conj);
   // -i (w - conj(w)): the product by the exact plaintext -i.
   const Ciphertext y = ev_->multiply_plain(ev_->sub(w, conj), minus_i_);
   return {x, y};
+}
+
+void Bootstrapper::check_parts(const std::vector<Ciphertext>& parts) const {
+  require(parts.size() == (packed_ ? 1U : 2U), ErrorCode::invalid_argument,
+          std::string("bootstrapping: ") +
+              (packed_ ? "packed parts are one ciphertext" : "the parts are two ciphertexts") +
+              ", given " + std::to_string(parts.size()));
 }
 
 Ciphertext Bootstrapper::eval_mod(const Ciphertext& v, const BootstrapKeys& keys) const {
@@ -275,21 +297,31 @@ Ciphertext Bootstrapper::slot_to_coeff_first(const Ciphertext& x, const Bootstra
   return stc_->apply(*ev_, ev_->drop_to_level(x, input_level()), keys.galois);
 }
 
-Ciphertext Bootstrapper::recombine(const Ciphertext& x, const Ciphertext& y,
-                                   double input_scale) const {
+Ciphertext Bootstrapper::recombine(const std::vector<Ciphertext>& parts, double input_scale) const {
   require(params_.slim, ErrorCode::invalid_argument, "recombine ends the slim order");
-  Ciphertext out = ev_->add(x, ev_->multiply_plain(y, i_));
+  check_parts(parts);
+  Ciphertext out = ev_->add(parts[0], ev_->multiply_plain(parts[1], i_));
   // The slots read sigma(m) / q_0 of the input's m: relabelled, sigma(m) / Delta.
   out.scale *= input_scale / static_cast<double>(ev_->context().prime(0));
   return out;
 }
 
-Ciphertext Bootstrapper::slot_to_coeff(const Ciphertext& x, const Ciphertext& y, double input_scale,
+Ciphertext Bootstrapper::slot_to_coeff(const std::vector<Ciphertext>& parts, double input_scale,
                                        const BootstrapKeys& keys) const {
   require(!params_.slim, ErrorCode::invalid_argument,
           "in the slim order SlotToCoeff comes first (slot_to_coeff_first)");
-  const Ciphertext iy = ev_->multiply_plain(y, i_);
-  Ciphertext out = stc_->apply(*ev_, ev_->add(x, iy), keys.galois);
+  check_parts(parts);
+  Ciphertext out;
+  if (packed_) {
+    // (G x, i G y) in 2n slots; with its rotation by n, G (x + i y) in both halves: n slots.
+    Ciphertext halves = stc_->apply(*ev_, parts[0], keys.galois, 0, 1);
+    out = ev_->add(halves, ev_->rotate(halves, static_cast<int>(slots_), keys.galois));
+    out.slots = slots_;
+    if (stc_->depth() > 1) out = stc_->apply(*ev_, out, keys.galois, 1, stc_->depth());
+  } else {
+    const Ciphertext iy = ev_->multiply_plain(parts[1], i_);
+    out = stc_->apply(*ev_, ev_->add(parts[0], iy), keys.galois);
+  }
   // The slots read sigma(m) / q_0: relabelled, sigma(m) / Delta.
   out.scale *= input_scale / static_cast<double>(ev_->context().prime(0));
   return out;
@@ -309,20 +341,19 @@ Ciphertext Bootstrapper::bootstrap(const Ciphertext& x, const BootstrapKeys& key
     const StepRange step(ops, "ckks ModRaise");
     raised = mod_raise(low, keys);
   }
-  std::pair<Ciphertext, Ciphertext> parts;
+  std::vector<Ciphertext> parts;
   {
     const StepRange step(ops, "ckks CoeffToSlot");
     parts = coeff_to_slot(raised, keys);
   }
-  Ciphertext re, im;
   {
     const StepRange step(ops, "ckks EvalMod");
-    re = eval_mod(parts.first, keys);
-    im = eval_mod(parts.second, keys);
+    for (Ciphertext& part : parts)
+      part = eval_mod(part, keys);
   }
-  if (params_.slim) return recombine(re, im, x.scale);
+  if (params_.slim) return recombine(parts, x.scale);
   const StepRange step(ops, "ckks SlotToCoeff");
-  return slot_to_coeff(re, im, x.scale, keys);
+  return slot_to_coeff(parts, x.scale, keys);
 }
 
 }  // namespace safhire::ckks

@@ -118,6 +118,21 @@ LinearTransform::Diagonals dft_stages(std::uint32_t n_degree, std::uint32_t slot
   return product;
 }
 
+LinearTransform::Diagonals lift_to_halves(const LinearTransform::Diagonals& diagonals,
+                                          std::uint32_t slots, std::complex<double> c) {
+  LinearTransform::Diagonals out;
+  for (const auto& [k, d] : diagonals) {
+    for (std::uint32_t j = 0; j < slots && j < d.size(); ++j) {
+      if (d[j] == 0.0) continue;
+      auto& o = out[j + k < slots ? k : k + slots];
+      o.resize(2 * std::size_t{slots}, 0.0);
+      o[j] = d[j];
+      o[j + slots] = c * d[j];
+    }
+  }
+  return out;
+}
+
 std::vector<std::complex<double>> apply_diagonals(const LinearTransform::Diagonals& diagonals,
                                                   const std::vector<std::complex<double>>& x) {
   const std::size_t n = x.size();
@@ -132,7 +147,8 @@ std::vector<std::complex<double>> apply_diagonals(const LinearTransform::Diagona
 HomomorphicDft::HomomorphicDft(const Encoder& encoder, DftDirection direction, std::uint32_t first,
                                std::uint32_t last, std::vector<std::uint32_t> split,
                                std::uint32_t level, std::uint32_t slots, double factor,
-                               std::uint32_t max_babies)
+                               std::uint32_t max_babies,
+                               const std::vector<std::complex<double>>& halves)
     : direction_(direction), first_(first), last_(last) {
   const std::uint32_t n_degree = encoder.context().degree();
   if (slots == 0) slots = n_degree / 2;
@@ -146,6 +162,9 @@ HomomorphicDft::HomomorphicDft(const Encoder& encoder, DftDirection direction, s
   require(split.size() <= level, ErrorCode::invalid_argument,
           "DFT stages: " + std::to_string(split.size()) + " groups need as many levels above 0, " +
               "the ciphertext is at level " + std::to_string(level));
+  require(halves.empty() || (halves.size() == split.size() && 2 * slots <= n_degree / 2),
+          ErrorCode::invalid_argument,
+          "DFT stages: halves need one entry per group and 2 slots <= N/2");
   // Groups in the order of application: SlotToCoeff walks the stages up from first,
   // CoeffToSlot down from last.
   require(factor != 0 && std::isfinite(factor), ErrorCode::invalid_argument,
@@ -163,7 +182,9 @@ HomomorphicDft::HomomorphicDft(const Encoder& encoder, DftDirection direction, s
       for (auto& v : d)
         v *= f;
     }
-    groups_.emplace_back(encoder, diagonals, level - static_cast<std::uint32_t>(g), slots, 0, 0,
+    const bool lifted = !halves.empty() && halves[g] != 0.0;
+    groups_.emplace_back(encoder, lifted ? lift_to_halves(diagonals, slots, halves[g]) : diagonals,
+                         level - static_cast<std::uint32_t>(g), lifted ? 2 * slots : slots, 0, 0,
                          max_babies);
     done += size;
   }
@@ -187,9 +208,18 @@ void HomomorphicDft::make_resident(const RnsOps& ops) {
 
 Ciphertext HomomorphicDft::apply(const Evaluator& evaluator, const Ciphertext& x,
                                  const GaloisKeys& keys) const {
+  return apply(evaluator, x, keys, 0, depth());
+}
+
+Ciphertext HomomorphicDft::apply(const Evaluator& evaluator, const Ciphertext& x,
+                                 const GaloisKeys& keys, std::uint32_t from,
+                                 std::uint32_t to) const {
+  require(from < to && to <= depth(), ErrorCode::invalid_argument,
+          "DFT stages: groups [" + std::to_string(from) + ", " + std::to_string(to) +
+              ") outside the " + std::to_string(depth()) + " groups");
   Ciphertext y = x;
-  for (const auto& g : groups_)
-    y = evaluator.rescale(g.apply(evaluator, y, keys));
+  for (std::uint32_t g = from; g < to; ++g)
+    y = evaluator.rescale(groups_[g].apply(evaluator, y, keys));
   return y;
 }
 

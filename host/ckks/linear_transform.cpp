@@ -156,7 +156,8 @@ Ciphertext LinearTransform::apply(const Evaluator& evaluator, const Ciphertext& 
   require(x.level() == level_, ErrorCode::invalid_argument,
           "linear transform for level " + std::to_string(level_) + " applied at level " +
               std::to_string(x.level()));
-  require(x.slots == slots_, ErrorCode::invalid_argument,
+  // Fewer slots dividing slots_ repeat with their period: the same vector in slots_ slots.
+  require(x.slots != 0 && x.slots <= slots_ && slots_ % x.slots == 0, ErrorCode::invalid_argument,
           "linear transform for " + std::to_string(slots_) + " slots applied to " +
               std::to_string(x.slots));
   const RnsOps& ops = evaluator.ops();
@@ -353,7 +354,7 @@ Ciphertext LinearTransform::apply(const Evaluator& evaluator, const Ciphertext& 
   }
   Ciphertext out;
   out.scale = x.scale * scale_;
-  out.slots = x.slots;
+  out.slots = slots_;
   out.c = {evaluator.mod_down(total[0], level_), evaluator.mod_down(total[1], level_)};
   return out;
 }

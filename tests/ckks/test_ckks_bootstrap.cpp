@@ -134,7 +134,9 @@ TEST(CkksBootstrap, CoeffToSlotAndEvalModHaveTheirPlainMeaning) {
   const double delta = std::exp2(45);
   const auto ct = enc.encrypt(f.encoder.encode(z, delta, 0), f.sk);
   const auto m = f.encoder.decode_coefficients(decrypt(f.context, *f.ops, ct, f.sk));
-  const auto [x, y] = f.boot.coeff_to_slot(f.boot.mod_raise(ct, f.keys), f.keys);
+  const auto parts = f.boot.coeff_to_slot(f.boot.mod_raise(ct, f.keys), f.keys);
+  ASSERT_EQ(parts.size(), 2U);
+  const Ciphertext &x = parts[0], &y = parts[1];
   // The parts hold t / (K q_0): scaled back by K.
   auto xs = f.encoder.decode(decrypt(f.context, *f.ops, x, f.sk));
   auto ys = f.encoder.decode(decrypt(f.context, *f.ops, y, f.sk));
@@ -195,6 +197,7 @@ TEST(CkksBootstrap, SparseSlotsComeBackWithMoreLevelsToSpare) {
     const BootstrapParams params = default_bootstrap_params(f.context.params(), n);
     const Bootstrapper boot(f.encoder, f.evaluator, params);
     EXPECT_EQ(boot.slots(), n);
+    EXPECT_TRUE(boot.packed()) << n << " slots";
     EXPECT_LT(boot.depth(), f.boot.depth()) << n << " slots";
     auto rng = safhire::core::SeededRandom::from_counter(70 + n);
     KeyGenerator gen(f.context, *f.ops, rng);
@@ -213,6 +216,44 @@ TEST(CkksBootstrap, SparseSlotsComeBackWithMoreLevelsToSpare) {
     EXPECT_LE(mean, std::exp2(-21)) << n << " slots";
     EXPECT_LE(worst, std::exp2(-19)) << n << " slots";
   }
+}
+
+// Packed parts: sparse slots' CoeffToSlot leaves one ciphertext of 2n slots whose halves are
+// the two parts the unpacked order (slim, which keeps them apart) computes from the same raised
+// ciphertext; and the steps refuse the other number of parts.
+TEST(CkksBootstrap, PackedPartsAreTheTwoPartsSideBySide) {
+  auto& f = boot_fixture();
+  const std::uint32_t n = 64;
+  BootstrapParams params = default_bootstrap_params(f.context.params(), n);
+  const Bootstrapper packed(f.encoder, f.evaluator, params);
+  params.slim = true;
+  const Bootstrapper apart(f.encoder, f.evaluator, params);
+  ASSERT_TRUE(packed.packed());
+  ASSERT_FALSE(apart.packed());
+  EXPECT_FALSE(f.boot.packed());  // full slots have no room
+  auto rng = safhire::core::SeededRandom::from_counter(90);
+  KeyGenerator gen(f.context, *f.ops, rng);
+  BootstrapKeys keys = packed.keys(gen, f.sk);
+  gen.add_galois_keys(keys.galois, f.sk, apart.rotations(), true, f.context.max_level());
+  Encryptor enc(f.context, *f.ops, rng);
+  const auto ct =
+      enc.encrypt(f.encoder.encode(random_values(n, 1.0, 91), std::exp2(45), 0, n), f.sk);
+  const Ciphertext raised = packed.mod_raise(ct, keys);
+  const auto one = packed.coeff_to_slot(raised, keys);
+  const auto two = apart.coeff_to_slot(raised, keys);
+  ASSERT_EQ(one.size(), 1U);
+  ASSERT_EQ(two.size(), 2U);
+  EXPECT_EQ(one[0].slots, 2 * n);
+  EXPECT_EQ(one[0].level(), two[0].level());
+  auto side_by_side = f.encoder.decode(decrypt(f.context, *f.ops, two[0], f.sk));
+  const auto y = f.encoder.decode(decrypt(f.context, *f.ops, two[1], f.sk));
+  side_by_side.insert(side_by_side.end(), y.begin(), y.end());
+  const auto got = f.encoder.decode(decrypt(f.context, *f.ops, one[0], f.sk));
+  // Both read t / (K q_0) ~ 1 with CoeffToSlot's noise, about 2^-40 of it.
+  EXPECT_LE(max_error(got, side_by_side), std::exp2(-34));
+  EXPECT_EQ(code_of([&] { packed.slot_to_coeff(two, ct.scale, keys); }),
+            ErrorCode::invalid_argument);
+  EXPECT_EQ(code_of([&] { apart.recombine(one, ct.scale); }), ErrorCode::invalid_argument);
 }
 
 // The slim order: SlotToCoeff on the input's lowest levels first, then ModRaise, CoeffToSlot and

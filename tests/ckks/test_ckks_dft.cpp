@@ -86,6 +86,37 @@ TEST(CkksDft, EveryStageRangeMatchesItsButterflies) {
   }
 }
 
+// The lift to both halves of 2n slots against the n-slot matrix applied to each half by the
+// butterflies: (a, b) -> (M a, c M b); its diagonals grow only where M's wrap around (ranges with
+// the last stage), to the 2^(s+1) - 1 of a range that does not wrap.
+TEST(CkksDft, LiftedRangesActOnBothHalves) {
+  const std::uint32_t n_degree = 4096, slots = 32, stages = 5;
+  const Values ab = random_values(2 * slots, 1.0, 6);
+  const std::complex<double> c{0.3, -0.8};
+  for (std::uint32_t first = 0; first < stages; ++first) {
+    for (std::uint32_t last = first + 1; last <= stages; ++last) {
+      for (const auto direction : {DftDirection::slot_to_coeff, DftDirection::coeff_to_slot}) {
+        const bool inverse = direction == DftDirection::coeff_to_slot;
+        Values lo(ab.begin(), ab.begin() + slots), hi(ab.begin() + slots, ab.end());
+        for (std::uint32_t s = 0; s < last - first; ++s) {
+          for (Values* half : {&lo, &hi})
+            butterflies(*half, inverse ? last - 1 - s : first + s, inverse);
+        }
+        Values expect = lo;
+        for (const auto& v : hi)
+          expect.push_back(c * v);
+        const auto d = dft_stages(n_degree, slots, first, last, direction);
+        const auto lifted = lift_to_halves(d, slots, c);
+        EXPECT_LE(max_error(apply_diagonals(lifted, ab), expect), 1e-12)
+            << (inverse ? "CoeffToSlot" : "SlotToCoeff") << " [" << first << ", " << last << ")";
+        const std::size_t most = (std::size_t{2} << (last - first)) - 1;
+        EXPECT_EQ(lifted.size(), last < stages ? d.size() : most)
+            << "[" << first << ", " << last << ")";
+      }
+    }
+  }
+}
+
 TEST(CkksDft, FullRangesAreTheEncodersFftWithoutTheBitReversal) {
   for (const auto& [n_degree, slots] : {std::pair{512U, 256U}, std::pair{8192U, 128U}}) {
     const auto stages = static_cast<std::uint32_t>(std::countr_zero(slots));
@@ -203,6 +234,44 @@ TEST(CkksDft, HomomorphicRangesMatchTheStagesInTheClear) {
     EXPECT_LE(max_error(got, expect), e)
         << (inverse ? "CoeffToSlot" : "SlotToCoeff") << " [" << c.first << ", " << c.last << ")";
   }
+}
+
+// Groups on both halves, homomorphically: an n-slot ciphertext through a range whose second
+// group is lifted comes out with 2n slots, (M z, c M z); a group on n slots refuses 2n slots.
+TEST(CkksDft, HomomorphicLiftedGroupsFillBothHalves) {
+  auto& f = fixture("n14-l7");
+  const std::uint32_t slots = 32, top = f.context.max_level();
+  auto rng = safhire::core::SeededRandom::from_counter(10);
+  KeyGenerator gen(f.context, *f.ops, rng);
+  const auto sk = gen.secret_key();
+  Encryptor enc(f.context, *f.ops, rng);
+  const double scale = std::exp2(f.context.params().log_scale);
+  const Values z = random_values(slots, 1.0, 11);
+  const auto ct = enc.encrypt(f.encoder.encode(z, scale, top, slots), sk);
+  const std::complex<double> c{0, -1};
+  const HomomorphicDft dft(f.encoder, DftDirection::coeff_to_slot, 0, 5, {3, 2}, top, slots, 1, 0,
+                           {0.0, c});
+  const auto keys = gen.galois_keys(sk, dft.rotations(), false);
+  const Ciphertext out = dft.apply(f.evaluator, ct, keys);
+  EXPECT_EQ(out.slots, 2 * slots);
+  EXPECT_EQ(out.level(), top - 2);
+  const auto m = apply_diagonals(dft_stages(f.context.degree(), slots, 0, 5, dft.direction()), z);
+  Values expect = m;
+  for (const auto& v : m)
+    expect.push_back(c * v);
+  const auto got = f.encoder.decode(decrypt(f.context, *f.ops, out, sk));
+  ASSERT_EQ(got.size(), 2 * slots);
+  EXPECT_LE(max_error(got, expect), std::exp2(-20));
+  // Group 0 is on n slots: the 2n-slot output cannot go back through it.
+  const auto high = enc.encrypt(f.encoder.encode(expect, scale, top, 2 * slots), sk);
+  EXPECT_EQ(code_of([&] { dft.apply(f.evaluator, high, keys, 0, 1); }),
+            ErrorCode::invalid_argument);
+  EXPECT_EQ(code_of([&] { dft.apply(f.evaluator, ct, keys, 1, 3); }), ErrorCode::invalid_argument);
+  EXPECT_EQ(
+      code_of([&] {
+        HomomorphicDft(f.encoder, DftDirection::coeff_to_slot, 0, 5, {3, 2}, top, slots, 1, 0, {c});
+      }),
+      ErrorCode::invalid_argument);  // one entry per group
 }
 
 TEST(CkksDft, BadRangesAndSplitsAreTypedErrors) {

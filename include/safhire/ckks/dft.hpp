@@ -51,6 +51,14 @@ LinearTransform::Diagonals multiply_diagonals(const LinearTransform::Diagonals& 
                                               const LinearTransform::Diagonals& b,
                                               std::uint32_t slots);
 
+// The diagonals of the 2n-slot matrix diag(M, c M), for M by its diagonals on n slots: it maps
+// (a, b) to (M a, c M b), and an n-slot vector, which is (a, a) in 2n slots, to (M a, c M a).
+// Row j of M reading column (j + k) mod n is diagonal k of the 2n-slot matrix when j + k < n and
+// k + n when it wraps, so the count grows only for diagonals that wrap (a range of stages that
+// includes the last one, h = n/2).
+LinearTransform::Diagonals lift_to_halves(const LinearTransform::Diagonals& diagonals,
+                                          std::uint32_t slots, std::complex<double> c);
+
 // y = M x in the clear, M by its diagonals (x.size() slots): the tests' reference and the
 // plaintext side of the lanes.
 std::vector<std::complex<double>> apply_diagonals(const LinearTransform::Diagonals& diagonals,
@@ -67,9 +75,15 @@ class HomomorphicDft {
   // `factor` multiplies the whole transform, spread evenly over the groups (factor^(1/groups)
   // each), as bootstrapping folds its constants into CoeffToSlot. max_babies caps each group's
   // baby rotations (LinearTransform; 0: no cap).
+  // `halves`, per group (empty: none): 0 for a group on the n slots, or c for a group on 2n
+  // slots as diag(M_g, c M_g) (lift_to_halves): on an n-slot input, the stages of its two
+  // halves with the upper one times c, which is how bootstrapping packs the real and imaginary
+  // parts of sparse slots into one ciphertext. A lifted group's output has 2n slots; a group on
+  // n slots takes n-periodic input only (apply refuses 2n slots there: sum the halves first).
   HomomorphicDft(const Encoder& encoder, DftDirection direction, std::uint32_t first,
                  std::uint32_t last, std::vector<std::uint32_t> split, std::uint32_t level,
-                 std::uint32_t slots = 0, double factor = 1, std::uint32_t max_babies = 0);
+                 std::uint32_t slots = 0, double factor = 1, std::uint32_t max_babies = 0,
+                 const std::vector<std::complex<double>>& halves = {});
 
   DftDirection direction() const { return direction_; }
   std::uint32_t first() const { return first_; }
@@ -84,6 +98,9 @@ class HomomorphicDft {
   // The stages on x (at the level and slot count given at construction): the result is depth()
   // levels lower at x's scale.
   Ciphertext apply(const Evaluator& evaluator, const Ciphertext& x, const GaloisKeys& keys) const;
+  // Groups [from, to) only: x at group from's level, the result to - from levels lower.
+  Ciphertext apply(const Evaluator& evaluator, const Ciphertext& x, const GaloisKeys& keys,
+                   std::uint32_t from, std::uint32_t to) const;
 
  private:
   DftDirection direction_;

@@ -72,8 +72,9 @@ class LinearTransform {
   // Moves the encoded diagonals into ops' residence (the device for a CUDA backend).
   void make_resident(const RnsOps& ops);
 
-  // M x for x at this transform's level and slot count (Error(invalid_argument) otherwise):
-  // at x's level, scale x.scale * scale(), 2 components.
+  // M x for x at this transform's level with slots() slots, or fewer that divide them (a vector of
+  // n slots is n-periodic in 2n: the same vector), Error(invalid_argument) otherwise: at x's
+  // level with slots() slots, scale x.scale * scale(), 2 components.
   Ciphertext apply(const Evaluator& evaluator, const Ciphertext& x, const GaloisKeys& keys) const;
 
  private:
