@@ -10,6 +10,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -84,7 +85,7 @@ Totals run_images(RemoteClient& client, const Model* model, const LabelledImages
                   bool show_progress) {
   Totals t;
   for (std::size_t i = 0; i < data.images.size(); ++i) {
-    const InferenceReport r = client.infer(data.images[i]);
+    const InferenceReport r = client.infer(data.images[i], data.max);
     const std::int64_t predicted = argmax(r.logits);
     t.correct += predicted == data.labels[i];
     if (model) {
@@ -356,10 +357,26 @@ int run_serve(int argc, char** argv) {
                            backend_named(backend_name, threads));
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
+  // Listening first, then the line that says where (--port 0: a free port, as tests use).
   std::atomic<std::uint16_t> bound{0};
-  std::printf("serving %s on port %u (Ctrl-C to stop)\n", model.name().c_str(), port);
-  std::fflush(stdout);
-  serve_tcp(service, port, g_stop, &bound);
+  std::exception_ptr failure;
+  std::thread server([&] {
+    try {
+      serve_tcp(service, port, g_stop, &bound);
+    } catch (...) {
+      failure = std::current_exception();
+      g_stop = true;
+    }
+  });
+  while (bound.load() == 0 && !g_stop.load())
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  if (bound.load() != 0) {
+    std::printf("serving %s (%u-bit inputs) on port %u (Ctrl-C to stop)\n", model.name().c_str(),
+                model.input_bits(), static_cast<unsigned>(bound.load()));
+    std::fflush(stdout);
+  }
+  server.join();
+  if (failure) std::rethrow_exception(failure);
   return 0;
 }
 
@@ -369,7 +386,6 @@ int run_infer(int argc, char** argv) {
   const std::uint32_t images = opt.number("images", 10);
   const std::uint32_t first = opt.number("first", 0);
   const std::string set = opt.get("set", "default-b8");
-  const std::uint32_t input_bits = opt.number("input-bits", 8);
   const InferenceOptions options = options_from(opt);
   opt.finish();
   const auto colon = server.rfind(':');
@@ -378,7 +394,9 @@ int run_infer(int argc, char** argv) {
   const std::uint32_t port = static_cast<std::uint32_t>(std::stoul(server.substr(colon + 1)));
   require(port > 0 && port < 65536, ErrorCode::invalid_argument, "bad port in --server");
   const rlwe::ParameterSet& params = rlwe::parameter_set(set);
-  const LabelledImages data = load_fashion_mnist_test(first, images, input_bits);
+  // The pixels as they are (8 bits): the client requantizes them to the model's input range,
+  // which the server's welcome gives.
+  const LabelledImages data = load_fashion_mnist_test(first, images, 8);
   TcpTransport transport(host, static_cast<std::uint16_t>(port));
   core::OsRandom random;
   RemoteClient client(transport, params, options, random);

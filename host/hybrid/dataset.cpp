@@ -53,13 +53,13 @@ LabelledImages load_fashion_mnist_test(std::size_t first, std::size_t count,
   if (count == 0 || count > n - first) count = n - first;
   const std::int64_t levels = (std::int64_t{1} << input_bits) - 1;
   LabelledImages out;
+  out.max = levels;
   for (std::size_t i = first; i < first + count; ++i) {
     std::vector<std::int64_t> img(32 * 32, 0);
     for (std::size_t y = 0; y < 28; ++y)
       for (std::size_t x = 0; x < 28; ++x) {
         const std::int64_t p = images[16 + i * 784 + y * 28 + x];
-        // round(p levels / 255): never a tie (train.py's float rounding agrees).
-        img[(y + 2) * 32 + (x + 2)] = (2 * p * levels + 255) / 510;
+        img[(y + 2) * 32 + (x + 2)] = requantize(p, 255, levels);
       }
     out.images.push_back(std::move(img));
     out.labels.push_back(labels[8 + i]);

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "safhire/core/serialize.hpp"
+#include "safhire/hybrid/dataset.hpp"
 #include "safhire/rlwe/serialize.hpp"
 
 namespace safhire::hybrid {
@@ -552,7 +553,8 @@ RemoteClient::RemoteClient(Transport& transport, const rlwe::ParameterSet& param
                            InferenceOptions options, core::RandomSource& random)
     : transport_(&transport), params_(params), options_(options), random_(&random) {}
 
-InferenceReport RemoteClient::infer(std::span<const std::int64_t> image) {
+InferenceReport RemoteClient::infer(std::span<const std::int64_t> image, std::int64_t image_max) {
+  require(image_max >= 0, ErrorCode::invalid_argument, "negative image range");
   InferenceReport report;
   const std::uint64_t up0 = transport_->bytes_up(), down0 = transport_->bytes_down();
   // Every inference is its own session: fresh keys (the server drops a finished session).
@@ -569,6 +571,17 @@ InferenceReport RemoteClient::infer(std::span<const std::int64_t> image) {
   welcome_ = decode_welcome(welcome_bytes);
   double client_s = 0;
   start = Clock::now();
+  std::vector<std::int64_t> requantized;
+  if (image_max != 0) {
+    requantized.reserve(image.size());
+    for (const std::int64_t v : image) {
+      require(
+          v >= 0 && v <= image_max, ErrorCode::invalid_argument,
+          "image value " + std::to_string(v) + " outside [0, " + std::to_string(image_max) + "]");
+      requantized.push_back(requantize(v, image_max, welcome_.model.input_max));
+    }
+    image = requantized;
+  }
   std::optional<Upload> up = client_->start(welcome_.model, image);
   while (up) {
     const Bytes request = encode_upload(welcome_.session, *up, params_);

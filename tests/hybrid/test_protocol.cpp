@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cmath>
 #include <string>
 #include <thread>
 
@@ -83,6 +84,33 @@ TEST(Protocol, InferenceThroughTheInProcessTransport) {
     EXPECT_GT(report.key_bytes, 0U);
   }
   EXPECT_EQ(service.sessions(), 0U);  // finished sessions are dropped
+}
+
+// A client that knows nothing of the model sends pixels of 8 bits: the welcome's input range
+// (small-b8 takes 2-bit images) requantizes them, round(p 3 / 255), as the training did.
+TEST(Protocol, ClientsLearnTheInputRangeFromTheWelcome) {
+  const Model model = Model::load(model_path("small-b8.sfhm"));
+  ASSERT_EQ(model.input_max(), 3);
+  InferenceService service(model, safhire::rlwe::SecurityPolicy::require_128);
+  InProcessTransport transport(service);
+  SeededRandom random = SeededRandom::from_counter(301);
+  RemoteClient client(transport, b8(), {}, random);
+  const std::size_t size = ModelInfo::of(model).input_size;
+  std::vector<std::int64_t> pixels(size), expected(size);
+  std::uint64_t state = 7;
+  for (std::size_t i = 0; i < pixels.size(); ++i) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    pixels[i] = static_cast<std::int64_t>(state >> 56);  // 0 .. 255
+    expected[i] = std::lround(static_cast<double>(pixels[i]) * 3.0 / 255.0);
+  }
+  EXPECT_EQ(client.infer(pixels, 255).logits, evaluate(model, expected));
+  pixels[5] = 256;
+  try {
+    client.infer(pixels, 255);
+    ADD_FAILURE() << "a value above the stated range was sent";
+  } catch (const safhire::Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::invalid_argument);
+  }
 }
 
 // The planner predicts, to the byte and to the switch, what an inference costs: with every power

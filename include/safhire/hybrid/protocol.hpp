@@ -163,7 +163,10 @@ class RemoteClient {
  public:
   RemoteClient(Transport& transport, const rlwe::ParameterSet& params, InferenceOptions options,
                core::RandomSource& random);
-  InferenceReport infer(std::span<const std::int64_t> image);
+  // One inference in its own session. image_max 0: the image is in the model's input range
+  // already; else its values lie in [0, image_max] and are requantized (dataset.hpp) to the
+  // model's range, which the server's welcome gives (a client need not know the model).
+  InferenceReport infer(std::span<const std::int64_t> image, std::int64_t image_max = 0);
   const ModelInfo& model() const { return welcome_.model; }
   const std::string& model_name() const { return welcome_.model_name; }
 

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The README's two network commands against each other, with their defaults: `safhire serve`
+# (the default model, on a free port here instead of 7788) and `safhire infer --server
+# 127.0.0.1:PORT --images N`. The client is told nothing about the model: it must learn the input
+# precision from the server's welcome and classify the images. Skips (exit 77) without
+# Debian's dataset-fashion-mnist, which scripts/test installs.
+# Usage: serve_infer.sh SAFHIRE_BINARY [IMAGES]
+set -euo pipefail
+safhire=$1
+images=${2:-3}
+if [ ! -e /usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz ]; then
+  echo "no Fashion-MNIST under /usr/share/datasets/fashion-mnist (dataset-fashion-mnist)"
+  exit 77
+fi
+work=$(mktemp -d)
+server_pid=""
+cleanup() {
+  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+"$safhire" serve --port 0 >"$work/serve.out" 2>"$work/serve.err" &
+server_pid=$!
+port=""
+for _ in $(seq 1 600); do
+  port=$(sed -n 's/.* on port \([0-9]*\) .*/\1/p' "$work/serve.out")
+  [ -n "$port" ] && break
+  kill -0 "$server_pid" 2>/dev/null || { cat "$work/serve.err"; echo "serve exited"; exit 1; }
+  sleep 0.1
+done
+[ -n "$port" ] || { echo "serve never said its port"; exit 1; }
+cat "$work/serve.out"
+
+"$safhire" infer --server "127.0.0.1:$port" --images "$images" | tee "$work/infer.out"
+# "<model>: accuracy A% on N images; ..."
+grep -Eq "accuracy [0-9.]+% on $images images" "$work/infer.out" || {
+  echo "infer did not report its $images images"
+  exit 1
+}
+# The server is still up after serving them.
+kill -0 "$server_pid"
