@@ -97,12 +97,13 @@ void put_poly(ByteWriter& w, const CkksContext& context, const RnsPoly& p) {
     w.packed_words(p.limb(k), width_of(context.prime(p.moduli[k])));
 }
 
-// A polynomial whose moduli must be exactly `expect` and which must be in NTT form.
-RnsPoly get_poly(ByteReader& r, const CkksContext& context,
-                 const std::vector<ModulusIndex>& expect) {
+// A polynomial in NTT form whose moduli must be exactly expect_for(limbs), given its limb count.
+template <class ExpectFor>
+RnsPoly get_poly_as(ByteReader& r, const CkksContext& context, ExpectFor expect_for) {
   const std::uint16_t limbs = r.u16();
   const std::uint8_t ntt = r.u8();
   if (ntt != 1) r.fail("polynomial not in NTT form");
+  const std::vector<ModulusIndex> expect = expect_for(limbs);
   if (limbs != expect.size()) {
     r.fail("polynomial has " + std::to_string(limbs) + " limbs, expected " +
            std::to_string(expect.size()));
@@ -126,6 +127,12 @@ RnsPoly get_poly(ByteReader& r, const CkksContext& context,
     }
   }
   return p;
+}
+
+// A polynomial whose moduli must be exactly `expect` and which must be in NTT form.
+RnsPoly get_poly(ByteReader& r, const CkksContext& context,
+                 const std::vector<ModulusIndex>& expect) {
+  return get_poly_as(r, context, [&](std::uint16_t) { return expect; });
 }
 
 std::vector<ModulusIndex> all_moduli(const CkksContext& context) {
@@ -157,11 +164,26 @@ SwitchingKey get_switching_key(ByteReader& r, const CkksContext& context, std::u
     }
   }
   const std::uint16_t digits = r.u16();
-  if (digits != context.digits(context.max_level())) r.fail("wrong number of key digits");
-  const auto moduli = all_moduli(context);
+  const std::uint32_t top = context.max_level();
+  if (digits == 0 || digits > context.digits(top)) r.fail("wrong number of key digits");
+  // Keys are made at the highest level they serve (bootstrapping's SlotToCoeff keys, the
+  // encapsulation's at level 0): Q_l P with its digits, l set by the first polynomial.
+  std::vector<ModulusIndex> moduli;
+  auto expect_for = [&](std::uint16_t limbs) {
+    if (moduli.empty()) {
+      const std::size_t special = context.p_moduli().size();
+      if (limbs <= special || limbs - special - 1 > top) {
+        r.fail("switching key polynomial of " + std::to_string(limbs) + " limbs");
+      }
+      const auto level = static_cast<std::uint32_t>(limbs - special - 1);
+      if (context.digits(level) != digits) r.fail("wrong number of key digits for its level");
+      moduli = context.qp_moduli(level);
+    }
+    return moduli;
+  };
   for (std::uint16_t j = 0; j < digits; ++j) {
-    key.b.push_back(get_poly(r, context, moduli));
-    if (!key.seeded()) key.a.push_back(get_poly(r, context, moduli));
+    key.b.push_back(get_poly_as(r, context, expect_for));
+    if (!key.seeded()) key.a.push_back(get_poly_as(r, context, expect_for));
   }
   return key;
 }

@@ -92,6 +92,44 @@ TEST(CkksSerialize, EveryObjectRoundTripsExactly) {
 
 // A seeded key round-trips as its seed and b_j and still switches; version 1 blobs (before the
 // form byte) are still read; an unknown form, and every truncation of a seeded key, are refused.
+// Keys made below the top (bootstrapping's SlotToCoeff keys, the encapsulation's at level 0)
+// have that level's digits and limbs: they round-trip, full and seeded, and a digit count that
+// does not match the limbs is refused. (The fuzz target's seed corpus found them refused.)
+TEST(CkksSerialize, KeysMadeBelowTheTopRoundTrip) {
+  auto& f = fixture("n12-l2");
+  const Objects o = make(f);
+  const auto& c = f.context;
+  auto rng = safhire::core::SeededRandom::from_counter(41);
+  KeyGenerator gen(c, *f.ops, rng);
+  const std::vector<int> step{1};
+  for (const bool seeded : {false, true}) {
+    gen.set_seeded(seeded);
+    for (const std::uint32_t level : {0U, 1U}) {
+      const GaloisKeys keys = gen.galois_keys(o.sk, step, true, level);
+      const auto back = deserialize_galois_keys(c, serialize(c, keys));
+      ASSERT_EQ(back.keys.size(), keys.keys.size());
+      for (const auto& [g, key] : keys.keys) {
+        ASSERT_EQ(key.b.size(), c.digits(level));
+        EXPECT_EQ(back.at(g).b, key.b);
+        EXPECT_EQ(back.at(g).a, key.a);
+        EXPECT_EQ(back.at(g).seed, key.seed);
+      }
+    }
+  }
+  gen.set_seeded(false);
+  const SwitchingKey key = gen.galois_key(o.sk, rotation_galois_element(c, 1), 1);
+  ASSERT_EQ(key.b.size(), 2U);
+  EXPECT_EQ(deserialize_switching_key(c, serialize(c, key)).b, key.b);
+  // Header (15 bytes), the form byte, then the digit count.
+  constexpr std::size_t kDigits = 16;
+  for (const int digits : {0, 1, 3}) {
+    Bytes blob = serialize(c, key);
+    blob[kDigits] = static_cast<std::uint8_t>(digits);
+    EXPECT_EQ(code_of([&] { deserialize_switching_key(c, blob); }), ErrorCode::malformed_input)
+        << digits << " digits";
+  }
+}
+
 TEST(CkksSerialize, SeededKeysAndVersionOneBlobs) {
   auto& f = fixture("n12-l2");
   const Objects o = make(f);
