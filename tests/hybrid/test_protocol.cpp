@@ -203,6 +203,13 @@ TEST(Protocol, BadMessagesGetTypedErrorsAndOtherSessionsContinue) {
               ErrorCode::malformed_input)
         << "cut at " << cut;
   }
+  // Every cut inside the 16-byte header, including those that keep the type but not the
+  // session (7 to 15 bytes: once read past the end, found by fuzz_protocol_upload).
+  for (std::size_t cut = 0; cut < 16; ++cut) {
+    const std::span<const std::uint8_t> head(first.data(), cut);
+    EXPECT_THROW(message_session(head), safhire::Error) << "cut at " << cut;
+    EXPECT_EQ(reply_code(service.handle(head)), ErrorCode::malformed_input) << "cut at " << cut;
+  }
   Bytes longer = first;
   longer.push_back(0);
   EXPECT_EQ(reply_code(service.handle(longer)), ErrorCode::malformed_input);
