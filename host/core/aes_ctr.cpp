@@ -6,6 +6,9 @@
 #include "safhire/core/aes_block.hpp"
 #include "safhire/core/error.hpp"
 
+#if defined(SAFHIRE_AES_X86)
+#include <cpuid.h>
+#endif
 #if defined(SAFHIRE_AES_ARM)
 #include <asm/hwcap.h>
 #include <sys/auxv.h>
@@ -82,7 +85,10 @@ bool supported(AesImpl impl) {
     return __builtin_cpu_supports("aes") && __builtin_cpu_supports("sse4.1");
   }
   if (impl == AesImpl::vaes) {
-    return __builtin_cpu_supports("vaes") && __builtin_cpu_supports("avx512f");
+    // VAES is CPUID leaf 7, ECX bit 9 (not every compiler's __builtin_cpu_supports knows it).
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __builtin_cpu_supports("avx512f") && __get_cpuid_count(7, 0, &a, &b, &c, &d) != 0 &&
+           (c & (1U << 9)) != 0;
   }
 #endif
 #if defined(SAFHIRE_AES_ARM)

@@ -270,7 +270,6 @@ Client::Client(const rlwe::ParameterSet& params, InferenceOptions options,
                core::RandomSource& random)
     : params_(params),
       options_(options),
-      random_(&random),
       key_(params_, random),
       encryptor_(key_, random),
       keys_(client_keys(key_, options, random)) {}

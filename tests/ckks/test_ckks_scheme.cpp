@@ -208,7 +208,8 @@ TEST(CkksScheme, LowerLevelKeysRotateAtTheirLevelAndBelow) {
         << "level " << level;
   }
   // Level 3 has two digits, the key one.
-  EXPECT_EQ(code_of([&] { f.evaluator.rotate(ca, 3, low); }), ErrorCode::invalid_argument);
+  EXPECT_EQ(code_of([&, &ca = ca] { f.evaluator.rotate(ca, 3, low); }),
+            ErrorCode::invalid_argument);
 }
 
 // Seeded keys store b_j and a seed. Their defining equation, with a_j regenerated and the
@@ -282,7 +283,7 @@ TEST(CkksScheme, SeededKeysHoldTheKeyEquationAndSwitchLikeFullKeys) {
   const auto [a, b, ca, cb, scale, level] = encrypt_two(f, k, 72);
   const double e = fresh_bound(f, scale);
   const double ks = key_switch_bound(f, level, scale);
-  auto rotated = [&](int step) {
+  auto rotated = [&, &a = a](int step) {
     Values r(a.size());
     for (int j = 0; j < n; ++j)
       r[static_cast<std::size_t>(j)] = a[static_cast<std::size_t>(((j + step) % n + n) % n)];

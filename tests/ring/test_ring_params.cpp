@@ -42,7 +42,7 @@ TEST(RingParams, InvalidParametersAreTypedErrors) {
                       {7U, 40U},
                       {65537U, 3U},
                       {4294967291U, 1U}}) {
-    EXPECT_EQ(code_of([t, a] { RingParams(t, a); }), ErrorCode::invalid_parameters)
+    EXPECT_EQ(code_of([t = t, a = a] { RingParams(t, a); }), ErrorCode::invalid_parameters)
         << t << "^" << a;
   }
   EXPECT_THROW(RingParams(3, 7).power(8), safhire::Error);

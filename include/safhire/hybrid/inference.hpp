@@ -145,7 +145,6 @@ class Client {
   ModelInfo model_;
   rlwe::ParameterSet params_;
   InferenceOptions options_;
-  core::RandomSource* random_;
   rlwe::SecretKey key_;
   rlwe::Encryptor encryptor_;
   rlwe::GaloisKeys keys_;
