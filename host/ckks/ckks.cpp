@@ -156,6 +156,11 @@ std::vector<std::int64_t> KeyGenerator::sample_error() {
   return out;
 }
 
+SecretKey::~SecretKey() {
+  // Host words go back to the buffer pool, where the next polynomial would find them.
+  core::secure_zero_words(std::span<u64>(s.data));
+}
+
 SecretKey KeyGenerator::secret_key() {
   const auto& params = context_->params();
   if (params.secret == SecretDistribution::fixed_hamming_weight)

@@ -59,6 +59,15 @@ SeededRandom::SeededRandom(const Seed& seed) : key_(seed) {
   require(sodium_init() >= 0, ErrorCode::internal, "libsodium could not be initialised");
 }
 
+SeededRandom::~SeededRandom() {
+  secure_zero(key_);
+  secure_zero(buffer_);
+}
+
+void secure_zero(std::span<std::uint8_t> bytes) {
+  sodium_memzero(bytes.data(), bytes.size());
+}
+
 SeededRandom SeededRandom::from_counter(std::uint64_t value) {
   Seed seed{};
   for (int i = 0; i < 8; ++i)

@@ -450,7 +450,9 @@ Server::Server(const Model& model, const rlwe::ParameterSet& params, InferenceOp
   activations_.resize(model.rounds().size());
 }
 
-Server::~Server() = default;
+Server::~Server() {
+  core::secure_zero(seed_);  // the session's permutations derive from it
+}
 
 std::uint64_t Server::key_switches() const {
   return backend_->key_switches();

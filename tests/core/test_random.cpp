@@ -4,9 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
+#include <new>
 #include <numeric>
+#include <span>
 #include <vector>
 
 #include "safhire/core/error.hpp"
@@ -142,6 +145,35 @@ TEST(Random, PermutationsAreUniform) {
   std::sort(p.begin(), p.end());
   EXPECT_EQ(p, id);
   EXPECT_TRUE(random_permutation(random, 0).empty());
+}
+
+// Whether `needle` occurs anywhere in `hay`.
+bool contains(std::span<const std::uint8_t> hay, std::span<const std::uint8_t> needle) {
+  return std::search(hay.begin(), hay.end(), needle.begin(), needle.end()) != hay.end();
+}
+
+// A seeded stream's key and its unused keystream are gone from its storage once it is destroyed
+// (the object lives in a buffer here, so that the bytes it leaves behind can be read).
+TEST(Random, SeededStreamsWipeTheirKeyAndKeystream) {
+  Seed seed;
+  for (std::size_t i = 0; i < seed.size(); ++i)
+    seed[i] = static_cast<std::uint8_t>(0xA0 + i);
+  std::array<std::uint8_t, 16> next{};
+  {
+    SeededRandom twin(seed);
+    std::array<std::uint8_t, 8> first{};
+    twin.fill(first);
+    twin.fill(next);  // what the stream's buffer still holds after its first 8 bytes
+  }
+  alignas(SeededRandom) std::array<std::uint8_t, sizeof(SeededRandom)> storage{};
+  auto* stream = new (storage.data()) SeededRandom(seed);
+  std::array<std::uint8_t, 8> first{};
+  stream->fill(first);
+  ASSERT_TRUE(contains(storage, seed));
+  ASSERT_TRUE(contains(storage, next));
+  stream->~SeededRandom();
+  EXPECT_FALSE(contains(storage, seed));
+  EXPECT_FALSE(contains(storage, next));
 }
 
 }  // namespace

@@ -45,6 +45,8 @@ struct Ciphertext {
 
 struct SecretKey {
   RnsPoly s;  // NTT form over Q_L and P
+  // Its host words are wiped (core::secure_zero) before the storage returns to the pool.
+  ~SecretKey();
 };
 
 struct PublicKey {

@@ -33,10 +33,22 @@ class OsRandom final : public RandomSource {
   void fill(std::span<std::uint8_t> out) override;
 };
 
+// Overwrites secret bytes with zeros in a way the compiler may not elide (libsodium's
+// sodium_memzero): secret keys, seeds and stream state call it when they are destroyed.
+void secure_zero(std::span<std::uint8_t> bytes);
+template <class T>
+void secure_zero_words(std::span<T> words) {
+  secure_zero({reinterpret_cast<std::uint8_t*>(words.data()), words.size_bytes()});
+}
+
 // The ChaCha20 (IETF) keystream with the seed as key, nonce 0, block counter from 0.
 class SeededRandom final : public RandomSource {
  public:
   explicit SeededRandom(const Seed& seed);
+  SeededRandom(const SeededRandom&) = default;
+  SeededRandom& operator=(const SeededRandom&) = default;
+  // The key and the unused keystream are wiped (secure_zero).
+  ~SeededRandom() override;
   // A seed made from a small integer, for tests and benchmarks that must be reproducible.
   static SeededRandom from_counter(std::uint64_t value);
   void fill(std::span<std::uint8_t> out) override;

@@ -53,10 +53,13 @@ std::uint32_t upload_bits(const ParameterSet& params);
 // ---- Keys and ciphertexts ---------------------------------------------------------------------
 
 // The client's secret: uniform binary (or ternary) coefficients. Never leaves the client: it has
-// no serialisation.
+// no serialisation. Its coefficients are wiped when it is destroyed (core::secure_zero).
 class SecretKey {
  public:
   SecretKey(const ParameterSet& params, core::RandomSource& random);
+  SecretKey(const SecretKey&) = default;
+  SecretKey& operator=(const SecretKey&) = default;
+  ~SecretKey() { core::secure_zero_words(s_.coeffs()); }
   const ParameterSet& params() const { return params_; }
   const ring::TorusPoly& poly() const { return s_; }
   std::span<const u64> coeffs() const { return s_.coeffs(); }
