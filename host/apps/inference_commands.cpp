@@ -20,6 +20,9 @@
 #include "safhire/hybrid/dataset.hpp"
 #include "safhire/hybrid/plan.hpp"
 #include "safhire/hybrid/protocol.hpp"
+#ifdef SAFHIRE_HAVE_RPC
+#include "safhire/hybrid/rpc.hpp"
+#endif
 #include "safhire/hybrid/zoo.hpp"
 #if SAFHIRE_HAVE_CUDA
 #include "safhire/cuda/backend.hpp"
@@ -346,37 +349,53 @@ int run_plan(int argc, char** argv) {
   return 0;
 }
 
+#ifdef SAFHIRE_HAVE_RPC
 int run_serve(int argc, char** argv) {
   Options opt(argc, argv, 2);
   const Model model = Model::load(opt.get("model", default_model()));
-  const auto port = static_cast<std::uint16_t>(opt.number("port", 7788));
+  RpcServerOptions rpc;
+  const std::uint32_t port = opt.number("port", 7788);
+  require(port < 65536, ErrorCode::invalid_argument, "--port is at most 65535");
+  rpc.address = opt.get("listen", "127.0.0.1:" + std::to_string(port));
+  rpc.workers = opt.number("workers", rpc.workers);
+  rpc.queue = opt.number("queue", static_cast<std::uint32_t>(rpc.queue));
+  rpc.tls_cert = opt.get("tls-cert", "");
+  rpc.tls_key = opt.get("tls-key", "");
+  rpc.keepalive = std::chrono::seconds(opt.number("keepalive", 30));
+  rpc.connection_idle = std::chrono::seconds(opt.number("connection-idle", 300));
+  rpc.handshake_timeout = std::chrono::seconds(opt.number("handshake-timeout", 10));
+  rpc.calls_per_connection = opt.number("calls-per-connection", rpc.calls_per_connection);
+  rpc.transport_memory = std::uint64_t{opt.number("transport-memory", 512)} << 20;
+  ServiceLimits limits;
+  limits.max_sessions = opt.number("max-sessions", 64);
+  limits.max_sessions_per_client = opt.number("max-sessions-per-client", 16);
+  limits.idle_timeout = std::chrono::seconds(opt.number("session-idle", 120));
+  limits.evict_after = std::chrono::seconds(opt.number("evict-after", 10));
+  limits.memory_budget = std::uint64_t{opt.number("memory-budget", 8192)} << 20;
+  const auto grace = std::chrono::seconds(opt.number("grace", 30));
   const std::uint32_t threads = opt.number("threads", 1);
   const std::string backend_name = opt.get("backend", "cpu");
   opt.finish();
   InferenceService service(model, rlwe::SecurityPolicy::require_128,
-                           backend_named(backend_name, threads));
+                           backend_named(backend_name, threads), limits);
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
-  // Listening first, then the line that says where (--port 0: a free port, as tests use).
-  std::atomic<std::uint16_t> bound{0};
-  std::exception_ptr failure;
-  std::thread server([&] {
-    try {
-      serve_tcp(service, port, g_stop, &bound);
-    } catch (...) {
-      failure = std::current_exception();
-      g_stop = true;
-    }
-  });
-  while (bound.load() == 0 && !g_stop.load())
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  if (bound.load() != 0) {
-    std::printf("serving %s (%u-bit inputs) on port %u (Ctrl-C to stop)\n", model.name().c_str(),
-                model.input_bits(), static_cast<unsigned>(bound.load()));
-    std::fflush(stdout);
-  }
-  server.join();
-  if (failure) std::rethrow_exception(failure);
+  RpcServer server(service, rpc);
+  // Listening first, then the line that says where (--port 0: a free one, as tests use).
+  const std::string host = rpc.address.substr(0, rpc.address.rfind(':'));
+  std::printf("serving %s (%u-bit inputs) on %s port %u%s (Ctrl-C to stop)\n", model.name().c_str(),
+              model.input_bits(), host.c_str(), static_cast<unsigned>(server.port()),
+              rpc.tls_cert.empty() ? "" : " with TLS");
+  std::fflush(stdout);
+  while (!g_stop.load())
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::printf("stopping: finishing the requests in flight (up to %lld s)\n",
+              static_cast<long long>(grace.count()));
+  std::fflush(stdout);
+  server.shutdown(grace);
+  std::printf("stopped after %llu requests served, %llu refused\n",
+              static_cast<unsigned long long>(server.served()),
+              static_cast<unsigned long long>(server.refused()));
   return 0;
 }
 
@@ -386,18 +405,19 @@ int run_infer(int argc, char** argv) {
   const std::uint32_t images = opt.number("images", 10);
   const std::uint32_t first = opt.number("first", 0);
   const std::string set = opt.get("set", "default-b8");
+  RpcClientOptions rpc;
+  rpc.tls_ca = opt.get("tls-ca", "");
+  rpc.tls_name = opt.get("tls-name", "");
+  rpc.deadline = std::chrono::seconds(opt.number("deadline", 300));
   const InferenceOptions options = options_from(opt);
   opt.finish();
-  const auto colon = server.rfind(':');
-  require(colon != std::string::npos, ErrorCode::invalid_argument, "--server is HOST:PORT");
-  const std::string host = server.substr(0, colon);
-  const std::uint32_t port = static_cast<std::uint32_t>(std::stoul(server.substr(colon + 1)));
-  require(port > 0 && port < 65536, ErrorCode::invalid_argument, "bad port in --server");
+  require(server.rfind(':') != std::string::npos, ErrorCode::invalid_argument,
+          "--server is HOST:PORT");
   const rlwe::ParameterSet& params = rlwe::parameter_set(set);
   // The pixels as they are (8 bits): the client requantizes them to the model's input range,
   // which the server's welcome gives.
   const LabelledImages data = load_fashion_mnist_test(first, images, 8);
-  TcpTransport transport(host, static_cast<std::uint16_t>(port));
+  GrpcTransport transport(server, rpc);
   core::OsRandom random;
   RemoteClient client(transport, params, options, random);
   const Totals t = run_images(client, nullptr, data, true);
@@ -409,5 +429,19 @@ int run_infer(int argc, char** argv) {
       t.client_s / n, static_cast<double>(t.up) / n / 1e6, static_cast<double>(t.down) / n / 1e6);
   return 0;
 }
+
+#else
+
+int run_serve(int, char**) {
+  throw Error(ErrorCode::unsupported,
+              "serve: this build has no gRPC (Debian: libgrpc++-dev protobuf-compiler-grpc)");
+}
+
+int run_infer(int, char**) {
+  throw Error(ErrorCode::unsupported,
+              "infer: this build has no gRPC (Debian: libgrpc++-dev protobuf-compiler-grpc)");
+}
+
+#endif
 
 }  // namespace safhire::apps

@@ -20,6 +20,8 @@ std::string_view to_string(ErrorCode code) noexcept {
       return "device_error";
     case ErrorCode::internal:
       return "internal";
+    case ErrorCode::resource_exhausted:
+      return "resource_exhausted";
   }
   return "unknown";
 }

@@ -60,4 +60,18 @@ Plan plan_inference(const Model& model, const rlwe::ParameterSet& params,
   return plan;
 }
 
+std::uint64_t max_upload_bytes(const Model& model, const rlwe::ParameterSet& params,
+                               std::uint32_t gamma) {
+  require(gamma < params.ring.a(), ErrorCode::invalid_argument, "gamma must be below a");
+  const std::uint64_t N = params.ring.N();
+  const std::size_t powers = rlwe::power_elements(params.ring, gamma).size();
+  std::uint64_t most = 0;
+  for (std::size_t r = 0; r < model.rounds().size(); ++r) {
+    const std::uint64_t chunks = (model.activation(r).size() + N - 1) / N;
+    most =
+        std::max(most, kRoundMessage + chunks * powers * (kObject + 32 + 1 + packed_bytes(N, 64)));
+  }
+  return most;
+}
+
 }  // namespace safhire::hybrid

@@ -3,7 +3,8 @@
 # (the default model, on a free port here instead of 7788) and `safhire infer --server
 # 127.0.0.1:PORT --images N`. The client is told nothing about the model: it must learn the input
 # precision from the server's welcome and classify the images. Skips (exit 77) without
-# Debian's dataset-fashion-mnist, which scripts/test installs.
+# Debian's dataset-fashion-mnist, which scripts/test installs. SIGTERM then stops the server
+# cleanly (exit status 0, after the requests in flight).
 # Usage: serve_infer.sh SAFHIRE_BINARY [IMAGES]
 set -euo pipefail
 safhire=$1
@@ -24,7 +25,7 @@ trap cleanup EXIT
 server_pid=$!
 port=""
 for _ in $(seq 1 600); do
-  port=$(sed -n 's/.* on port \([0-9]*\) .*/\1/p' "$work/serve.out")
+  port=$(sed -n 's/.* port \([0-9]*\) .*/\1/p' "$work/serve.out")
   [ -n "$port" ] && break
   kill -0 "$server_pid" 2>/dev/null || { cat "$work/serve.err"; echo "serve exited"; exit 1; }
   sleep 0.1
@@ -38,5 +39,12 @@ grep -Eq "accuracy [0-9.]+% on $images images" "$work/infer.out" || {
   echo "infer did not report its $images images"
   exit 1
 }
-# The server is still up after serving them.
+# The server is still up after serving them, and stops cleanly on SIGTERM.
 kill -0 "$server_pid"
+kill -TERM "$server_pid"
+status=0
+wait "$server_pid" || status=$?
+server_pid=""
+cat "$work/serve.out"
+[ "$status" -eq 0 ] || { echo "serve exited with status $status on SIGTERM"; exit 1; }
+grep -q "^stopped after" "$work/serve.out" || { echo "serve did not report its stop"; exit 1; }

@@ -1,13 +1,11 @@
-// The wire protocol: messages round-trip; a whole inference through the in-process and the TCP
-// transport (loopback) gives the plaintext evaluator's logits and counts its bytes; malformed,
+// The wire protocol: messages round-trip; a whole inference through the in-process transport
+// (gRPC's: test_serve.cpp) gives the plaintext evaluator's logits and counts its bytes; malformed,
 // truncated, oversized and misaddressed messages get typed error replies while other sessions
 // go on.
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <cmath>
 #include <string>
-#include <thread>
 
 #include "model_files.hpp"
 #include "safhire/hybrid/plan.hpp"
@@ -151,27 +149,6 @@ TEST(Protocol, PlanPredictsBytesAndKeySwitches) {
     EXPECT_EQ(report.bytes_down, plan.bytes_down + welcome) << where;
   }
   EXPECT_GT(derived, 0U);
-}
-
-TEST(Protocol, InferenceOverTcpLoopback) {
-  const Model model = Model::load(model_path("small-b8.sfhm"));
-  const auto refs = load_reference("small-b8.ref");
-  InferenceService service(model, safhire::rlwe::SecurityPolicy::require_128);
-  std::atomic<bool> stop{false};
-  std::atomic<std::uint16_t> port{0};
-  std::thread server([&] { serve_tcp(service, 0, stop, &port); });
-  while (port.load() == 0)
-    std::this_thread::yield();
-  {
-    TcpTransport transport("127.0.0.1", port.load());
-    SeededRandom random = SeededRandom::from_counter(301);
-    RemoteClient client(transport, b8(), {1, safhire::rlwe::TreeMode::fast, true}, random);
-    const InferenceReport report = client.infer(refs[3].pixels);
-    EXPECT_EQ(report.logits, evaluate(model, refs[3].pixels));
-    EXPECT_EQ(report.bytes_up + report.key_bytes, transport.bytes_up());
-  }
-  stop = true;
-  server.join();
 }
 
 ErrorCode reply_code(const Bytes& reply) {

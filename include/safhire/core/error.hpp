@@ -18,6 +18,7 @@ enum class ErrorCode {
   insecure_parameters,  // below the security level, without an explicit opt-in
   device_error,         // a CUDA call failed
   internal,             // a broken invariant: a bug in Safhire
+  resource_exhausted,   // a limit (sessions, memory) is reached: retry later, or elsewhere
 };
 
 std::string_view to_string(ErrorCode code) noexcept;

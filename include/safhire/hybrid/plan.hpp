@@ -37,4 +37,9 @@ struct Plan {
 Plan plan_inference(const Model& model, const rlwe::ParameterSet& params,
                     const InferenceOptions& options);
 
+// A bound on any round's upload at gamma, without the noise analysis: every power uploaded, in
+// 64-bit words (plan_inference's bytes_up never exceed it).
+std::uint64_t max_upload_bytes(const Model& model, const rlwe::ParameterSet& params,
+                               std::uint32_t gamma);
+
 }  // namespace safhire::hybrid
