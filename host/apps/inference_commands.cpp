@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "safhire/core/error.hpp"
+#include "safhire/hybrid/attack.hpp"
 #include "safhire/hybrid/dataset.hpp"
 #include "safhire/hybrid/plan.hpp"
 #include "safhire/hybrid/protocol.hpp"
@@ -223,24 +224,29 @@ int run_accuracy(int argc, char** argv) {
   const std::uint32_t images = opt.number("images", 0);
   const std::uint32_t first = opt.number("first", 0);
   const std::uint32_t threads = opt.number("threads", all_cores());
+  const std::uint32_t flood = opt.number("flood", 0);
   opt.finish();
   const LabelledImages data = load_fashion_mnist_test(first, images, model.input_bits());
   const auto start = Clock::now();
-  const std::size_t correct = count_correct(model, data.images, data.labels, threads);
+  const std::size_t correct = flood == 0
+                                  ? count_correct(model, data.images, data.labels, threads)
+                                  : count_correct_flooded(model, data.images, data.labels, flood,
+                                                          core::OsRandom().seed(), threads);
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   const double n = static_cast<double>(data.images.size());
   if (json) {
     std::printf(
         "{\"model\": \"%s\", \"first\": %u, \"images\": %zu, \"correct\": %zu, "
-        "\"plaintext_accuracy\": %.4f, \"threads\": %u, \"seconds\": %.2f}\n",
+        "\"plaintext_accuracy\": %.4f, \"flood\": %u, \"threads\": %u, \"seconds\": %.2f}\n",
         model.name().c_str(), first, data.images.size(), correct, static_cast<double>(correct) / n,
-        threads, seconds);
+        flood, threads, seconds);
   } else {
     std::printf(
         "%s: plaintext quantized accuracy %.2f%% (%zu of %zu Fashion-MNIST test images from "
-        "#%u), C++ integer evaluator, %u thread(s), %.1f s\n",
+        "#%u), C++ integer evaluator%s, %u thread(s), %.1f s\n",
         model.name().c_str(), 100.0 * static_cast<double>(correct) / n, correct, data.images.size(),
-        first, threads, seconds);
+        first, flood == 0 ? "" : (", flooded +-" + std::to_string(flood)).c_str(), threads,
+        seconds);
   }
   return 0;
 }
@@ -349,6 +355,105 @@ int run_plan(int argc, char** argv) {
   return 0;
 }
 
+int run_attack(int argc, char** argv) {
+  Options opt(argc, argv, 2);
+  const bool json = opt.flag("json");
+  const std::string server = opt.get("server", "");
+  const Model model = Model::load(opt.get("model", default_model()));
+  const std::string set = opt.get("set", "default-b8");
+  const std::string rounds_text = opt.get("rounds", "0");
+  ShuffleAttackOptions attack;
+  attack.repeats = opt.number("repeats", 1);
+  attack.together = !opt.flag("alone");
+  const std::uint32_t flood = opt.number("flood", 0);
+  InferenceOptions options = options_from(opt);
+  opt.finish();
+  if (rounds_text != "all") {
+    std::size_t at = 0;
+    while (at <= rounds_text.size()) {
+      const std::size_t comma = std::min(rounds_text.find(',', at), rounds_text.size());
+      const std::string one = rounds_text.substr(at, comma - at);
+      require(!one.empty() && one.find_first_not_of("0123456789") == std::string::npos,
+              ErrorCode::invalid_argument, "--rounds is all or R[,R...]");
+      attack.rounds.push_back(static_cast<std::uint32_t>(std::stoul(one)));
+      at = comma + 1;
+    }
+  }
+  const rlwe::ParameterSet& params = rlwe::parameter_set(set);
+  std::unique_ptr<InferenceService> local;
+  std::unique_ptr<Transport> transport;
+  if (server.empty()) {
+    // In process: a service of --model, as `serve` would run it (with --flood F), but evicting
+    // abandoned sessions at once (`serve`'s default, --evict-after 10, lets one address open 16
+    // sessions per 10 s: a rate limit an attacker with more addresses does not meet).
+    ServiceLimits limits;
+    limits.evict_after = std::chrono::milliseconds(0);
+    local = std::make_unique<InferenceService>(model, rlwe::SecurityPolicy::require_128,
+                                               all_cores(), limits);
+    local->set_flood(flood);
+    transport = std::make_unique<InProcessTransport>(*local);
+  } else {
+    require(flood == 0, ErrorCode::invalid_argument,
+            "--flood is the server's: give it to `safhire serve`");
+#ifdef SAFHIRE_HAVE_RPC
+    transport = std::make_unique<GrpcTransport>(server);
+#else
+    throw Error(ErrorCode::unsupported, "attack --server: this build has no gRPC");
+#endif
+  }
+  core::OsRandom random;
+  const auto start = Clock::now();
+  const ShuffleAttackReport report = attack_shuffle(
+      *transport, params, options, random, attack, [&](std::uint64_t done, std::uint64_t needed) {
+        if (!json && (done % 64 == 0 || done == needed))
+          std::fprintf(stderr, "\r%llu/%llu sessions", static_cast<unsigned long long>(done),
+                       static_cast<unsigned long long>(needed));
+      });
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  if (!json) std::fprintf(stderr, "\n");
+  std::string rounds_json;
+  bool all_exact = true;
+  for (const RoundRecovery& r : report.rounds) {
+    const RecoveryCheck check = check_recovery(model, r);
+    all_exact = all_exact && check.exact();
+    if (json) {
+      rounds_json += std::string(rounds_json.empty() ? "" : ", ") +
+                     "{\"round\": " + std::to_string(r.round) +
+                     ", \"queries\": " + std::to_string(r.queries) +
+                     ", \"columns\": " + std::to_string(check.columns) +
+                     ", \"exact_columns\": " + std::to_string(check.exact_columns) +
+                     ", \"wrong_columns\": " + std::to_string(check.wrong_columns) +
+                     ", \"distinct_columns\": " + std::to_string(check.distinct_columns) +
+                     ", \"distinct_found\": " + std::to_string(check.distinct_found) +
+                     ", \"exact_bias\": " + (check.exact_bias ? "true" : "false") + "}";
+    } else {
+      std::printf(
+          "round %u: %llu queries; bias multiset %s; %zu of %zu columns exact, %zu wrong; %zu of "
+          "%zu distinct columns seen\n",
+          r.round, static_cast<unsigned long long>(r.queries), check.exact_bias ? "exact" : "wrong",
+          check.exact_columns, check.columns, check.wrong_columns, check.distinct_found,
+          check.distinct_columns);
+    }
+  }
+  if (json) {
+    std::printf(
+        "{\"model\": \"%s\", \"set\": \"%s\", \"gamma\": %u, \"flood\": %u, \"repeats\": %u, "
+        "\"together\": %s, \"sessions\": %llu, \"retries\": %llu, \"seconds\": %.1f, "
+        "\"all_exact\": %s, \"rounds\": [%s]}\n",
+        model.name().c_str(), set.c_str(), options.gamma, flood, attack.repeats,
+        attack.together ? "true" : "false", static_cast<unsigned long long>(report.sessions),
+        static_cast<unsigned long long>(report.retries), seconds, all_exact ? "true" : "false",
+        rounds_json.c_str());
+  } else {
+    std::printf("%s: %llu sessions (%llu hellos refused and retried), %.1f s; %s\n",
+                model.name().c_str(), static_cast<unsigned long long>(report.sessions),
+                static_cast<unsigned long long>(report.retries), seconds,
+                all_exact ? "every probed round recovered exactly (as sorted columns)"
+                          : "not every probed round recovered exactly");
+  }
+  return 0;
+}
+
 #ifdef SAFHIRE_HAVE_RPC
 int run_serve(int argc, char** argv) {
   Options opt(argc, argv, 2);
@@ -375,9 +480,11 @@ int run_serve(int argc, char** argv) {
   const auto grace = std::chrono::seconds(opt.number("grace", 30));
   const std::uint32_t threads = opt.number("threads", 1);
   const std::string backend_name = opt.get("backend", "cpu");
+  const std::uint32_t flood = opt.number("flood", 0);
   opt.finish();
   InferenceService service(model, rlwe::SecurityPolicy::require_128,
                            backend_named(backend_name, threads), limits);
+  service.set_flood(flood);
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
   RpcServer server(service, rpc);

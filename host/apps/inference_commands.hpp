@@ -15,5 +15,7 @@ int run_bench(int argc, char** argv);
 int run_plan(int argc, char** argv);
 // safhire accuracy [--model FILE] [--images N] [--first K] [--threads T] [--json]
 int run_accuracy(int argc, char** argv);
+// safhire attack [--server HOST:PORT] [--rounds all|R,...] [--repeats R] [--alone] [--flood F]
+int run_attack(int argc, char** argv);
 
 }  // namespace safhire::apps

@@ -21,7 +21,7 @@ class Options {
       safhire::require(key.rfind("--", 0) == 0, safhire::ErrorCode::invalid_argument,
                        "unexpected argument " + key);
       key = key.substr(2);
-      if (key == "json" || key == "insecure" || key == "slim" || key == "seeded-keys" ||
+      if (key == "json" || key == "insecure" || key == "alone" || key == "slim" || key == "seeded-keys" ||
           key == "unpacked") {
         values_.emplace_back(key, "1");
       } else {

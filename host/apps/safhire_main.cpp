@@ -48,6 +48,7 @@ void print_usage() {
       "      [--memory-budget MIB (8192) for sessions] [--transport-memory MIB (512) for gRPC]\n"
       "      [--connection-idle SECONDS (300)] [--keepalive SECONDS (30)]\n"
       "      [--handshake-timeout SECONDS (10)] [--calls-per-connection N (4)] [--grace S (30)]\n"
+      "      [--flood F (noise flooding: every result +-F uniform; 0)]\n"
       "  infer                encrypted inference against a server\n"
       "      [--server HOST:PORT (127.0.0.1:7788)] [--images N (10)] [--first K (0)]\n"
       "      [--set NAME] [--gamma G (2)] [--tls-ca FILE [--tls-name NAME]]\n"
@@ -63,6 +64,11 @@ void print_usage() {
       "  accuracy             plaintext quantized accuracy of a model on Fashion-MNIST test\n"
       "                       images (the C++ integer evaluator; no encryption)\n"
       "      [--model FILE] [--images N (0: all)] [--first K (0)] [--threads T (all cores)]\n"
+      "      [--flood F (each accumulator +-F uniform, as serve --flood)] [--json]\n"
+      "  attack               the query attack on the shuffle (zero and basis-vector queries,\n"
+      "                       sorted responses) against a server, checked against --model\n"
+      "      [--server HOST:PORT (none: in process, with --flood F)] [--model FILE]\n"
+      "      [--rounds all|R,R.. (0)] [--repeats R (1)] [--alone] [--set NAME] [--gamma G]\n"
       "      [--json]\n"
       "  ckks demo            CKKS: encode, encrypt, multiply, rescale, rotate, conjugate and\n"
       "                       decrypt random vectors; time and precision of each step\n"
@@ -201,6 +207,7 @@ int main(int argc, char** argv) {
     if (command == "bench") return safhire::apps::run_bench(argc, argv);
     if (command == "plan") return safhire::apps::run_plan(argc, argv);
     if (command == "accuracy") return safhire::apps::run_accuracy(argc, argv);
+    if (command == "attack") return safhire::apps::run_attack(argc, argv);
     if (command == "ckks") return safhire::apps::run_ckks(argc, argv);
     if (command == "ntt-demo") {
       if (argc == 4) return run_ntt_demo({RingParams(parse_u32(argv[2]), parse_u32(argv[3]))});

@@ -121,6 +121,20 @@ Seed derive_seed(const Seed& key, std::uint64_t id, const char (&context)[9]) {
   return out;
 }
 
+std::int64_t uniform_in(RandomSource& random, std::int64_t low, std::int64_t high) {
+  require(low <= high, ErrorCode::invalid_argument, "uniform_in: empty range");
+  const std::uint64_t span = static_cast<std::uint64_t>(high) - static_cast<std::uint64_t>(low);
+  if (span == ~std::uint64_t{0}) return static_cast<std::int64_t>(random.word());
+  const std::uint64_t count = span + 1;
+  // Reject the top partial range of 64-bit words.
+  const std::uint64_t limit = ~std::uint64_t{0} - (~std::uint64_t{0} % count + 1) % count;
+  std::uint64_t w;
+  do {
+    w = random.word();
+  } while (w > limit);
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(low) + w % count);
+}
+
 std::vector<std::uint32_t> random_permutation(RandomSource& random, std::uint32_t n) {
   std::vector<std::uint32_t> p(n);
   for (std::uint32_t i = 0; i < n; ++i)

@@ -352,6 +352,22 @@ std::optional<Upload> Client::receive(const Download& d) {
   return encrypt(next_round_, acc);
 }
 
+Upload Client::upload(std::uint32_t round, std::span<const std::int64_t> values) {
+  require(!model_.outputs.empty(), ErrorCode::invalid_argument, "upload before start");
+  require(round == next_round_ && round < model_.outputs.size(), ErrorCode::invalid_argument,
+          "upload for round " + std::to_string(round) + ", expected round " +
+              std::to_string(next_round_));
+  const std::size_t n = round == 0 ? model_.input_size : model_.outputs[round - 1];
+  const std::int64_t most = round == 0 ? model_.input_max : model_.activation_max;
+  require(
+      values.size() == n, ErrorCode::invalid_argument,
+      "upload of round " + std::to_string(round) + ": " + std::to_string(n) + " values expected");
+  for (const std::int64_t v : values)
+    require(v >= 0 && v <= most, ErrorCode::invalid_argument,
+            "upload value " + std::to_string(v) + " out of range");
+  return encrypt(round, values);
+}
+
 // ---- Server -----------------------------------------------------------------------------------
 
 backend::LinearLayer linear_layer(const Model& model, std::size_t r,
@@ -494,7 +510,15 @@ Download Server::process(const Upload& up) {
 
   start = Clock::now();
   const std::vector<std::uint32_t> perm = permutation(r);
-  const backend::LinearLayer layer = linear_layer((*layers_)[r], perm);
+  backend::LinearLayer layer = linear_layer((*layers_)[r], perm);
+  if (flood_ != 0) {
+    auto flooded = std::make_shared<backend::LayerWeights>(*layer.weights);
+    core::SeededRandom stream(core::derive_seed(seed_, r, "SFHflood"));
+    const std::uint32_t bits = model_->rounds()[r].bits;
+    for (u64& b : flooded->bias)
+      b += scaled(core::uniform_in(stream, -std::int64_t{flood_}, flood_), bits);
+    layer.weights = std::move(flooded);
+  }
   std::vector<const backend::Rows*> sources;
   for (const auto& a : activations_)
     sources.push_back(a.get());

@@ -275,47 +275,60 @@ std::int64_t requantize(std::int64_t acc, const Requant& rq, std::int64_t activa
   return std::min(q, activation_max);
 }
 
+std::vector<std::int64_t> round_accumulators(const Model& model, std::size_t r,
+                                             std::span<const std::vector<std::int64_t>> acts) {
+  require(r < model.rounds().size() && acts.size() > r, ErrorCode::invalid_argument,
+          "round_accumulators: round " + std::to_string(r) + " needs the activations 0.." +
+              std::to_string(r));
+  for (std::size_t s = 0; s <= r; ++s)
+    require(acts[s].size() == model.activation(s).size(), ErrorCode::invalid_argument,
+            "round_accumulators: activation " + std::to_string(s) + " of the wrong size");
+  const Round& round = model.rounds()[r];
+  const Shape& os = round.output;
+  std::vector<std::int64_t> acc(os.size());
+  for (std::uint32_t o = 0; o < os.c; ++o)
+    for (std::uint32_t p = 0; p < os.h * os.w; ++p)
+      acc[std::size_t{o} * os.h * os.w + p] = round.bias[o];
+  for (const Term& t : round.terms) {
+    // Sum-pool first, then the direct convolution.
+    const Shape& src_shape = model.activation(t.source);
+    std::vector<std::int64_t> src = acts[t.source];
+    if (t.pool != 0) {
+      std::vector<std::int64_t> pooled(t.input.size(), 0);
+      for (std::uint32_t c = 0; c < src_shape.c; ++c)
+        for (std::uint32_t y = 0; y < src_shape.h; ++y)
+          for (std::uint32_t x = 0; x < src_shape.w; ++x)
+            pooled[t.input.index(c, y / t.pool, x / t.pool)] += src[src_shape.index(c, y, x)];
+      src = std::move(pooled);
+    }
+    for (std::uint32_t o = 0; o < os.c; ++o)
+      for (std::uint32_t oy = 0; oy < os.h; ++oy)
+        for (std::uint32_t ox = 0; ox < os.w; ++ox) {
+          std::int64_t sum = 0;
+          for (std::uint32_t i = 0; i < t.input.c; ++i)
+            for (std::uint32_t ky = 0; ky < t.kernel; ++ky)
+              for (std::uint32_t kx = 0; kx < t.kernel; ++kx) {
+                const std::int64_t iy = std::int64_t{oy} * t.stride + ky - t.pad;
+                const std::int64_t ix = std::int64_t{ox} * t.stride + kx - t.pad;
+                if (iy < 0 || ix < 0 || iy >= t.input.h || ix >= t.input.w) continue;
+                sum += t.weight(o, i, ky, kx) * src[t.input.index(i, static_cast<std::uint32_t>(iy),
+                                                                  static_cast<std::uint32_t>(ix))];
+              }
+          acc[os.index(o, oy, ox)] += sum;
+        }
+  }
+  return acc;
+}
+
 std::vector<std::int64_t> evaluate(const Model& model, std::span<const std::int64_t> input,
                                    std::vector<std::vector<std::int64_t>>* accumulators) {
   require_input(model, input);
   std::vector<std::vector<std::int64_t>> acts;
   acts.emplace_back(input.begin(), input.end());
   if (accumulators) accumulators->clear();
-  for (const Round& round : model.rounds()) {
-    const Shape& os = round.output;
-    std::vector<std::int64_t> acc(os.size());
-    for (std::uint32_t o = 0; o < os.c; ++o)
-      for (std::uint32_t p = 0; p < os.h * os.w; ++p)
-        acc[std::size_t{o} * os.h * os.w + p] = round.bias[o];
-    for (const Term& t : round.terms) {
-      // Sum-pool first, then the direct convolution.
-      const Shape& src_shape = model.activation(t.source);
-      std::vector<std::int64_t> src = acts[t.source];
-      if (t.pool != 0) {
-        std::vector<std::int64_t> pooled(t.input.size(), 0);
-        for (std::uint32_t c = 0; c < src_shape.c; ++c)
-          for (std::uint32_t y = 0; y < src_shape.h; ++y)
-            for (std::uint32_t x = 0; x < src_shape.w; ++x)
-              pooled[t.input.index(c, y / t.pool, x / t.pool)] += src[src_shape.index(c, y, x)];
-        src = std::move(pooled);
-      }
-      for (std::uint32_t o = 0; o < os.c; ++o)
-        for (std::uint32_t oy = 0; oy < os.h; ++oy)
-          for (std::uint32_t ox = 0; ox < os.w; ++ox) {
-            std::int64_t sum = 0;
-            for (std::uint32_t i = 0; i < t.input.c; ++i)
-              for (std::uint32_t ky = 0; ky < t.kernel; ++ky)
-                for (std::uint32_t kx = 0; kx < t.kernel; ++kx) {
-                  const std::int64_t iy = std::int64_t{oy} * t.stride + ky - t.pad;
-                  const std::int64_t ix = std::int64_t{ox} * t.stride + kx - t.pad;
-                  if (iy < 0 || ix < 0 || iy >= t.input.h || ix >= t.input.w) continue;
-                  sum +=
-                      t.weight(o, i, ky, kx) * src[t.input.index(i, static_cast<std::uint32_t>(iy),
-                                                                 static_cast<std::uint32_t>(ix))];
-                }
-            acc[os.index(o, oy, ox)] += sum;
-          }
-    }
+  for (std::size_t r = 0; r < model.rounds().size(); ++r) {
+    const Round& round = model.rounds()[r];
+    std::vector<std::int64_t> acc = round_accumulators(model, r, acts);
     if (accumulators) accumulators->push_back(acc);
     if (!round.requant) return acc;
     for (std::int64_t& v : acc)

@@ -497,6 +497,7 @@ Bytes InferenceService::open(std::span<const std::uint8_t> request, const std::s
                    narrowest_row_bits(*model_, session->params, hello.options.gamma)},
                   session->keys),
         seed, layers_);
+    session->server->set_flood(flood_.load());
     core::secure_zero(seed);
   } catch (...) {
     release();

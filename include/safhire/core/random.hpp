@@ -67,6 +67,9 @@ void expand_seed(const Seed& seed, std::span<std::uint64_t> out);
 // crypto_kdf_derive_from_key, BLAKE2b): independent seeds from one secret, e.g. one per round.
 Seed derive_seed(const Seed& key, std::uint64_t id, const char (&context)[9]);
 
+// An integer uniform in [low, high] (rejection-sampled, so unbiased); low <= high.
+std::int64_t uniform_in(RandomSource& random, std::int64_t low, std::int64_t high);
+
 // A uniform permutation of 0..n-1 (Fisher-Yates with rejection-sampled indices, so unbiased).
 std::vector<std::uint32_t> random_permutation(RandomSource& random, std::uint32_t n);
 

@@ -138,6 +138,10 @@ class Client {
   const std::vector<std::int64_t>& logits() const { return logits_; }
   // The pre-activations of every round as the client saw them (slot order): what it learns.
   const std::vector<std::vector<std::int64_t>>& seen() const { return seen_; }
+  // What a client may send in round r instead of the upload receive() computed: any activation
+  // in the round's range, in the slot order the server expects (the server cannot tell). The
+  // probes of the shuffling attack (attack.hpp); the round must be the next one.
+  Upload upload(std::uint32_t round, std::span<const std::int64_t> values);
 
  private:
   Upload encrypt(std::uint32_t round, std::span<const std::int64_t> values);
@@ -190,6 +194,13 @@ class Server {
 
   Download process(const Upload& upload);
 
+  // Noise flooding of the results (a mitigation of the shuffling attack, attack.hpp): every
+  // pre-activation the client decrypts gains an integer uniform in [-bound, bound], fresh per
+  // session and round (from the session's seed), added to the layer's bias words. 0: none.
+  // Each flooded round prepares its layer anew (the weights are copied); the accuracy it costs
+  // is the plaintext evaluator's with the same noise (evaluate_flooded).
+  void set_flood(std::uint32_t bound) { flood_ = bound; }
+
   // The permutation of round r: slot s carries output permutation(r)[s] (identity when not
   // shuffled, and for the last round).
   std::vector<std::uint32_t> permutation(std::uint32_t round) const;
@@ -214,6 +225,7 @@ class Server {
   std::vector<std::unique_ptr<backend::Rows>> activations_;
   std::vector<std::uint32_t> previous_permutation_;
   std::uint32_t next_round_ = 0;
+  std::uint32_t flood_ = 0;
   ServerTimes times_;
 };
 

@@ -109,6 +109,12 @@ std::int64_t requantize(std::int64_t acc, const Requant& rq, std::int64_t activa
 std::vector<std::int64_t> evaluate(const Model& model, std::span<const std::int64_t> input,
                                    std::vector<std::vector<std::int64_t>>* accumulators = nullptr);
 
+// Round r's accumulators (before requantization) from the activations of rounds 0..r (acts[s]
+// is the input of round s, model.activation(s)-shaped; values need not be ones an image leads
+// to): what evaluate computes for that round.
+std::vector<std::int64_t> round_accumulators(const Model& model, std::size_t r,
+                                             std::span<const std::vector<std::int64_t>> acts);
+
 // The class of the largest logit, the first of equal ones (as numpy's argmax).
 std::size_t predicted_class(std::span<const std::int64_t> logits);
 

@@ -5,6 +5,7 @@
 // anything malformed with an error message, keeping its other sessions intact.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -115,6 +116,8 @@ class InferenceService {
   // The memory charged to open sessions and to hellos being decoded (ServiceLimits).
   std::uint64_t memory_charged() const;
   const ServiceLimits& limits() const { return limits_; }
+  // Noise flooding of every result for sessions opened from now on (Server::set_flood).
+  void set_flood(std::uint32_t bound) { flood_.store(bound); }
   std::size_t max_request_bytes() const { return max_request_; }
   // Server time and key switches summed over the completed inferences.
   ServerTimes times() const;
@@ -134,6 +137,7 @@ class InferenceService {
   BackendFactory backends_;
   ServiceLimits limits_;
   std::size_t max_request_ = 0;
+  std::atomic<std::uint32_t> flood_{0};
   std::shared_ptr<const ModelLayers> layers_;  // built once, shared by the sessions' servers
   mutable std::mutex mutex_;
   SessionMap sessions_;

@@ -1,0 +1,83 @@
+// The query attack on the server's per-round shuffle (Kim and Lee, "Shuffling is Not Enough",
+// ESORICS 2026), run as a client against a live service, and the check of what it recovers
+// against the true weights; noise flooding, the mitigation the server can turn on, and its
+// accuracy cost in plaintext.
+//
+// A round's result is y = W x + b (plus the shortcuts of earlier rounds' activations), decrypted
+// exactly and permuted by a fresh secret permutation. A client that uploads x = 0 in the round
+// learns the multiset of b; uploading the basis vector e_k (1 in slot k, 0 elsewhere) it learns
+// the multiset of W[:, j] + b for the input j behind slot k. d + 1 queries give every column of a
+// d-input round, each as its sorted values: the shuffle hides which output is which, never the
+// values. A probing session uploads zeros in the rounds it does not probe, so that shortcuts add
+// nothing; rounds whose layer reads only its own input can be probed together, one query each
+// per session (`together`), the others need a session per query.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "safhire/hybrid/protocol.hpp"
+
+namespace safhire::hybrid {
+
+struct ShuffleAttackOptions {
+  std::vector<std::uint32_t> rounds;  // the rounds probed, ascending (empty: every round)
+  std::uint32_t repeats = 1;          // sessions per query; their sorted responses are averaged
+  bool together = true;               // every probed round in each session
+};
+
+// What the attack learned of one round: the sorted response to the zero query, and one sorted
+// response per input slot (a multiset of columns: the attacker does not know which input a slot
+// carries beyond round 0).
+struct RoundRecovery {
+  std::uint32_t round = 0;
+  std::uint64_t queries = 0;  // (inputs + 1) * repeats
+  std::vector<std::int64_t> bias;
+  std::vector<std::vector<std::int64_t>> columns;
+};
+
+struct ShuffleAttackReport {
+  std::vector<RoundRecovery> rounds;
+  std::uint64_t sessions = 0;  // hellos that opened a session
+  std::uint64_t retries = 0;   // hellos refused (a limit of the server) and sent again
+};
+
+// Runs the attack through `transport` with one key set for every session (the server cannot tell
+// sessions of one client apart). A hello refused with resource_exhausted is retried after a
+// pause. `progress` (optional) is called with the sessions done and the sessions needed.
+ShuffleAttackReport attack_shuffle(
+    Transport& transport, const rlwe::ParameterSet& params, InferenceOptions options,
+    core::RandomSource& random, const ShuffleAttackOptions& attack,
+    const std::function<void(std::uint64_t, std::uint64_t)>& progress = {});
+
+// The check against the model (the plaintext evaluator's accumulators, round_accumulators, for
+// the zero activation and each basis vector): how many recovered columns equal a true one
+// (multisets compared, each true column matched at most once), how many are no true column at
+// all, how many of the distinct true columns were seen, and whether the bias multiset is exact.
+// Round 0 reads the image in the client's order, so its d + 1 queries give the exact multiset.
+// Beyond it, slot k of an upload carries the input the previous round's permutation put there,
+// fresh per session: each basis-vector query lands on a uniformly random input, so the attack
+// sees true columns drawn with replacement (coupon collecting), not each column once. Telling
+// which input a slot carries needs the session's earlier frames (the journal version's frame
+// tracking), which this harness does not attempt.
+struct RecoveryCheck {
+  std::size_t columns = 0, exact_columns = 0, wrong_columns = 0;
+  std::size_t distinct_columns = 0, distinct_found = 0;
+  bool exact_bias = false;
+  bool exact() const { return exact_bias && exact_columns == columns; }
+};
+RecoveryCheck check_recovery(const Model& model, const RoundRecovery& recovered);
+
+// The plaintext evaluator with noise flooding as the server applies it: every accumulator gains
+// an integer uniform in [-bound, bound] and wraps to its round's b bits, as the decrypted value
+// does. `count_correct_flooded`: of `images`, how many get their label, over `threads` workers,
+// image i's noise from derive_seed(seed, i).
+std::vector<std::int64_t> evaluate_flooded(const Model& model, std::span<const std::int64_t> input,
+                                           std::uint32_t bound, core::RandomSource& random);
+std::size_t count_correct_flooded(const Model& model,
+                                  const std::vector<std::vector<std::int64_t>>& images,
+                                  std::span<const std::int64_t> labels, std::uint32_t bound,
+                                  const core::Seed& seed, unsigned threads);
+
+}  // namespace safhire::hybrid
