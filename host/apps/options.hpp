@@ -21,8 +21,8 @@ class Options {
       safhire::require(key.rfind("--", 0) == 0, safhire::ErrorCode::invalid_argument,
                        "unexpected argument " + key);
       key = key.substr(2);
-      if (key == "json" || key == "insecure" || key == "alone" || key == "slim" || key == "seeded-keys" ||
-          key == "unpacked") {
+      if (key == "json" || key == "insecure" || key == "alone" || key == "slim" ||
+          key == "seeded-keys" || key == "unpacked") {
         values_.emplace_back(key, "1");
       } else {
         safhire::require(i + 1 < argc, safhire::ErrorCode::invalid_argument,
