@@ -19,6 +19,7 @@
 #include "safhire/core/error.hpp"
 #include "safhire/hybrid/attack.hpp"
 #include "safhire/hybrid/dataset.hpp"
+#include "safhire/hybrid/failures.hpp"
 #include "safhire/hybrid/plan.hpp"
 #include "safhire/hybrid/protocol.hpp"
 #ifdef SAFHIRE_HAVE_RPC
@@ -452,6 +453,77 @@ int run_attack(int argc, char** argv) {
                           : "not every probed round recovered exactly");
   }
   return 0;
+}
+
+int run_failures(int argc, char** argv) {
+  Options opt(argc, argv, 2);
+  const bool json = opt.flag("json");
+  const Model model = Model::load(opt.get("model", default_model()));
+  const std::string set_name = opt.get("set", "");
+  const double results = std::stod(opt.get("results", "1e7"));
+  const std::uint32_t images = opt.number("images", 100);
+  const std::uint32_t first = opt.number("first", 0);
+  const std::uint32_t threads = opt.number("threads", all_cores());
+  const InferenceOptions options = options_from(opt);
+  const std::string set = set_name.empty() ? default_set(model, options.gamma) : set_name;
+  opt.finish();
+  require(results >= 1 && results <= 1e12, ErrorCode::invalid_argument, "--results out of 1..1e12");
+  const rlwe::ParameterSet& params = rlwe::parameter_set(set);
+  const LabelledImages data = load_fashion_mnist_test(first, images, model.input_bits());
+  core::OsRandom random;
+  const auto start = Clock::now();
+  const FailureReport report =
+      measure_failures(model, params, options, data.images, static_cast<std::uint64_t>(results),
+                       threads, random, [&](const FailureReport& so_far) {
+                         if (!json)
+                           std::fprintf(stderr, "\r%llu inferences, %llu results, %llu wrong",
+                                        static_cast<unsigned long long>(so_far.inferences),
+                                        static_cast<unsigned long long>(so_far.results),
+                                        static_cast<unsigned long long>(so_far.wrong));
+                       });
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  if (json) {
+    std::string rounds, tail;
+    for (const RoundFailures& r : report.rounds) {
+      char one[320];
+      std::snprintf(one, sizeof one,
+                    "%s{\"results\": %llu, \"wrong\": %llu, \"estimated_log2_std\": %.3f, "
+                    "\"estimated_failure\": %.3e, \"measured_log2_std\": %.3f, "
+                    "\"max_sigmas\": %.3f, \"half_step_sigmas\": %.3f}",
+                    rounds.empty() ? "" : ", ", static_cast<unsigned long long>(r.results),
+                    static_cast<unsigned long long>(r.wrong), r.estimated_log2_std,
+                    r.estimated_failure, r.measured_log2_std, r.max_sigmas, r.half_step_sigmas);
+      rounds += one;
+    }
+    for (const std::uint64_t t : report.tail)
+      tail += (tail.empty() ? "" : ", ") + std::to_string(t);
+    std::printf(
+        "{\"model\": \"%s\", \"set\": \"%s\", \"gamma\": %u, \"threads\": %u, \"inferences\": "
+        "%llu, \"results\": %llu, \"wrong\": %llu, \"expected_wrong\": %.3e, \"seconds\": %.1f, "
+        "\"tail_step_sigmas\": %.2f, \"tail\": [%s], \"rounds\": [%s]}\n",
+        model.name().c_str(), set.c_str(), options.gamma, threads,
+        static_cast<unsigned long long>(report.inferences),
+        static_cast<unsigned long long>(report.results),
+        static_cast<unsigned long long>(report.wrong), report.expected_wrong(), seconds,
+        FailureReport::kTailStep, tail.c_str(), rounds.c_str());
+  } else {
+    std::fprintf(stderr, "\n");
+    double widest = 0, closest = 1e9;
+    for (const RoundFailures& r : report.rounds) {
+      widest = std::max(widest, r.max_sigmas);
+      closest = std::min(closest, r.half_step_sigmas);
+    }
+    std::printf(
+        "%s on %s, gamma = %u: %llu results of %llu inferences decrypted, %llu wrong (the "
+        "estimate expects %.2e); largest noise %.2f estimated standard deviations, a wrong "
+        "result at %.2f or more; %.1f s\n",
+        model.name().c_str(), set.c_str(), options.gamma,
+        static_cast<unsigned long long>(report.results),
+        static_cast<unsigned long long>(report.inferences),
+        static_cast<unsigned long long>(report.wrong), report.expected_wrong(), widest, closest,
+        seconds);
+  }
+  return report.wrong == 0 ? 0 : 1;
 }
 
 #ifdef SAFHIRE_HAVE_RPC

@@ -17,5 +17,8 @@ int run_plan(int argc, char** argv);
 int run_accuracy(int argc, char** argv);
 // safhire attack [--server HOST:PORT] [--rounds all|R,...] [--repeats R] [--alone] [--flood F]
 int run_attack(int argc, char** argv);
+// safhire failures [--model FILE] [--gamma G] [--results N] [--json]: exit status 1 when any
+// result decrypted wrongly
+int run_failures(int argc, char** argv);
 
 }  // namespace safhire::apps

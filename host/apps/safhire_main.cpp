@@ -70,6 +70,11 @@ void print_usage() {
       "      [--server HOST:PORT (none: in process, with --flood F)] [--model FILE]\n"
       "      [--rounds all|R,R.. (0)] [--repeats R (1)] [--alone] [--set NAME] [--gamma G]\n"
       "      [--json]\n"
+      "  failures             decryption failures through whole inferences: every result\n"
+      "                       against the plaintext evaluator, its noise against the\n"
+      "                       estimate; exit status 1 when any result is wrong\n"
+      "      [--model FILE] [--set NAME] [--gamma G (2)] [--mode fast|paper]\n"
+      "      [--results N (1e7)] [--images N (100)] [--first K] [--threads T] [--json]\n"
       "  ckks demo            CKKS: encode, encrypt, multiply, rescale, rotate, conjugate and\n"
       "                       decrypt random vectors; time and precision of each step\n"
       "      [--set NAME (n14-l7)] [--threads T (1)] [--backend cpu|cuda] [--json]\n"
@@ -208,6 +213,7 @@ int main(int argc, char** argv) {
     if (command == "plan") return safhire::apps::run_plan(argc, argv);
     if (command == "accuracy") return safhire::apps::run_accuracy(argc, argv);
     if (command == "attack") return safhire::apps::run_attack(argc, argv);
+    if (command == "failures") return safhire::apps::run_failures(argc, argv);
     if (command == "ckks") return safhire::apps::run_ckks(argc, argv);
     if (command == "ntt-demo") {
       if (argc == 4) return run_ntt_demo({RingParams(parse_u32(argv[2]), parse_u32(argv[3]))});

@@ -333,12 +333,18 @@ std::optional<Upload> Client::receive(const Download& d) {
   const std::size_t n = model_.outputs[d.round], N = params_.ring.N();
   require(d.values == n && d.packed.size() == chunks_for(n, N), ErrorCode::malformed_input,
           "download of round " + std::to_string(d.round) + ": wrong value or ciphertext count");
+  const std::uint32_t bits = model_.round_bits[d.round];
   std::vector<std::int64_t> acc;
   acc.reserve(n);
+  residuals_.clear();
   for (const rlwe::SwitchedCiphertext& sw : d.packed) {
     const ring::TorusPoly phase = encryptor_.phase(rlwe::expand(params_.ring, sw));
-    for (std::size_t j = 0; j < N && acc.size() < n; ++j)
-      acc.push_back(rlwe::decode_message(phase[j], model_.round_bits[d.round]));
+    for (std::size_t j = 0; j < N && acc.size() < n; ++j) {
+      acc.push_back(rlwe::decode_message(phase[j], bits));
+      if (keep_residuals_)
+        residuals_.push_back(
+            static_cast<std::int64_t>(phase[j] - rlwe::encode_message(acc.back(), bits)));
+    }
   }
   seen_.push_back(acc);
   ++next_round_;
@@ -446,8 +452,9 @@ Server::Server(const Model& model, const rlwe::ParameterSet& params, InferenceOp
   const backend::Config config = backend_->config();
   require(config.gamma == options.gamma && config.mode == options.mode, ErrorCode::invalid_argument,
           "server: the backend was built for other options");
-  const std::vector<RoundNoise> noise = estimate_round_noise(
-      model, params_, options.gamma, config.row_bits, backend_->derives_powers());
+  noise_ = estimate_round_noise(model, params_, options.gamma, config.row_bits,
+                                backend_->derives_powers());
+  const std::vector<RoundNoise>& noise = noise_;
   info_ = ModelInfo::of(model);
   for (const RoundNoise& rn : noise) {
     download_bits_.push_back(rn.download_bits);

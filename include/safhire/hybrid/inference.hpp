@@ -142,6 +142,11 @@ class Client {
   // in the round's range, in the slot order the server expects (the server cannot tell). The
   // probes of the shuffling attack (attack.hpp); the round must be the next one.
   Upload upload(std::uint32_t round, std::span<const std::int64_t> values);
+  // With keep_residuals(true), receive() also keeps each result's noise as the client sees it:
+  // its phase minus the message it decoded to (signed, units of 2^-64), in slot order, for the
+  // last round received (failures.hpp measures the noise tail with them).
+  void keep_residuals(bool on) { keep_residuals_ = on; }
+  const std::vector<std::int64_t>& residuals() const { return residuals_; }
 
  private:
   Upload encrypt(std::uint32_t round, std::span<const std::int64_t> values);
@@ -155,6 +160,8 @@ class Client {
   std::uint32_t next_round_ = 0;
   std::vector<std::int64_t> logits_;
   std::vector<std::vector<std::int64_t>> seen_;
+  bool keep_residuals_ = false;
+  std::vector<std::int64_t> residuals_;
 };
 
 // Server time per step, in seconds.
@@ -209,6 +216,9 @@ class Server {
   // What the client needs of the model for this session: ModelInfo::of(model) with the upload
   // precisions and forms of estimate_round_noise for the session's gamma, rows and backend.
   const ModelInfo& model_info() const { return info_; }
+  // The noise estimate this session's download precisions and upload forms come from
+  // (estimate_round_noise for its gamma, rows and backend), one per round.
+  const std::vector<RoundNoise>& noise_estimate() const { return noise_; }
   std::uint64_t key_switches() const;
   std::string backend_name() const;
 
@@ -221,6 +231,7 @@ class Server {
   std::shared_ptr<const ModelLayers> layers_;
   std::vector<std::uint32_t> download_bits_, download_body_bits_;  // per round
   ModelInfo info_;
+  std::vector<RoundNoise> noise_;
   // Received activations (row i is activation value i); dropped after their last reader.
   std::vector<std::unique_ptr<backend::Rows>> activations_;
   std::vector<std::uint32_t> previous_permutation_;
