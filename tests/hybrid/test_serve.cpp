@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -13,6 +14,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <future>
@@ -532,6 +534,122 @@ TEST(Rpc, HostileClientsDoNotLockOutALegitimateOne) {
   GrpcTransport legit(target(server));
   RemoteClient client(legit, b8(), {}, random);
   EXPECT_EQ(client.infer(f.refs[5].pixels).logits, evaluate(f.model, f.refs[5].pixels));
+}
+
+// A server in a child process, forked before this process starts a thread (gRPC's among them),
+// so that its RSS is its own: the clients' keys stay in the parent. Killed when destroyed.
+class ChildServer {
+ public:
+  ChildServer(const Model& model, const ServiceLimits& limits) {
+    int fds[2];
+    if (::pipe(fds) != 0) return;
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::close(fds[0]);
+      try {
+        InferenceService service(model, safhire::rlwe::SecurityPolicy::require_128, 1, limits);
+        RpcServer server(service, loopback());
+        const std::uint16_t port = server.port();
+        if (::write(fds[1], &port, sizeof port) == sizeof port)
+          for (;;)
+            ::pause();
+      } catch (...) {
+      }
+      ::_exit(1);
+    }
+    ::close(fds[1]);
+    if (pid_ > 0 && ::read(fds[0], &port_, sizeof port_) != sizeof port_) port_ = 0;
+    ::close(fds[0]);
+  }
+  ~ChildServer() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  ChildServer(const ChildServer&) = delete;
+  ChildServer& operator=(const ChildServer&) = delete;
+
+  std::uint16_t port() const { return port_; }
+  std::string target() const { return "127.0.0.1:" + std::to_string(port_); }
+  std::uint64_t rss() const {
+    std::ifstream status("/proc/" + std::to_string(pid_) + "/status");
+    std::string line;
+    while (std::getline(status, line))
+      if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+    return 0;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  std::uint16_t port_ = 0;
+};
+
+// The target: the server's RSS under hostile input within 2x of its RSS serving as many
+// legitimate sessions. Two servers, each warmed by one inference: one holds 16 sessions in the
+// middle of an inference (hello and first upload done), the other meets 16 clients of each
+// hostile kind (silent connections, calls that declare the largest message and stop, calls left
+// mid-message, hellos never followed up), then serves a legitimate client.
+TEST(Rpc, HostileInputCostsNoMoreThanAsManyLegitimateSessions) {
+  Fixture f;
+  ServiceLimits limits;
+  limits.evict_after = 0ms;
+  ChildServer legit_server(f.model, limits), hostile_server(f.model, limits);
+  ASSERT_NE(legit_server.port(), 0) << "the first server did not start";
+  ASSERT_NE(hostile_server.port(), 0) << "the second server did not start";
+  constexpr int kClients = 16;  // the per-address session cap: all of them come from loopback
+  SeededRandom random = SeededRandom::from_counter(15);
+  const auto warm = [&](const ChildServer& server) {
+    GrpcTransport transport(server.target());
+    RemoteClient client(transport, b8(), {}, random);
+    EXPECT_EQ(client.infer(f.refs[0].pixels).logits, evaluate(f.model, f.refs[0].pixels));
+    return server.rss();
+  };
+  const std::uint64_t legit0 = warm(legit_server), hostile0 = warm(hostile_server);
+  // 16 legitimate sessions, each through its first round.
+  GrpcTransport transport(legit_server.target());
+  std::vector<Opening> open;
+  for (int i = 0; i < kClients; ++i) {
+    open.push_back(opening(200 + static_cast<std::uint64_t>(i)));
+    Opening& o = open.back();
+    const Welcome welcome = decode_welcome(transport.exchange(o.hello));
+    const std::optional<Upload> up =
+        o.client->start(welcome.model, f.refs[static_cast<std::size_t>(1 + i)].pixels);
+    const Bytes reply = transport.exchange(encode_upload(welcome.session, *up, b8()));
+    throw_if_error(reply);
+    ASSERT_TRUE(o.client->receive(decode_download(reply, b8())).has_value()) << i;
+  }
+  std::this_thread::sleep_for(300ms);
+  const std::uint64_t legit = legit_server.rss();
+  // 16 of each hostile kind.
+  const auto largest = static_cast<std::uint32_t>(
+      max_request_bytes(f.model, safhire::rlwe::SecurityPolicy::require_128));
+  std::vector<std::unique_ptr<RawConnection>> held;
+  for (int i = 0; i < kClients; ++i) {
+    held.push_back(std::make_unique<RawConnection>(hostile_server.port()));
+    held.push_back(std::make_unique<RawConnection>(hostile_server.port()));
+    held.back()->send(lying_call(largest, 1024));
+    RawConnection gone(hostile_server.port());
+    gone.send(lying_call(largest, 4096));
+  }
+  GrpcTransport spam(hostile_server.target());
+  const Opening o = opening(16);
+  for (int i = 0; i < kClients; ++i)
+    ASSERT_EQ(message_type(spam.exchange(o.hello)), MessageType::welcome) << i;
+  std::this_thread::sleep_for(300ms);
+  const std::uint64_t hostile = hostile_server.rss();
+  std::printf(
+      "server RSS: %llu MiB warm, %llu MiB with %d legitimate sessions; %llu MiB warm, %llu MiB "
+      "with %d clients of each hostile kind\n",
+      static_cast<unsigned long long>(legit0 >> 20), static_cast<unsigned long long>(legit >> 20),
+      kClients, static_cast<unsigned long long>(hostile0 >> 20),
+      static_cast<unsigned long long>(hostile >> 20), kClients);
+  EXPECT_LE(hostile, 2 * legit);
+  // What the hostile clients added against what the sessions added (each server's own growth).
+  EXPECT_LE(hostile - std::min(hostile, hostile0), 2 * (legit - std::min(legit, legit0)));
+  GrpcTransport after(hostile_server.target());
+  RemoteClient client(after, b8(), {}, random);
+  EXPECT_EQ(client.infer(f.refs[20].pixels).logits, evaluate(f.model, f.refs[20].pixels));
 }
 
 // SIGTERM's path: shutdown lets the request in flight finish and answers it; later calls fail.
