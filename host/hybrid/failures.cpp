@@ -40,6 +40,7 @@ FailureReport measure_failures(const Model& model, const rlwe::ParameterSet& par
   report.rounds.resize(rounds);
   report.tail.assign(kTailBins, 0);
   std::vector<double> squares(rounds, 0);  // sum of squared residuals, in units of 2^-64
+  std::vector<std::uint64_t> histogram(kTailBins, 0);  // bin i: |z| in [i, i + 1) steps
   while (report.results < min_results || report.inferences == 0) {
     const std::vector<std::int64_t>& image = images[report.inferences % images.size()];
     Client client(params, options, random);
@@ -71,10 +72,8 @@ FailureReport measure_failures(const Model& model, const rlwe::ParameterSet& par
         const double z = std::abs(static_cast<double>(residuals[s])) / sigma;
         squares[r] += static_cast<double>(residuals[s]) * static_cast<double>(residuals[s]);
         rf.max_sigmas = std::max(rf.max_sigmas, z);
-        const auto bins =
-            std::min(kTailBins, static_cast<std::size_t>(z / FailureReport::kTailStep) + 1);
-        for (std::size_t i = 0; i < bins; ++i)
-          ++report.tail[i];
+        ++histogram[std::min(kTailBins - 1,
+                             static_cast<std::size_t>(z / FailureReport::kTailStep))];
         if (round.requant) next[o] = requantize(got[s], *round.requant, model.activation_max());
       }
       rf.results += got.size();
@@ -83,6 +82,9 @@ FailureReport measure_failures(const Model& model, const rlwe::ParameterSet& par
       report.wrong += rf.wrong;
       if (round.requant) acts.push_back(std::move(next));
     }
+    std::uint64_t beyond = 0;
+    for (std::size_t i = kTailBins; i-- > 0;)
+      report.tail[i] = beyond += histogram[i];
     ++report.inferences;
     if (progress) progress(report);
   }

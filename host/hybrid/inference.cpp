@@ -454,19 +454,16 @@ Server::Server(const Model& model, const rlwe::ParameterSet& params, InferenceOp
           "server: the backend was built for other options");
   noise_ = estimate_round_noise(model, params_, options.gamma, config.row_bits,
                                 backend_->derives_powers());
-  const std::vector<RoundNoise>& noise = noise_;
   info_ = ModelInfo::of(model);
-  for (const RoundNoise& rn : noise) {
-    download_bits_.push_back(rn.download_bits);
-    download_body_bits_.push_back(rn.download_body_bits);
+  for (const RoundNoise& rn : noise_) {
     info_.upload_bits.push_back(rn.upload_bits);
     info_.derived_powers.push_back(rn.derived_powers ? 1 : 0);
   }
-  for (std::size_t r = 0; r < noise.size(); ++r) {
-    require(noise[r].failure_probability <= kMaxFailureProbability, ErrorCode::invalid_parameters,
+  for (std::size_t r = 0; r < noise_.size(); ++r) {
+    require(noise_[r].failure_probability <= kMaxFailureProbability, ErrorCode::invalid_parameters,
             "round " + std::to_string(r) + " of " + model.name() + " at " +
                 std::to_string(model.rounds()[r].bits) + " bits: estimated noise 2^" +
-                std::to_string(noise[r].log2_std) + " is too large for " + params_.name +
+                std::to_string(noise_[r].log2_std) + " is too large for " + params_.name +
                 " at gamma = " + std::to_string(options.gamma) + " with " +
                 std::to_string(config.row_bits) + "-bit rows");
   }
@@ -540,7 +537,7 @@ Download Server::process(const Upload& up) {
   Download d;
   d.round = r;
   d.values = static_cast<std::uint32_t>(layer.outputs());
-  d.packed = backend_->pack(*out, download_bits_[r], download_body_bits_[r]);
+  d.packed = backend_->pack(*out, noise_[r].download_bits, noise_[r].download_body_bits);
   times_.pack += seconds_since(start);
 
   start = Clock::now();

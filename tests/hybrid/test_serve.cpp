@@ -320,8 +320,9 @@ RpcServerOptions loopback() {
   return o;
 }
 
-std::uint64_t rss_bytes() {
-  std::ifstream status("/proc/self/status");
+// VmRSS of a process's status file (this process's by default).
+std::uint64_t rss_bytes(const std::string& status_file = "/proc/self/status") {
+  std::ifstream status(status_file);
   std::string line;
   while (std::getline(status, line))
     if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
@@ -572,13 +573,7 @@ class ChildServer {
 
   std::uint16_t port() const { return port_; }
   std::string target() const { return "127.0.0.1:" + std::to_string(port_); }
-  std::uint64_t rss() const {
-    std::ifstream status("/proc/" + std::to_string(pid_) + "/status");
-    std::string line;
-    while (std::getline(status, line))
-      if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
-    return 0;
-  }
+  std::uint64_t rss() const { return rss_bytes("/proc/" + std::to_string(pid_) + "/status"); }
 
  private:
   pid_t pid_ = -1;

@@ -229,9 +229,8 @@ class Server {
   core::Seed seed_;
   std::unique_ptr<backend::Backend> backend_;
   std::shared_ptr<const ModelLayers> layers_;
-  std::vector<std::uint32_t> download_bits_, download_body_bits_;  // per round
   ModelInfo info_;
-  std::vector<RoundNoise> noise_;
+  std::vector<RoundNoise> noise_;  // per round: the download precisions too
   // Received activations (row i is activation value i); dropped after their last reader.
   std::vector<std::unique_ptr<backend::Rows>> activations_;
   std::vector<std::uint32_t> previous_permutation_;
