@@ -613,12 +613,14 @@ int run_infer(int argc, char** argv) {
 
 int run_serve(int, char**) {
   throw Error(ErrorCode::unsupported,
-              "serve: this build has no gRPC (Debian: libgrpc++-dev protobuf-compiler-grpc)");
+              "serve: this build has no gRPC (Debian: libgrpc++-dev libprotobuf-dev "
+              "protobuf-compiler-grpc)");
 }
 
 int run_infer(int, char**) {
   throw Error(ErrorCode::unsupported,
-              "infer: this build has no gRPC (Debian: libgrpc++-dev protobuf-compiler-grpc)");
+              "infer: this build has no gRPC (Debian: libgrpc++-dev libprotobuf-dev "
+              "protobuf-compiler-grpc)");
 }
 
 #endif
