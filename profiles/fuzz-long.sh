@@ -9,8 +9,8 @@ seconds=${1:?usage: profiles/fuzz-long.sh SECONDS LOGDIR TARGET...}
 logdir=${2:?usage: profiles/fuzz-long.sh SECONDS LOGDIR TARGET...}
 shift 2
 mkdir -p "$logdir"
-# Built once: the sources may change while the targets run.
-"$root/scripts/sanitize-build" >&2 || exit 1
+# Built once, only these targets: the sources may change while they run.
+"$root/scripts/sanitize-build" "$root/build-sanitize" "${@/#/fuzz_}" >&2 || exit 1
 export SAFHIRE_FUZZ_SKIP_BUILD=1
 for target in "$@"; do
   log="$logdir/$target.log"
