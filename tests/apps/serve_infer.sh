@@ -16,7 +16,12 @@ fi
 work=$(mktemp -d)
 server_pid=""
 cleanup() {
+  local status=$?
   [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+  # A failure shows what the server said, for the cause.
+  if [ "$status" -ne 0 ] && [ "$status" -ne 77 ]; then
+    echo "--- serve stdout"; cat "$work/serve.out"; echo "--- serve stderr"; cat "$work/serve.err"
+  fi
   rm -rf "$work"
 }
 trap cleanup EXIT
