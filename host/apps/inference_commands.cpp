@@ -366,6 +366,8 @@ int run_attack(int argc, char** argv) {
   ShuffleAttackOptions attack;
   attack.repeats = opt.number("repeats", 1);
   attack.together = !opt.flag("alone");
+  attack.patience = opt.number("patience", 0);
+  attack.max_sessions = opt.number("max-sessions", 1000000);
   const std::uint32_t flood = opt.number("flood", 0);
   InferenceOptions options = options_from(opt);
   opt.finish();
@@ -416,17 +418,26 @@ int run_attack(int argc, char** argv) {
   bool all_exact = true;
   for (const RoundRecovery& r : report.rounds) {
     const RecoveryCheck check = check_recovery(model, r);
-    all_exact = all_exact && check.exact();
+    all_exact = all_exact && (r.distinct_only ? check.complete() : check.exact());
     if (json) {
       rounds_json += std::string(rounds_json.empty() ? "" : ", ") +
                      "{\"round\": " + std::to_string(r.round) +
                      ", \"queries\": " + std::to_string(r.queries) +
+                     ", \"distinct_only\": " + (r.distinct_only ? "true" : "false") +
+                     ", \"last_new_session\": " + std::to_string(r.last_new_session) +
                      ", \"columns\": " + std::to_string(check.columns) +
                      ", \"exact_columns\": " + std::to_string(check.exact_columns) +
                      ", \"wrong_columns\": " + std::to_string(check.wrong_columns) +
                      ", \"distinct_columns\": " + std::to_string(check.distinct_columns) +
                      ", \"distinct_found\": " + std::to_string(check.distinct_found) +
                      ", \"exact_bias\": " + (check.exact_bias ? "true" : "false") + "}";
+    } else if (r.distinct_only) {
+      std::printf(
+          "round %u: %llu queries; bias multiset %s; %zu of %zu distinct columns found (the last "
+          "in session %llu), %zu wrong\n",
+          r.round, static_cast<unsigned long long>(r.queries), check.exact_bias ? "exact" : "wrong",
+          check.distinct_found, check.distinct_columns,
+          static_cast<unsigned long long>(r.last_new_session), check.wrong_columns);
     } else {
       std::printf(
           "round %u: %llu queries; bias multiset %s; %zu of %zu columns exact, %zu wrong; %zu of "
@@ -439,10 +450,11 @@ int run_attack(int argc, char** argv) {
   if (json) {
     std::printf(
         "{\"model\": \"%s\", \"set\": \"%s\", \"gamma\": %u, \"flood\": %u, \"repeats\": %u, "
-        "\"together\": %s, \"sessions\": %llu, \"retries\": %llu, \"seconds\": %.1f, "
-        "\"all_exact\": %s, \"rounds\": [%s]}\n",
+        "\"together\": %s, \"patience\": %llu, \"sessions\": %llu, \"retries\": %llu, "
+        "\"seconds\": %.1f, \"all_exact\": %s, \"rounds\": [%s]}\n",
         model.name().c_str(), set.c_str(), options.gamma, flood, attack.repeats,
-        attack.together ? "true" : "false", static_cast<unsigned long long>(report.sessions),
+        attack.together ? "true" : "false", static_cast<unsigned long long>(attack.patience),
+        static_cast<unsigned long long>(report.sessions),
         static_cast<unsigned long long>(report.retries), seconds, all_exact ? "true" : "false",
         rounds_json.c_str());
   } else {
@@ -451,6 +463,9 @@ int run_attack(int argc, char** argv) {
                 static_cast<unsigned long long>(report.retries), seconds,
                 all_exact ? "every probed round recovered exactly (as sorted columns)"
                           : "not every probed round recovered exactly");
+    std::printf(
+        "(sorted columns: which rows they share, and beyond round 0 which input each "
+        "belongs to, stay unknown)\n");
   }
   return 0;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <set>
 #include <string>
@@ -51,6 +52,8 @@ ShuffleAttackReport attack_shuffle(
     core::RandomSource& random, const ShuffleAttackOptions& attack,
     const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
   require(attack.repeats >= 1, ErrorCode::invalid_argument, "attack: at least one repeat");
+  require(attack.patience == 0 || attack.repeats == 1, ErrorCode::invalid_argument,
+          "attack: collecting columns (patience) needs one repeat");
   Client client(params, options, random);
   Hello hello{params.id, options, {}};
   for (std::uint64_t k : client.evaluation_keys().elements())
@@ -91,6 +94,20 @@ ShuffleAttackReport attack_shuffle(
   std::map<std::uint32_t, std::vector<std::vector<std::int64_t>>> sums;
   for (std::uint32_t r : rounds)
     sums[r].assign(inputs_of(info, r) + 1, std::vector<std::int64_t>(info.outputs[r], 0));
+  // Collecting (patience > 0): the distinct sorted columns of the rounds after the first, with
+  // the session that found each round's last new one.
+  std::vector<std::uint32_t> later;
+  if (attack.patience > 0)
+    std::copy_if(rounds.begin(), rounds.end(), std::back_inserter(later),
+                 [](std::uint32_t r) { return r > 0; });
+  std::map<std::uint32_t, std::set<std::vector<std::int64_t>>> distinct;
+  std::map<std::uint32_t, std::uint64_t> last_new, extra_queries;
+  const auto collect = [&](std::uint32_t r, const std::vector<std::int64_t>& sorted) {
+    if (std::find(later.begin(), later.end(), r) == later.end()) return false;
+    if (!distinct[r].insert(sorted).second) return false;
+    last_new[r] = report.sessions;
+    return true;
+  };
   bool fresh = true;  // the welcome above is still unused
   for (const auto& pass : passes) {
     std::size_t queries = 0;
@@ -115,10 +132,40 @@ ShuffleAttackReport attack_shuffle(
           std::vector<std::int64_t>& sum = sums[r][q];
           for (std::size_t i = 0; i < sum.size(); ++i)
             sum[i] += response[i];
+          if (q >= 1) collect(r, response);
         }
         if (progress) progress(report.sessions, needed);
       }
     }
+  }
+
+  // Collecting: each session probes every later round (or, not together, one in turn) with a
+  // basis vector, zeros elsewhere, until `patience` sessions in a row add nothing new.
+  std::uint64_t quiet = 0;
+  for (std::uint64_t extra = 0;
+       !later.empty() && quiet < attack.patience && report.sessions < attack.max_sessions;
+       ++extra) {
+    std::vector<std::uint32_t> probe = later;
+    if (!attack.together) probe = {later[extra % later.size()]};
+    welcome = open_session(transport, hello_bytes, report.retries);
+    ++report.sessions;
+    bool found = false;
+    for (std::uint32_t r = 0; r <= probe.back(); ++r) {
+      std::vector<std::int64_t> values(inputs_of(info, r), 0);
+      const bool probed = std::find(probe.begin(), probe.end(), r) != probe.end();
+      if (probed) values[extra % values.size()] = 1;
+      const Upload up = r == 0 ? client.start(info, values) : client.upload(r, values);
+      const Bytes reply = transport.exchange(encode_upload(welcome.session, up, params));
+      throw_if_error(reply);
+      (void)client.receive(decode_download(reply, params));
+      if (!probed) continue;
+      ++extra_queries[r];
+      std::vector<std::int64_t> response = client.seen().at(r);
+      std::sort(response.begin(), response.end());
+      found = collect(r, response) || found;
+    }
+    quiet = found ? 0 : quiet + 1;
+    if (progress) progress(report.sessions, report.sessions + attack.patience - quiet);
   }
   for (std::uint32_t r : rounds) {
     RoundRecovery got;
@@ -133,6 +180,12 @@ ShuffleAttackReport attack_shuffle(
       } else {
         got.columns.push_back(std::move(mean));
       }
+    }
+    if (distinct.count(r) != 0) {
+      got.distinct_only = true;
+      got.columns.assign(distinct[r].begin(), distinct[r].end());
+      got.queries += extra_queries[r];
+      got.last_new_session = last_new[r];
     }
     report.rounds.push_back(std::move(got));
   }
@@ -176,7 +229,7 @@ RecoveryCheck check_recovery(const Model& model, const RoundRecovery& recovered)
     ++check.exact_columns;
   }
   check.distinct_found = found.size();
-  if (recovered.columns.size() != check.columns) check.exact_columns = 0;
+  if (recovered.distinct_only || recovered.columns.size() != check.columns) check.exact_columns = 0;
   return check;
 }
 

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <random>
 
+#include "safhire/core/error.hpp"
 #include "safhire/core/random.hpp"
 #include "safhire/hybrid/attack.hpp"
 #include "safhire/hybrid/protocol.hpp"
@@ -93,6 +94,52 @@ TEST(ShuffleAttack, RecoversEveryRoundAsSortedColumns) {
   EXPECT_EQ(check_recovery(model, wrong).wrong_columns, 1U);
   wrong.bias.back() -= 1;
   EXPECT_FALSE(check_recovery(model, wrong).exact_bias);
+}
+
+TEST(ShuffleAttack, CollectingFindsEveryDistinctColumnOfTheLaterRounds) {
+  const Model model = tiny_model();
+  InferenceService service(model, safhire::rlwe::SecurityPolicy::require_128, 1, evict_at_once());
+  InProcessTransport transport(service);
+  SeededRandom random = SeededRandom::from_counter(44);
+  ShuffleAttackOptions attack;
+  // Round 2's rarest column is 1 in 8 of its inputs: 64 quiet sessions miss a still unseen one
+  // with probability (7/8)^64 < 2e-4.
+  attack.patience = 64;
+  const ShuffleAttackReport report = attack_shuffle(transport, b8(), {}, random, attack);
+  ASSERT_EQ(report.rounds.size(), 3U);
+  std::uint64_t last_new = 0;
+  for (const RoundRecovery& r : report.rounds) {
+    const RecoveryCheck check = check_recovery(model, r);
+    if (r.round == 0) {
+      EXPECT_FALSE(r.distinct_only);
+      EXPECT_TRUE(check.exact()) << check.exact_columns << " of " << check.columns;
+      continue;
+    }
+    EXPECT_TRUE(r.distinct_only) << r.round;
+    EXPECT_TRUE(check.complete()) << r.round << ": " << check.distinct_found << " of "
+                                  << check.distinct_columns << ", " << check.wrong_columns
+                                  << " wrong";
+    EXPECT_EQ(r.columns.size(), check.distinct_columns) << r.round;
+    EXPECT_GT(r.queries, model.activation(r.round).size() + 1) << r.round;
+    last_new = std::max(last_new, r.last_new_session);
+  }
+  // It stopped after `patience` sessions without anything new.
+  EXPECT_EQ(report.sessions, std::max<std::uint64_t>(last_new, 33) + attack.patience);
+  // A column it never saw fails the check; so does one that is no true column.
+  RoundRecovery missing = report.rounds[2];
+  missing.columns.pop_back();
+  EXPECT_FALSE(check_recovery(model, missing).complete());
+  RoundRecovery wrong = report.rounds[2];
+  wrong.columns[0][0] = 1000;  // outside the 8-bit range
+  EXPECT_FALSE(check_recovery(model, wrong).complete());
+  EXPECT_EQ(check_recovery(model, wrong).wrong_columns, 1U);
+
+  // The cap stops it; collecting needs one repeat.
+  attack.patience = 1000;
+  attack.max_sessions = 35;
+  EXPECT_EQ(attack_shuffle(transport, b8(), {}, random, attack).sessions, 35U);
+  attack.repeats = 2;
+  EXPECT_THROW(attack_shuffle(transport, b8(), {}, random, attack), safhire::Error);
 }
 
 TEST(NoiseFlooding, ResultsStayWithinTheBoundAndVary) {

@@ -25,6 +25,12 @@ struct ShuffleAttackOptions {
   std::vector<std::uint32_t> rounds;  // the rounds probed, ascending (empty: every round)
   std::uint32_t repeats = 1;          // sessions per query; their sorted responses are averaged
   bool together = true;               // every probed round in each session
+  // Coupon collecting beyond round 0: after the pass, more sessions probe the rounds after the
+  // first (a basis vector each, landing on a random input) until `patience` sessions in a row
+  // find no new distinct sorted column in any of them, or `max_sessions` is reached. Those
+  // rounds then report their distinct columns. 0: the pass only. Needs repeats == 1.
+  std::uint64_t patience = 0;
+  std::uint64_t max_sessions = 1'000'000;
 };
 
 // What the attack learned of one round: the sorted response to the zero query, and one sorted
@@ -32,9 +38,12 @@ struct ShuffleAttackOptions {
 // carries beyond round 0).
 struct RoundRecovery {
   std::uint32_t round = 0;
-  std::uint64_t queries = 0;  // (inputs + 1) * repeats
+  std::uint64_t queries = 0;  // (inputs + 1) * repeats, plus the collecting sessions' ones
   std::vector<std::int64_t> bias;
+  // One per input slot, or with `distinct_only` (collected rounds) each distinct column once.
   std::vector<std::vector<std::int64_t>> columns;
+  bool distinct_only = false;
+  std::uint64_t last_new_session = 0;  // the session that found the last new distinct column
 };
 
 struct ShuffleAttackReport {
@@ -60,12 +69,17 @@ ShuffleAttackReport attack_shuffle(
 // fresh per session: each basis-vector query lands on a uniformly random input, so the attack
 // sees true columns drawn with replacement (coupon collecting), not each column once. Telling
 // which input a slot carries needs the session's earlier frames (the journal version's frame
-// tracking), which this harness does not attempt.
+// tracking), which this harness does not attempt: `patience` collects them instead.
 struct RecoveryCheck {
   std::size_t columns = 0, exact_columns = 0, wrong_columns = 0;
   std::size_t distinct_columns = 0, distinct_found = 0;
   bool exact_bias = false;
+  // Every column in its place (the pass over round 0), or every distinct one found and nothing
+  // else (collected rounds).
   bool exact() const { return exact_bias && exact_columns == columns; }
+  bool complete() const {
+    return exact_bias && wrong_columns == 0 && distinct_found == distinct_columns;
+  }
 };
 RecoveryCheck check_recovery(const Model& model, const RoundRecovery& recovered);
 
