@@ -10,7 +10,8 @@ logdir=${2:?usage: profiles/fuzz-long.sh SECONDS LOGDIR TARGET...}
 shift 2
 mkdir -p "$logdir"
 # Built once, only these targets: the sources may change while they run.
-"$root/scripts/sanitize-build" "$root/build-sanitize" "${@/#/fuzz_}" >&2 || exit 1
+"$root/scripts/sanitize-build" "${SAFHIRE_SANITIZE_BUILD_DIR:-$root/build-sanitize}" "${@/#/fuzz_}" \
+  >&2 || exit 1
 export SAFHIRE_FUZZ_SKIP_BUILD=1
 for target in "$@"; do
   log="$logdir/$target.log"
