@@ -108,32 +108,48 @@ ShuffleAttackReport attack_shuffle(
     last_new[r] = report.sessions;
     return true;
   };
+  // One session through every round up to the last probed one: `query(r, values)` fills a
+  // probed round's upload (zeros elsewhere) and says whether to keep its response, which
+  // `seen(r, sorted)` then receives sorted.
   bool fresh = true;  // the welcome above is still unused
+  const auto run_session = [&](const std::vector<std::uint32_t>& probe, const auto& query,
+                               const auto& seen) {
+    if (!fresh) welcome = open_session(transport, hello_bytes, report.retries);
+    fresh = false;
+    ++report.sessions;
+    for (std::uint32_t r = 0; r <= probe.back(); ++r) {
+      std::vector<std::int64_t> values(inputs_of(info, r), 0);
+      const bool probed = std::find(probe.begin(), probe.end(), r) != probe.end();
+      const bool keep = probed && query(r, values);
+      const Upload up = r == 0 ? client.start(info, values) : client.upload(r, values);
+      const Bytes reply = transport.exchange(encode_upload(welcome.session, up, params));
+      throw_if_error(reply);
+      (void)client.receive(decode_download(reply, params));
+      if (!keep) continue;
+      std::vector<std::int64_t> response = client.seen().at(r);
+      std::sort(response.begin(), response.end());
+      seen(r, response);
+    }
+  };
+
   for (const auto& pass : passes) {
     std::size_t queries = 0;
     for (std::uint32_t r : pass)
       queries = std::max(queries, inputs_of(info, r) + 1);
     for (std::size_t q = 0; q < queries; ++q) {
       for (std::uint32_t rep = 0; rep < attack.repeats; ++rep) {
-        if (!fresh) welcome = open_session(transport, hello_bytes, report.retries);
-        fresh = false;
-        ++report.sessions;
-        for (std::uint32_t r = 0; r <= pass.back(); ++r) {
-          std::vector<std::int64_t> values(inputs_of(info, r), 0);
-          const bool probed = std::find(pass.begin(), pass.end(), r) != pass.end();
-          if (probed && q >= 1 && q - 1 < values.size()) values[q - 1] = 1;
-          const Upload up = r == 0 ? client.start(info, values) : client.upload(r, values);
-          const Bytes reply = transport.exchange(encode_upload(welcome.session, up, params));
-          throw_if_error(reply);
-          (void)client.receive(decode_download(reply, params));
-          if (!probed || q > inputs_of(info, r)) continue;
-          std::vector<std::int64_t> response = client.seen().at(r);
-          std::sort(response.begin(), response.end());
-          std::vector<std::int64_t>& sum = sums[r][q];
-          for (std::size_t i = 0; i < sum.size(); ++i)
-            sum[i] += response[i];
-          if (q >= 1) collect(r, response);
-        }
+        run_session(
+            pass,
+            [&](std::uint32_t, std::vector<std::int64_t>& values) {
+              if (q >= 1 && q - 1 < values.size()) values[q - 1] = 1;
+              return q <= values.size();
+            },
+            [&](std::uint32_t r, const std::vector<std::int64_t>& response) {
+              std::vector<std::int64_t>& sum = sums[r][q];
+              for (std::size_t i = 0; i < sum.size(); ++i)
+                sum[i] += response[i];
+              if (q >= 1) collect(r, response);
+            });
         if (progress) progress(report.sessions, needed);
       }
     }
@@ -145,25 +161,19 @@ ShuffleAttackReport attack_shuffle(
   for (std::uint64_t extra = 0;
        !later.empty() && quiet < attack.patience && report.sessions < attack.max_sessions;
        ++extra) {
-    std::vector<std::uint32_t> probe = later;
-    if (!attack.together) probe = {later[extra % later.size()]};
-    welcome = open_session(transport, hello_bytes, report.retries);
-    ++report.sessions;
+    const std::vector<std::uint32_t> probe =
+        attack.together ? later : std::vector<std::uint32_t>{later[extra % later.size()]};
     bool found = false;
-    for (std::uint32_t r = 0; r <= probe.back(); ++r) {
-      std::vector<std::int64_t> values(inputs_of(info, r), 0);
-      const bool probed = std::find(probe.begin(), probe.end(), r) != probe.end();
-      if (probed) values[extra % values.size()] = 1;
-      const Upload up = r == 0 ? client.start(info, values) : client.upload(r, values);
-      const Bytes reply = transport.exchange(encode_upload(welcome.session, up, params));
-      throw_if_error(reply);
-      (void)client.receive(decode_download(reply, params));
-      if (!probed) continue;
-      ++extra_queries[r];
-      std::vector<std::int64_t> response = client.seen().at(r);
-      std::sort(response.begin(), response.end());
-      found = collect(r, response) || found;
-    }
+    run_session(
+        probe,
+        [&](std::uint32_t, std::vector<std::int64_t>& values) {
+          values[extra % values.size()] = 1;
+          return true;
+        },
+        [&](std::uint32_t r, const std::vector<std::int64_t>& response) {
+          ++extra_queries[r];
+          found = collect(r, response) || found;
+        });
     quiet = found ? 0 : quiet + 1;
     if (progress) progress(report.sessions, report.sessions + attack.patience - quiet);
   }
