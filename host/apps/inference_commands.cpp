@@ -408,12 +408,12 @@ int run_attack(int argc, char** argv) {
   const auto start = Clock::now();
   const ShuffleAttackReport report = attack_shuffle(
       *transport, params, options, random, attack, [&](std::uint64_t done, std::uint64_t needed) {
-        if (!json && (done % 64 == 0 || done == needed))
+        if (done % 64 == 0 || done == needed)  // stderr: the JSON on stdout stays clean
           std::fprintf(stderr, "\r%llu/%llu sessions", static_cast<unsigned long long>(done),
                        static_cast<unsigned long long>(needed));
       });
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  if (!json) std::fprintf(stderr, "\n");
+  std::fprintf(stderr, "\n");
   std::string rounds_json;
   bool all_exact = true;
   for (const RoundRecovery& r : report.rounds) {
