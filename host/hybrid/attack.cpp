@@ -90,21 +90,20 @@ ShuffleAttackReport attack_shuffle(
     needed += most * attack.repeats;
   }
 
-  // Sums of sorted responses, per round and query.
+  // Sums of sorted responses over the repeats: round 0's per query, later rounds' of the zero
+  // query only. Beyond round 0 every basis-vector response is a column of an input picked at
+  // random: each distinct one is counted, with the session that found a round's last new one.
   std::map<std::uint32_t, std::vector<std::vector<std::int64_t>>> sums;
   for (std::uint32_t r : rounds)
-    sums[r].assign(inputs_of(info, r) + 1, std::vector<std::int64_t>(info.outputs[r], 0));
-  // Collecting (patience > 0): the distinct sorted columns of the rounds after the first, with
-  // the session that found each round's last new one.
+    sums[r].assign(r == 0 ? inputs_of(info, r) + 1 : 1,
+                   std::vector<std::int64_t>(info.outputs[r], 0));
   std::vector<std::uint32_t> later;
-  if (attack.patience > 0)
-    std::copy_if(rounds.begin(), rounds.end(), std::back_inserter(later),
-                 [](std::uint32_t r) { return r > 0; });
-  std::map<std::uint32_t, std::set<std::vector<std::int64_t>>> distinct;
+  std::copy_if(rounds.begin(), rounds.end(), std::back_inserter(later),
+               [](std::uint32_t r) { return r > 0; });
+  std::map<std::uint32_t, std::map<std::vector<std::int64_t>, std::uint64_t>> distinct;
   std::map<std::uint32_t, std::uint64_t> last_new, extra_queries;
   const auto collect = [&](std::uint32_t r, const std::vector<std::int64_t>& sorted) {
-    if (std::find(later.begin(), later.end(), r) == later.end()) return false;
-    if (!distinct[r].insert(sorted).second) return false;
+    if (++distinct[r][sorted] > 1) return false;
     last_new[r] = report.sessions;
     return true;
   };
@@ -145,10 +144,13 @@ ShuffleAttackReport attack_shuffle(
               return q <= values.size();
             },
             [&](std::uint32_t r, const std::vector<std::int64_t>& response) {
+              if (r > 0 && q > 0) {
+                collect(r, response);
+                return;
+              }
               std::vector<std::int64_t>& sum = sums[r][q];
               for (std::size_t i = 0; i < sum.size(); ++i)
                 sum[i] += response[i];
-              if (q >= 1) collect(r, response);
             });
         if (progress) progress(report.sessions, needed);
       }
@@ -158,8 +160,8 @@ ShuffleAttackReport attack_shuffle(
   // Collecting: each session probes every later round (or, not together, one in turn) with a
   // basis vector, zeros elsewhere, until `patience` sessions in a row add nothing new.
   std::uint64_t quiet = 0;
-  for (std::uint64_t extra = 0;
-       !later.empty() && quiet < attack.patience && report.sessions < attack.max_sessions;
+  for (std::uint64_t extra = 0; !later.empty() && attack.patience > 0 && quiet < attack.patience &&
+                                report.sessions < attack.max_sessions;
        ++extra) {
     const std::vector<std::uint32_t> probe =
         attack.together ? later : std::vector<std::uint32_t>{later[extra % later.size()]};
@@ -191,9 +193,12 @@ ShuffleAttackReport attack_shuffle(
         got.columns.push_back(std::move(mean));
       }
     }
-    if (distinct.count(r) != 0) {
+    if (r > 0) {
       got.distinct_only = true;
-      got.columns.assign(distinct[r].begin(), distinct[r].end());
+      for (const auto& [column, hits] : distinct[r]) {
+        got.columns.push_back(column);
+        got.hits.push_back(hits);
+      }
       got.queries += extra_queries[r];
       got.last_new_session = last_new[r];
     }

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <numeric>
 #include <random>
 
 #include "safhire/core/error.hpp"
@@ -81,9 +82,15 @@ TEST(ShuffleAttack, RecoversEveryRoundAsSortedColumns) {
     if (r.round == 0) {
       EXPECT_TRUE(check.exact()) << check.exact_columns << " of " << check.columns;
     } else {
-      // Later rounds: columns drawn with replacement. Round 1 (a 1x1 convolution) has 2
-      // distinct columns, each hit by about 16 of 32 queries.
+      // Later rounds: columns drawn with replacement, each distinct one kept once with its
+      // hits. Round 1 (a 1x1 convolution) has 2 distinct columns, each hit by about 16 of 32
+      // queries.
+      EXPECT_TRUE(r.distinct_only) << r.round;
       EXPECT_GE(check.distinct_found, 1U) << r.round;
+      ASSERT_EQ(r.hits.size(), r.columns.size()) << r.round;
+      EXPECT_EQ(std::accumulate(r.hits.begin(), r.hits.end(), std::uint64_t{0}),
+                model.activation(r.round).size())
+          << r.round;
     }
   }
   EXPECT_EQ(check_recovery(model, report.rounds[1]).distinct_found, 2U);

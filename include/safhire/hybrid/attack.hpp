@@ -23,25 +23,29 @@ namespace safhire::hybrid {
 
 struct ShuffleAttackOptions {
   std::vector<std::uint32_t> rounds;  // the rounds probed, ascending (empty: every round)
-  std::uint32_t repeats = 1;          // sessions per query; their sorted responses are averaged
-  bool together = true;               // every probed round in each session
+  // Sessions per query. Round 0's responses (and every round's zero query) are averaged over
+  // them; beyond round 0 each response is its own sample (a fresh permutation per session puts
+  // a basis vector on an input picked at random, so there is nothing to average).
+  std::uint32_t repeats = 1;
+  bool together = true;  // every probed round in each session
   // Coupon collecting beyond round 0: after the pass, more sessions probe the rounds after the
-  // first (a basis vector each, landing on a random input) until `patience` sessions in a row
-  // find no new distinct sorted column in any of them, or `max_sessions` is reached. Those
-  // rounds then report their distinct columns. 0: the pass only. Needs repeats == 1.
+  // first (a basis vector each) until `patience` sessions in a row find no new distinct sorted
+  // column in any of them, or `max_sessions` is reached. 0: the pass only. Needs repeats == 1.
   std::uint64_t patience = 0;
   std::uint64_t max_sessions = 1'000'000;
 };
 
-// What the attack learned of one round: the sorted response to the zero query, and one sorted
-// response per input slot (a multiset of columns: the attacker does not know which input a slot
-// carries beyond round 0).
+// What the attack learned of one round: the sorted response to the zero query (the bias
+// multiset) and its columns, each as its sorted values.
 struct RoundRecovery {
   std::uint32_t round = 0;
   std::uint64_t queries = 0;  // (inputs + 1) * repeats, plus the collecting sessions' ones
   std::vector<std::int64_t> bias;
-  // One per input slot, or with `distinct_only` (collected rounds) each distinct column once.
+  // Round 0: one per input, in input order. Later rounds (`distinct_only`): each distinct column
+  // seen once, with `hits[i]` the basis-vector queries that returned `columns[i]`; which input a
+  // column belongs to stays unknown.
   std::vector<std::vector<std::int64_t>> columns;
+  std::vector<std::uint64_t> hits;
   bool distinct_only = false;
   std::uint64_t last_new_session = 0;  // the session that found the last new distinct column
 };
