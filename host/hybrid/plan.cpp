@@ -1,21 +1,13 @@
 #include "safhire/hybrid/plan.hpp"
 
+#include <algorithm>
+
 #include "safhire/core/error.hpp"
+#include "safhire/hybrid/messages.hpp"
 #include "safhire/rlwe/partial.hpp"
+#include "safhire/rlwe/serialize.hpp"
 
 namespace safhire::hybrid {
-
-namespace {
-
-// Message sizes of protocol.cpp: header (16) and u32 round, values and count; each object a
-// u32 length and its rlwe format (17-byte header).
-constexpr std::uint64_t kRoundMessage = 16 + 12, kObject = 4 + 17;
-
-std::uint64_t packed_bytes(std::uint64_t n, std::uint32_t bits) {
-  return (n * bits + 7) / 8;
-}
-
-}  // namespace
 
 Plan plan_inference(const Model& model, const rlwe::ParameterSet& params,
                     const InferenceOptions& options) {
@@ -49,10 +41,10 @@ Plan plan_inference(const Model& model, const rlwe::ParameterSet& params,
       p.key_switches = p.packs * per_pack + (p.derived_powers ? p.chunks * (powers - 1) : 0);
       *plan.key_switches += *p.key_switches;
     }
-    p.bytes_up = kRoundMessage +
-                 p.uploaded_ciphertexts * (kObject + 32 + 1 + packed_bytes(N, p.upload_bits));
-    p.bytes_down = kRoundMessage + p.packs * (kObject + 2 + packed_bytes(N, p.download_bits) +
-                                              packed_bytes(N, p.download_body_bits));
+    p.bytes_up = round_message_bytes(p.uploaded_ciphertexts,
+                                     rlwe::seeded_ciphertext_bytes(params, p.upload_bits));
+    p.bytes_down = round_message_bytes(
+        p.packs, rlwe::switched_ciphertext_bytes(params, p.download_bits, p.download_body_bits));
     plan.bytes_up += p.bytes_up;
     plan.bytes_down += p.bytes_down;
     plan.rounds.push_back(p);
@@ -68,8 +60,8 @@ std::uint64_t max_upload_bytes(const Model& model, const rlwe::ParameterSet& par
   std::uint64_t most = 0;
   for (std::size_t r = 0; r < model.rounds().size(); ++r) {
     const std::uint64_t chunks = (model.activation(r).size() + N - 1) / N;
-    most =
-        std::max(most, kRoundMessage + chunks * powers * (kObject + 32 + 1 + packed_bytes(N, 64)));
+    most = std::max(
+        most, round_message_bytes(chunks * powers, rlwe::seeded_ciphertext_bytes(params, 64)));
   }
   return most;
 }

@@ -32,6 +32,13 @@ const char* kind_name(Kind kind) {
   return "object";
 }
 
+// Magic, u16 version, u8 kind, u16 parameter-set id, u32 t, u32 a.
+constexpr std::uint64_t kHeaderBytes = 4 + 2 + 1 + 2 + 4 + 4;
+
+std::uint64_t packed_bytes(std::uint64_t n, std::uint32_t bits) {
+  return (n * bits + 7) / 8;
+}
+
 void write_header(core::ByteWriter& w, Kind kind, const ParameterSet& params) {
   w.bytes(kMagic);
   w.u16(kFormatVersion);
@@ -113,6 +120,19 @@ std::vector<std::uint8_t> serialize(const ParameterSet& params, const KeySwitchK
   }
   w.packed_words(top, bits);
   return w.take();
+}
+
+std::uint64_t seeded_ciphertext_bytes(const ParameterSet& params, std::uint32_t bits) {
+  require(bits >= 1 && bits <= 64, ErrorCode::invalid_argument, "seeded ciphertext width");
+  return kHeaderBytes + 32 + 1 + packed_bytes(params.ring.N(), bits);
+}
+
+std::uint64_t switched_ciphertext_bytes(const ParameterSet& params, std::uint32_t bits,
+                                        std::uint32_t body_bits) {
+  require(bits >= 1 && bits <= 64 && body_bits >= 1 && body_bits <= 64, ErrorCode::invalid_argument,
+          "switched ciphertext widths");
+  return kHeaderBytes + 2 + packed_bytes(params.ring.N(), bits) +
+         packed_bytes(params.ring.N(), body_bits);
 }
 
 std::vector<std::uint8_t> serialize(const ParameterSet& params, const SwitchedCiphertext& ct) {

@@ -45,6 +45,8 @@ TEST(Serialize, RoundTrips) {
   const SeededCiphertext rounded = f.enc.encrypt_seeded(f.mu.coeffs(), bits);
   const Bytes rounded_bytes = serialize(f.p, rounded);
   EXPECT_EQ(rounded_bytes.size(), 17 + 32 + 1 + (f.p.ring.N() * bits + 7) / 8);
+  EXPECT_EQ(rounded_bytes.size(), seeded_ciphertext_bytes(f.p, bits));
+  EXPECT_EQ(seeded_bytes.size(), seeded_ciphertext_bytes(f.p, 64));
   const SeededCiphertext rounded2 = parse_seeded_ciphertext(rounded_bytes, f.p);
   EXPECT_EQ(rounded2.bits, bits);
   EXPECT_TRUE(std::equal(rounded.b.coeffs().begin(), rounded.b.coeffs().end(),
@@ -98,6 +100,7 @@ TEST(Serialize, SwitchedCiphertextsRoundTripAtEveryWidthAndRejectBadInput) {
       const SwitchedCiphertext sw = modulus_switch(ct, bits, body_bits);
       const Bytes bytes = serialize(f.p, sw);
       EXPECT_EQ(bytes.size(), 17 + 2 + (N * bits + 7) / 8 + (N * body_bits + 7) / 8);
+      EXPECT_EQ(bytes.size(), switched_ciphertext_bytes(f.p, bits, body_bits));
       const SwitchedCiphertext back = parse_switched_ciphertext(bytes, f.p);
       EXPECT_EQ(back.bits, bits);
       EXPECT_EQ(back.body_bits, body_bits);

@@ -17,7 +17,7 @@
 #include <functional>
 #include <vector>
 
-#include "safhire/hybrid/protocol.hpp"
+#include "safhire/hybrid/transport.hpp"
 
 namespace safhire::hybrid {
 

@@ -1,4 +1,4 @@
-// The hybrid protocol over gRPC. The service's versioned binary messages (protocol.hpp) travel
+// The hybrid protocol over gRPC. The service's versioned binary messages (messages.hpp) travel
 // unchanged as the payload of one unary method, safhire.v1.Inference/Exchange
 // (proto/safhire.proto); gRPC's standard health service answers beside it.
 //
@@ -15,7 +15,7 @@
 #include <memory>
 #include <string>
 
-#include "safhire/hybrid/protocol.hpp"
+#include "safhire/hybrid/transport.hpp"
 
 namespace safhire::hybrid {
 

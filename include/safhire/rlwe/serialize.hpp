@@ -32,6 +32,11 @@ std::vector<std::uint8_t> serialize(const ParameterSet& params, const SeededCiph
 std::vector<std::uint8_t> serialize(const ParameterSet& params, const KeySwitchKey& key);
 std::vector<std::uint8_t> serialize(const ParameterSet& params, const SwitchedCiphertext& ct);
 
+// Serialized sizes without serializing (what plans and message limits are computed from).
+std::uint64_t seeded_ciphertext_bytes(const ParameterSet& params, std::uint32_t bits);
+std::uint64_t switched_ciphertext_bytes(const ParameterSet& params, std::uint32_t bits,
+                                        std::uint32_t body_bits);
+
 Ciphertext parse_ciphertext(std::span<const std::uint8_t> bytes, const ParameterSet& params);
 SeededCiphertext parse_seeded_ciphertext(std::span<const std::uint8_t> bytes,
                                          const ParameterSet& params);
