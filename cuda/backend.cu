@@ -111,9 +111,7 @@ struct BackendOps : CudaOps {
 std::unique_ptr<backend::Backend> make_cuda_backend(const rlwe::ParameterSet& params,
                                                     const backend::Config& config,
                                                     const rlwe::GaloisKeys& keys) {
-  require(config.row_bits == 32 || config.row_bits == 64, ErrorCode::invalid_argument,
-          "row_bits must be 32 or 64, not " + std::to_string(config.row_bits));
-  backend::require_packing_keys(keys, params.ring, config);
+  config.validate(params, keys);
   require(device_available(), ErrorCode::device_error,
           "the CUDA backend needs a CUDA device: " + describe_devices());
   auto resources = std::make_shared<Resources>(params, params.gadget(config.gamma), keys);

@@ -170,7 +170,7 @@ int run_demo(int argc, char** argv) {
   core::OsRandom random;
   RemoteClient client(transport, params, options, random);
   // The service's rows: the narrowest the noise allows (on either backend).
-  const std::uint32_t row_bits = narrowest_row_bits(model, params, options.gamma);
+  const std::uint32_t row_bits = session_config(model, params, options).row_bits;
   if (!json) {
     std::printf(
         "Safhire demo: %s (%zu rounds) on %s, gamma = %u, %s packing, %s backend (%u-bit rows), "

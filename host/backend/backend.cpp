@@ -110,6 +110,17 @@ void require_packing_keys(const rlwe::GaloisKeys& keys, const ring::RingParams& 
                 " needs");
 }
 
+void Config::validate(const rlwe::ParameterSet& params, const rlwe::GaloisKeys& keys) const {
+  require(gamma < params.ring.a(), ErrorCode::invalid_argument,
+          "gamma must be below a = " + std::to_string(params.ring.a()) + ", got " +
+              std::to_string(gamma));
+  require(mode == rlwe::TreeMode::fast || mode == rlwe::TreeMode::paper,
+          ErrorCode::invalid_argument, "unknown tree mode");
+  require(row_bits == 32 || row_bits == 64, ErrorCode::invalid_argument,
+          "row_bits must be 32 or 64, not " + std::to_string(row_bits));
+  require_packing_keys(keys, params.ring, *this);
+}
+
 void require_permutation(std::span<const std::uint32_t> p, const char* what) {
   std::vector<bool> seen(p.size(), false);
   for (std::uint32_t d : p) {

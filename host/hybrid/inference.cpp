@@ -40,6 +40,11 @@ u64 scaled(std::int64_t v, std::uint32_t bits) {
 
 }  // namespace
 
+backend::Config session_config(const Model& model, const rlwe::ParameterSet& params,
+                               const InferenceOptions& options) {
+  return {options.gamma, options.mode, narrowest_row_bits(model, params, options.gamma)};
+}
+
 ModelInfo ModelInfo::of(const Model& model) {
   ModelInfo info;
   info.activation_max = model.activation_max();
@@ -214,12 +219,10 @@ backend::LinearLayer linear_layer(const Model& model, std::size_t r,
 
 Server::Server(const Model& model, const rlwe::ParameterSet& params, InferenceOptions options,
                const rlwe::GaloisKeys& keys, const core::Seed& session_seed, unsigned threads)
-    : Server(model, params, options,
-             backend::make_cpu_backend(
-                 params,
-                 {options.gamma, options.mode, narrowest_row_bits(model, params, options.gamma)},
-                 keys, threads),
-             session_seed) {}
+    : Server(
+          model, params, options,
+          backend::make_cpu_backend(params, session_config(model, params, options), keys, threads),
+          session_seed) {}
 
 backend::LinearLayer linear_layer(const backend::LinearLayer& base,
                                   std::span<const std::uint32_t> permutation) {

@@ -14,7 +14,7 @@ Plan plan_inference(const Model& model, const rlwe::ParameterSet& params,
   require(options.gamma < params.ring.a(), ErrorCode::invalid_argument, "gamma must be below a");
   const std::uint64_t N = params.ring.N();
   const std::size_t powers = rlwe::power_elements(params.ring, options.gamma).size();
-  const std::uint32_t row_bits = narrowest_row_bits(model, params, options.gamma);
+  const std::uint32_t row_bits = session_config(model, params, options).row_bits;
   // The service's CPU backend derives powers (the client sends the keys for them).
   const std::vector<RoundNoise> noise =
       estimate_round_noise(model, params, options.gamma, row_bits, options.gamma >= 1);

@@ -221,9 +221,7 @@ Bytes InferenceService::open(std::span<const std::uint8_t> request, const std::s
     core::Seed seed = random.seed();
     session->server = std::make_unique<Server>(
         *model_, session->params, hello.options,
-        backends_(session->params,
-                  {hello.options.gamma, hello.options.mode,
-                   narrowest_row_bits(*model_, session->params, hello.options.gamma)},
+        backends_(session->params, session_config(*model_, session->params, hello.options),
                   session->keys),
         seed, layers_);
     session->server->set_flood(flood_.load());

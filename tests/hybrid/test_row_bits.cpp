@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
 #include "model_files.hpp"
 #include "safhire/backend/backend.hpp"
@@ -472,6 +473,30 @@ TEST(RowBits, NarrowestRowsFollowTheEstimate) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::invalid_argument);
   }
+}
+
+// Config::validate, what every backend checks once when it is made: each bad field is refused
+// with invalid_argument on its own, and so are keys that lack one packing needs.
+TEST(BackendConfig, ValidateRefusesEachBadFieldAndMissingKeys) {
+  const rlwe::ParameterSet& b8 = rlwe::parameter_set("default-b8");
+  auto random = core::SeededRandom::from_counter(411);
+  const rlwe::SecretKey key(b8, random);
+  const rlwe::GaloisKeys keys = rlwe::make_galois_keys(key, b8.gadget(0), random);
+  const auto code = [&](const backend::Config& c,
+                        const rlwe::GaloisKeys& k) -> std::optional<ErrorCode> {
+    try {
+      c.validate(b8, k);
+    } catch (const Error& e) {
+      return e.code();
+    }
+    return std::nullopt;
+  };
+  EXPECT_FALSE(code({0, rlwe::TreeMode::fast, 64}, keys).has_value());
+  EXPECT_FALSE(code({0, rlwe::TreeMode::fast, 32}, keys).has_value());
+  EXPECT_EQ(code({b8.ring.a(), rlwe::TreeMode::fast, 64}, keys), ErrorCode::invalid_argument);
+  EXPECT_EQ(code({0, rlwe::TreeMode::fast, 48}, keys), ErrorCode::invalid_argument);
+  EXPECT_EQ(code({0, static_cast<rlwe::TreeMode>(7), 64}, keys), ErrorCode::invalid_argument);
+  EXPECT_EQ(code({0, rlwe::TreeMode::fast, 64}, rlwe::GaloisKeys{}), ErrorCode::invalid_argument);
 }
 
 // The CPU backend keeps each LayerWeights' prepared groups while the weights live: a layer whose

@@ -634,10 +634,7 @@ class CpuBackend final : public Backend {
 
 std::unique_ptr<Backend> make_cpu_backend(const rlwe::ParameterSet& params, const Config& config,
                                           const rlwe::GaloisKeys& keys, unsigned threads) {
-  require(config.gamma < params.ring.a(), ErrorCode::invalid_argument, "gamma must be below a");
-  require(config.row_bits == 32 || config.row_bits == 64, ErrorCode::invalid_argument,
-          "row_bits must be 32 or 64, not " + std::to_string(config.row_bits));
-  require_packing_keys(keys, params.ring, config);
+  config.validate(params, keys);
   return std::make_unique<CpuBackend>(params, config, keys, threads);
 }
 

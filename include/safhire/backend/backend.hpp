@@ -31,6 +31,10 @@ struct Config {
   std::uint32_t gamma = 0;
   rlwe::TreeMode mode = rlwe::TreeMode::fast;
   std::uint32_t row_bits = 64;
+  // What every backend checks once, when it is made: gamma < a, a known tree mode, rows of 32 or
+  // 64 bits, and a key-switching key for every automorphism that packing at gamma needs in this
+  // mode (rlwe::packing_elements). Throws invalid_argument naming what is wrong.
+  void validate(const rlwe::ParameterSet& params, const rlwe::GaloisKeys& keys) const;
 };
 
 // Words per row: an LWE sample (N mask words, then b) at gamma = 0; a clean module-LWE sample
@@ -177,8 +181,9 @@ bool has_power_keys(const rlwe::GaloisKeys& keys, const ring::RingParams& ring,
                     std::uint32_t gamma);
 
 // Throws Error(invalid_argument) naming the first element of rlwe::packing_elements(ring,
-// config.gamma, config.mode) that `keys` lack: what both backends check when they are made, so
-// that a session whose client sent too few keys fails at its start, not in a round.
+// config.gamma, config.mode) that `keys` lack (part of Config::validate, which both backends call
+// when they are made): a session whose client sent too few keys fails at its start, not in a
+// round.
 void require_packing_keys(const rlwe::GaloisKeys& keys, const ring::RingParams& ring,
                           const Config& config);
 

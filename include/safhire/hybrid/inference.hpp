@@ -48,6 +48,11 @@ struct InferenceOptions {
   bool shuffle = true;  // every round but the last
 };
 
+// The backend configuration of a session with these options: its gamma and tree mode, and rows
+// the narrowest the noise allows (narrowest_row_bits). Chosen here only.
+backend::Config session_config(const Model& model, const rlwe::ParameterSet& params,
+                               const InferenceOptions& options);
+
 // Client -> server: the activation of one round, chunk by chunk (at gamma >= 1, the
 // phi(t^gamma) powers of each chunk in power_elements order).
 struct Upload {
