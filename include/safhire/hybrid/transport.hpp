@@ -64,8 +64,6 @@ class RemoteClient {
   rlwe::ParameterSet params_;
   InferenceOptions options_;
   core::RandomSource* random_;
-  double keygen_s_ = 0;
-  std::uint64_t key_bytes_ = 0;
   Welcome welcome_;
   std::unique_ptr<Client> client_;
 };
