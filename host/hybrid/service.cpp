@@ -36,13 +36,7 @@ constexpr std::uint64_t kChargePerHelloByte = 3, kChargePerUploadByte = 2;
 
 // The size of a hello at gamma in both tree modes (its keys all have one size).
 std::size_t hello_bytes(const rlwe::ParameterSet& params, std::uint32_t gamma) {
-  const rlwe::Gadget& gadget = params.gadget(gamma);
-  const std::size_t key =
-      rlwe::serialize(params,
-                      rlwe::key_switch_key_from_parts(
-                          params, 1, gadget, std::vector<core::Seed>(gadget.levels),
-                          std::vector<std::uint64_t>(std::size_t{gadget.levels} * params.ring.N())))
-          .size();
+  const std::uint64_t key = rlwe::key_switch_key_bytes(params, params.gadget(gamma));
   const std::size_t header = encode_hello(Hello{params.id, {gamma}, {}}, params).size();
   std::size_t keys = 0;
   for (const rlwe::TreeMode mode : {rlwe::TreeMode::fast, rlwe::TreeMode::paper})

@@ -127,6 +127,11 @@ std::uint64_t seeded_ciphertext_bytes(const ParameterSet& params, std::uint32_t 
   return kHeaderBytes + 32 + 1 + packed_bytes(params.ring.N(), bits);
 }
 
+std::uint64_t key_switch_key_bytes(const ParameterSet& params, const Gadget& gadget) {
+  return kHeaderBytes + 8 + 4 + 4 + std::uint64_t{gadget.levels} * 32 + 1 +
+         packed_bytes(std::uint64_t{gadget.levels} * params.ring.N(), key_bits(params));
+}
+
 std::uint64_t switched_ciphertext_bytes(const ParameterSet& params, std::uint32_t bits,
                                         std::uint32_t body_bits) {
   require(bits >= 1 && bits <= 64 && body_bits >= 1 && body_bits <= 64, ErrorCode::invalid_argument,
@@ -158,7 +163,7 @@ SwitchedCiphertext parse_switched_ciphertext(std::span<const std::uint8_t> bytes
   for (std::uint32_t bits : {ct.bits, ct.body_bits})
     if (bits < 1 || bits > 64) r.fail("width " + std::to_string(bits) + " bits");
   const std::size_t n = params.ring.N();
-  r.expect_remaining((n * ct.bits + 7) / 8 + (n * ct.body_bits + 7) / 8);
+  r.expect_remaining(packed_bytes(n, ct.bits) + packed_bytes(n, ct.body_bits));
   ct.a.resize(n);
   ct.b.resize(n);
   r.packed_words(ct.a, ct.bits);
@@ -184,7 +189,7 @@ SeededCiphertext parse_seeded_ciphertext(std::span<const std::uint8_t> bytes,
   r.bytes(ct.seed);
   ct.bits = r.u8();
   if (ct.bits < 1 || ct.bits > 64) r.fail("width " + std::to_string(ct.bits) + " bits");
-  r.expect_remaining((std::size_t{params.ring.N()} * ct.bits + 7) / 8);
+  r.expect_remaining(packed_bytes(params.ring.N(), ct.bits));
   r.packed_words(ct.b.coeffs(), ct.bits);
   for (auto& x : ct.b.coeffs())
     x = ct.bits == 64 ? x : x << (64 - ct.bits);
@@ -206,7 +211,7 @@ KeySwitchKey parse_key_switch_key(std::span<const std::uint8_t> bytes, const Par
   const std::uint32_t bits = r.u8();
   if (bits < 1 || bits > 64) r.fail("width " + std::to_string(bits) + " bits");
   std::vector<std::uint64_t> b(std::size_t{gadget.levels} * n);
-  r.expect_remaining((b.size() * bits + 7) / 8);
+  r.expect_remaining(packed_bytes(b.size(), bits));
   r.packed_words(b, bits);
   for (auto& x : b)
     x = bits == 64 ? x : x << (64 - bits);

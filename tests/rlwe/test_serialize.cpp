@@ -72,6 +72,7 @@ TEST(Serialize, RoundTrips) {
   }
   EXPECT_EQ(serialize(f.p, ksk).size(),
             17 + 16 + levels * 32 + 1 + (std::size_t{levels} * f.p.ring.N() * kb + 7) / 8);
+  EXPECT_EQ(serialize(f.p, ksk).size(), key_switch_key_bytes(f.p, f.p.gadget(0)));
   // A key whose b has bits below them travels rounded to nearest.
   std::vector<std::uint64_t> b;
   for (std::uint32_t i = 0; i < levels; ++i)

@@ -34,6 +34,7 @@ std::vector<std::uint8_t> serialize(const ParameterSet& params, const SwitchedCi
 
 // Serialized sizes without serializing (what plans and message limits are computed from).
 std::uint64_t seeded_ciphertext_bytes(const ParameterSet& params, std::uint32_t bits);
+std::uint64_t key_switch_key_bytes(const ParameterSet& params, const Gadget& gadget);
 std::uint64_t switched_ciphertext_bytes(const ParameterSet& params, std::uint32_t bits,
                                         std::uint32_t body_bits);
 
