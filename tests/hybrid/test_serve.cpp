@@ -19,6 +19,7 @@
 #include <fstream>
 #include <future>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -537,26 +538,23 @@ TEST(Rpc, HostileClientsDoNotLockOutALegitimateOne) {
   EXPECT_EQ(client.infer(f.refs[5].pixels).logits, evaluate(f.model, f.refs[5].pixels));
 }
 
-// A server in a child process, forked before this process starts a thread (gRPC's among them),
-// so that its RSS is its own: the clients' keys stay in the parent. Killed when destroyed.
+// A server in a child process, so that its RSS is its own: the clients' keys stay in the parent.
+// The child is this test binary run afresh (fork, then exec with --child-server, see main):
+// forking alone would copy a gRPC already started by an earlier test in this process, threads
+// and all, into a child that then cannot serve. Killed when destroyed.
 class ChildServer {
  public:
-  ChildServer(const Model& model, const ServiceLimits& limits) {
+  explicit ChildServer(const ServiceLimits& limits) {
     int fds[2];
     if (::pipe(fds) != 0) return;
+    const std::string fd = std::to_string(fds[1]);
+    const std::string evict = std::to_string(limits.evict_after.count());
     pid_ = ::fork();
     if (pid_ == 0) {
       ::close(fds[0]);
-      try {
-        InferenceService service(model, safhire::rlwe::SecurityPolicy::require_128, 1, limits);
-        RpcServer server(service, loopback());
-        const std::uint16_t port = server.port();
-        if (::write(fds[1], &port, sizeof port) == sizeof port)
-          for (;;)
-            ::pause();
-      } catch (...) {
-      }
-      ::_exit(1);
+      const char* argv[] = {"test_serve", "--child-server", fd.c_str(), evict.c_str(), nullptr};
+      ::execv("/proc/self/exe", const_cast<char* const*>(argv));
+      ::_exit(127);
     }
     ::close(fds[1]);
     if (pid_ > 0 && ::read(fds[0], &port_, sizeof port_) != sizeof port_) port_ = 0;
@@ -589,7 +587,7 @@ TEST(Rpc, HostileInputCostsNoMoreThanAsManyLegitimateSessions) {
   Fixture f;
   ServiceLimits limits;
   limits.evict_after = 0ms;
-  ChildServer legit_server(f.model, limits), hostile_server(f.model, limits);
+  ChildServer legit_server(limits), hostile_server(limits);
   ASSERT_NE(legit_server.port(), 0) << "the first server did not start";
   ASSERT_NE(hostile_server.port(), 0) << "the second server did not start";
   constexpr int kClients = 16;  // the per-address session cap: all of them come from loopback
@@ -667,4 +665,32 @@ TEST(Rpc, ShutdownFinishesTheRequestInFlight) {
   EXPECT_THROW(late.exchange(o.hello), safhire::Error);
 }
 
+// The child of ChildServer: `test_serve --child-server FD EVICT_MS` serves small-b8 on loopback
+// with that eviction age, writes its port to FD and waits to be killed.
+int serve_child(const char* fd_text, const char* evict_ms) {
+  try {
+    ServiceLimits limits;
+    limits.evict_after = std::chrono::milliseconds(std::stoll(evict_ms));
+    const int fd = std::stoi(fd_text);
+    const Model model = Model::load(model_path("small-b8.sfhm"));  // the service refers to it
+    InferenceService service(model, safhire::rlwe::SecurityPolicy::require_128, 1, limits);
+    RpcServer server(service, loopback());
+    const std::uint16_t port = server.port();
+    if (::write(fd, &port, sizeof port) != sizeof port) return 1;
+    ::close(fd);
+    for (;;)
+      ::pause();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "child server: %s\n", e.what());
+  }
+  return 1;
+}
+
 }  // namespace
+
+int main(int argc, char** argv) {
+  if (argc == 4 && std::string_view(argv[1]) == "--child-server")
+    return serve_child(argv[2], argv[3]);
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
