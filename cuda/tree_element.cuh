@@ -31,43 +31,43 @@ SAFHIRE_HD u32 exponent_mod(long long e, u32 M) {
   return static_cast<u32>(r < 0 ? r + M : r);
 }
 
-// Up to t = 7 polynomials of one node, by pointer (d[0] the node itself, d[j] its sigma_j).
-struct NodeInputs {
-  const u64* d[7];
-};
+// The polynomials a node's coefficient reads are strided: input j of a node is d + j stride
+// (words), so that a thread computes each address instead of indexing an array of pointers (which
+// a GPU keeps in local memory).
 
 // Split level (fast, DFT trick): coefficient l of c_s = sum_j X^(-s delta - s j m) d_j.
-SAFHIRE_HD u64 split_coefficient(const NodeInputs& in, u32 t, u32 s, u32 delta, u32 l, u32 N, u32 M,
-                                 u32 m) {
+SAFHIRE_HD u64 split_coefficient(const u64* d, std::size_t stride, u32 t, u32 s, u32 delta, u32 l,
+                                 u32 N, u32 M, u32 m) {
   u64 sum = 0;
   for (u32 j = 0; j < t; ++j) {
     const long long e = -static_cast<long long>(s) * delta - static_cast<long long>(s) * j * m;
-    sum += monomial_coefficient(in.d[j], l, exponent_mod(e, M), N, M, m);
+    sum += monomial_coefficient(d + j * stride, l, exponent_mod(e, M), N, M, m);
   }
   return sum;
 }
 
 // Bottom level (fast): coefficient l of out_v = sum_(k=1..t-1) (X^(-v k m) - X^(k m)) d_k, with
-// d_k = in.d[k - 1] (d_1 the node itself).
-SAFHIRE_HD u64 bottom_coefficient(const NodeInputs& in, u32 t, u32 v, u32 l, u32 N, u32 M, u32 m) {
+// d_k = d + (k - 1) stride (d_1 the node itself).
+SAFHIRE_HD u64 bottom_coefficient(const u64* d, std::size_t stride, u32 t, u32 v, u32 l, u32 N,
+                                  u32 M, u32 m) {
   u64 sum = 0;
   for (u32 k = 1; k < t; ++k) {
     const long long km = static_cast<long long>(k) * m;
-    sum += monomial_coefficient(in.d[k - 1], l, exponent_mod(-static_cast<long long>(v) * km, M), N,
-                                M, m);
-    sum -= monomial_coefficient(in.d[k - 1], l, exponent_mod(km, M), N, M, m);
+    const u64* d_k = d + (k - 1) * stride;
+    sum += monomial_coefficient(d_k, l, exponent_mod(-static_cast<long long>(v) * km, M), N, M, m);
+    sum -= monomial_coefficient(d_k, l, exponent_mod(km, M), N, M, m);
   }
   return sum;
 }
 
 // Merge level (fast): coefficient l of w_rho = sum_s X^(e s rho^-1) c_s over the node's `items`
-// inputs (t, or t-1 at the bottom).
-SAFHIRE_HD u64 merge_w_coefficient(const NodeInputs& in, u32 items, u32 e, u32 rho_inv, u32 l,
-                                   u32 N, u32 M, u32 m) {
+// inputs c_s = d + s stride (t, or t-1 at the bottom).
+SAFHIRE_HD u64 merge_w_coefficient(const u64* d, std::size_t stride, u32 items, u32 e, u32 rho_inv,
+                                   u32 l, u32 N, u32 M, u32 m) {
   u64 sum = 0;
   for (u32 s = 0; s < items; ++s) {
     const auto exponent = static_cast<u32>(static_cast<u64>(e) * s % M * rho_inv % M);
-    sum += monomial_coefficient(in.d[s], l, exponent, N, M, m);
+    sum += monomial_coefficient(d + s * stride, l, exponent, N, M, m);
   }
   return sum;
 }
@@ -86,10 +86,12 @@ SAFHIRE_HD u64 embed_coefficient(const u64* mask, u32 k, u32 N, u32 m) {
 // kernels are grid-stride loops over x; the CPU replay is a plain loop. ------------------------
 
 // Split level: node u of input c (nodes [count][step]) has children u + s step (s < t), stored
-// [count][step t]. da[j], db[j]: the node batch (j = 0) and its sigma_j switches, [count step][N].
+// [count][step t]. a, b: planes of `plane` words, [t][count step][N]: plane 0 the nodes, plane j
+// their sigma_(1 + j t^(b-1)) switches.
 struct SplitArgs {
-  const u64* da[7];
-  const u64* db[7];
+  const u64* a;
+  const u64* b;
+  std::size_t plane;
   u64* out_a;
   u64* out_b;
   u32 t, step, delta, N, M, m;
@@ -101,32 +103,22 @@ SAFHIRE_HD void split_thread(const SplitArgs& g, std::size_t x) {
   const std::size_t fan = std::size_t{g.step} * g.t;
   const std::size_t c = child / fan, rest = child % fan;
   const u32 s = static_cast<u32>(rest / g.step), u = static_cast<u32>(rest % g.step);
-  const std::size_t node = c * g.step + u;
-  NodeInputs in_a{}, in_b{};
-  for (u32 j = 0; j < g.t; ++j) {
-    in_a.d[j] = g.da[j] + node * g.N;
-    in_b.d[j] = g.db[j] + node * g.N;
-  }
-  g.out_a[x] = split_coefficient(in_a, g.t, s, g.delta, l, g.N, g.M, g.m);
-  g.out_b[x] = split_coefficient(in_b, g.t, s, g.delta, l, g.N, g.M, g.m);
+  const std::size_t node = (c * g.step + u) * g.N;
+  g.out_a[x] = split_coefficient(g.a + node, g.plane, g.t, s, g.delta, l, g.N, g.M, g.m);
+  g.out_b[x] = split_coefficient(g.b + node, g.plane, g.t, s, g.delta, l, g.N, g.M, g.m);
 }
 
 // Bottom level: node u < m of input c (nodes [count][m]); outputs [count][N], output u + v m.
-// da[k - 1] (k = 1..t-1): sigma_k of the nodes (sigma_1: the nodes).
+// Planes [t-1][count m][N]: plane k - 1 is sigma_k of the nodes (plane 0 the nodes themselves).
 SAFHIRE_HD void bottom_thread(const SplitArgs& g, std::size_t x) {
   const u32 l = static_cast<u32>(x % g.N);
   const std::size_t child = x / g.N;
   const std::size_t c = child / g.N;
   const auto rest = static_cast<u32>(child % g.N);
   const u32 u = rest % g.m, v = rest / g.m;
-  const std::size_t node = c * g.m + u;
-  NodeInputs in_a{}, in_b{};
-  for (u32 k = 0; k + 1 < g.t; ++k) {
-    in_a.d[k] = g.da[k] + node * g.N;
-    in_b.d[k] = g.db[k] + node * g.N;
-  }
-  g.out_a[x] = bottom_coefficient(in_a, g.t, v, l, g.N, g.M, g.m);
-  g.out_b[x] = bottom_coefficient(in_b, g.t, v, l, g.N, g.M, g.m);
+  const std::size_t node = (c * g.m + u) * g.N;
+  g.out_a[x] = bottom_coefficient(g.a + node, g.plane, g.t, v, l, g.N, g.M, g.m);
+  g.out_b[x] = bottom_coefficient(g.b + node, g.plane, g.t, v, l, g.N, g.M, g.m);
 }
 
 // Merge level, one representative rho: node sigma of packing p (nodes [count][nodes]) merges the
@@ -144,14 +136,11 @@ SAFHIRE_HD void merge_thread(const MergeArgs& g, std::size_t x) {
   const u32 l = static_cast<u32>(x % g.N);
   const std::size_t node = x / g.N;
   const std::size_t p = node / g.nodes, sigma = node % g.nodes;
-  NodeInputs in_a{}, in_b{};
-  for (u32 s = 0; s < g.items; ++s) {
-    const std::size_t child = p * g.prev + sigma + std::size_t{s} * g.stride;
-    in_a.d[s] = g.prev_a + child * g.N;
-    in_b.d[s] = g.prev_b + child * g.N;
-  }
-  g.out_a[x] = merge_w_coefficient(in_a, g.items, g.e, g.rho_inv, l, g.N, g.M, g.m);
-  g.out_b[x] = merge_w_coefficient(in_b, g.items, g.e, g.rho_inv, l, g.N, g.M, g.m);
+  const std::size_t first = (p * g.prev + sigma) * g.N, stride = std::size_t{g.stride} * g.N;
+  g.out_a[x] =
+      merge_w_coefficient(g.prev_a + first, stride, g.items, g.e, g.rho_inv, l, g.N, g.M, g.m);
+  g.out_b[x] =
+      merge_w_coefficient(g.prev_b + first, stride, g.items, g.e, g.rho_inv, l, g.N, g.M, g.m);
 }
 
 // Packing items: LWE i (mask [n][N], body [n]) embedded, times (1 - X^m), times m_inv = M^-1;

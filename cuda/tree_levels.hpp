@@ -48,28 +48,34 @@ Batch<Ops> switched(Ops& ops, const ring::RingParams& r, const Batch<Ops>& in, u
 
 // Extraction at gamma of `count` ciphertexts ([count][N] each for a and b): outputs
 // [count][t^(a-gamma)][N] (gamma >= 1) or [count][N][N] (gamma = 0), as TraceTrees::split.
+// Each level's nodes are written to plane 0 of a buffer whose other planes receive their
+// conjugates (the next level's key switches), so the level kernels read strided inputs.
 template <class Ops>
 Batch<Ops> split(Ops& ops, const ring::RingParams& r, const u64* in_a, const u64* in_b,
                  std::size_t count, u32 gamma) {
   const u32 t = r.t(), a = r.a(), N = r.N(), M = r.M(), m = r.m();
+  const u32 lowest = gamma > 1 ? gamma : 1;  // split levels b = a .. lowest + 1
+  // Planes the nodes below level b need: t for another split level, t - 1 for the bottom
+  // (gamma = 0), none beyond their own for the output.
+  const auto planes_below = [&](u32 b) -> u32 {
+    return b - 1 > lowest ? t : gamma == 0 ? t - 1 : 1;
+  };
   const u64 factor = gamma == 0 ? M : power(t, a - gamma);
-  Batch<Ops> cur{ops.alloc(count * N), ops.alloc(count * N)};
+  Batch<Ops> cur{ops.alloc(t * count * N), ops.alloc(t * count * N)};
   ops.scale_copy(cur.a.data(), in_a, core::inverse_mod_word(factor), count * N);
   ops.scale_copy(cur.b.data(), in_b, core::inverse_mod_word(factor), count * N);
   u32 step = 1;  // nodes per input at this level
-  for (u32 b = a; b > (gamma > 1 ? gamma : 1); --b, step *= t) {
-    const std::size_t nodes = count * step;
-    std::vector<Batch<Ops>> d;
+  for (u32 b = a; b > lowest; --b, step *= t) {
+    const std::size_t nodes = count * step, plane = nodes * N;
     for (u64 j = 1; j < t; ++j)
-      d.push_back(switched(ops, r, cur, 1 + j * power(t, b - 1), nodes));
-    Batch<Ops> next{ops.alloc(nodes * t * N), ops.alloc(nodes * t * N)};
+      ops.automorphism(1 + j * power(t, b - 1), cur.a.data(), cur.b.data(),
+                       cur.a.data() + j * plane, cur.b.data() + j * plane, nodes);
+    const std::size_t next_words = planes_below(b) * nodes * t * N;
+    Batch<Ops> next{ops.alloc(next_words), ops.alloc(next_words)};
     block::SplitArgs args{};
-    args.da[0] = cur.a.data();
-    args.db[0] = cur.b.data();
-    for (u32 j = 1; j < t; ++j) {
-      args.da[j] = d[j - 1].a.data();
-      args.db[j] = d[j - 1].b.data();
-    }
+    args.a = cur.a.data();
+    args.b = cur.b.data();
+    args.plane = plane;
     args.out_a = next.a.data();
     args.out_b = next.b.data();
     args.t = t;
@@ -82,19 +88,16 @@ Batch<Ops> split(Ops& ops, const ring::RingParams& r, const u64* in_a, const u64
     cur = std::move(next);
   }
   if (gamma >= 1) return cur;
-  // Bottom: nodes [count][m]; d_1 = the nodes, d_k = sigma_k of them.
-  const std::size_t nodes = count * m;
-  std::vector<Batch<Ops>> d;
+  // Bottom: nodes [count][m]; plane 0 the nodes (d_1), plane k - 1 sigma_k of them.
+  const std::size_t nodes = count * m, plane = nodes * N;
   for (u64 k = 2; k < t; ++k)
-    d.push_back(switched(ops, r, cur, k, nodes));
+    ops.automorphism(k, cur.a.data(), cur.b.data(), cur.a.data() + (k - 1) * plane,
+                     cur.b.data() + (k - 1) * plane, nodes);
   Batch<Ops> out{ops.alloc(count * N * N), ops.alloc(count * N * N)};
   block::SplitArgs args{};
-  args.da[0] = cur.a.data();
-  args.db[0] = cur.b.data();
-  for (u32 k = 2; k < t; ++k) {
-    args.da[k - 1] = d[k - 2].a.data();
-    args.db[k - 1] = d[k - 2].b.data();
-  }
+  args.a = cur.a.data();
+  args.b = cur.b.data();
+  args.plane = plane;
   args.out_a = out.a.data();
   args.out_b = out.b.data();
   args.t = t;
