@@ -301,15 +301,7 @@ dim3 grid(std::uint32_t n, std::size_t limbs) {
 // one stream that every primitive of the backend uses.
 class CudaMemory final : public ckks::DeviceMemory {
  public:
-  CudaMemory() {
-    int device = 0;
-    check(cudaGetDevice(&device), "cudaGetDevice");
-    cudaMemPool_t pool = nullptr;
-    check(cudaDeviceGetDefaultMemPool(&pool, device), "cudaDeviceGetDefaultMemPool");
-    std::uint64_t keep = UINT64_MAX;
-    check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep),
-          "cudaMemPoolSetAttribute");
-  }
+  CudaMemory() { keep_pool_memory(); }
   u64* allocate(std::size_t words) override {
     void* p = nullptr;
     check(cudaMallocAsync(&p, words * sizeof(u64), stream()), "cudaMallocAsync");

@@ -49,14 +49,16 @@ static __global__ void add_kernel(u64* dst, const u64* src, size_t len) {
   grid_stride(len, [&](size_t x) { dst[x] += src[x]; });
 }
 
-// The Ops of tree_levels.hpp on one stream.
+// The Ops of tree_levels.hpp on one stream; scratch comes from a pool of blocks used on that
+// stream only.
 struct CudaOps {
-  using Buffer = DeviceBuffer<u64>;
+  using Buffer = ScratchPool::Block;
   cudaStream_t stream;
   const DeviceGaloisKeys* keys;
   DeviceKeySwitcher* switcher;
+  ScratchPool* pool;
 
-  Buffer alloc(size_t words) { return Buffer(words, stream); }
+  Buffer alloc(size_t words) { return pool->take(words); }
   void copy(u64* dst, const u64* src, size_t words) {
     check(cudaMemcpyAsync(dst, src, words * sizeof(u64), cudaMemcpyDeviceToDevice, stream),
           "cudaMemcpyAsync (device to device)");

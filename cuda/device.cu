@@ -1,6 +1,7 @@
 // Device discovery, error checks and streams.
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
 #include <string>
 
 #include "safhire/core/error.hpp"
@@ -43,6 +44,16 @@ std::string describe_devices() {
            std::to_string(prop.multiProcessorCount) + " SMs";
   }
   return out;
+}
+
+void keep_pool_memory() {
+  int device = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  cudaMemPool_t pool = nullptr;
+  check(cudaDeviceGetDefaultMemPool(&pool, device), "cudaDeviceGetDefaultMemPool");
+  std::uint64_t keep = UINT64_MAX;
+  check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep),
+        "cudaMemPoolSetAttribute");
 }
 
 Stream::Stream() {

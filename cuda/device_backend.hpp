@@ -3,22 +3,29 @@
 // on the device), tests/hybrid/test_backend_emulation.cpp with plain loops on the CPU, where whole
 // inferences through it must equal the CPU backend's downloads word for word.
 //
-// Ops provides, besides what tree_levels.hpp needs: Array<T> (default-constructible, with data())
-// and upload<T>(span) -> Array<T>; download(device words, host span); synchronize();
-// run_extract(ExtractArgs, threads), run_blocks(BlocksArgs, threads), run_clean(CleanArgs,
-// threads), run_narrow(NarrowArgs, threads), run_linear(LinearArgs, threads),
-// run_gather_lwe(GatherLweArgs, threads), run_gather_blocks(GatherBlocksArgs, threads);
-// key_switches().
+// Ops provides, besides what tree_levels.hpp needs (Buffer, alloc, ...): Array<T> and
+// upload<T>(span) -> Array<T> (a round's small uploads, in the backend's scratch pool);
+// Resident<T> and upload_resident<T>(span) -> Resident<T> (finished when it returns, and not tied
+// to the backend: ResidentWeights keeps them for every session); download(device words, host
+// span); synchronize(); scratch() (the pool's ScratchPool::Stats); run_extract(ExtractArgs,
+// threads), run_blocks(BlocksArgs, threads), run_clean(CleanArgs, threads), run_narrow(NarrowArgs,
+// threads), run_linear(LinearArgs, threads), run_gather_lwe(GatherLweArgs, threads),
+// run_gather_blocks(GatherBlocksArgs, threads); key_switches().
 //
-// Device residency: rows stay on the device from extraction to packing; what crosses to the
-// device per round is the upload's ciphertexts (expanded from their seeds on the host), the
-// un-shuffling destinations and the round's linear layer (taps, slots, biases); what comes back
-// is the packed ciphertexts. Powers the server derives are made on the device from the first.
-// The powers' Galois elements and the clean-sample map go up once.
+// Device residency: rows stay on the device from extraction to packing; a served model's layer
+// weights (taps, their starts, biases) go up once, on a session's first use of them, and stay for
+// every later session of the same ResidentWeights; scratch comes from the backend's pool, so
+// after a session's first inference its rounds allocate nothing. What crosses to the device per
+// round is the upload's ciphertexts (expanded from their seeds on the host), the un-shuffling
+// destinations, and the round's output slots and source addresses; what comes back is the packed
+// ciphertexts. Powers the server derives are made on the device from the first. The powers'
+// Galois elements and the clean-sample map go up once per backend.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -28,10 +35,66 @@
 #include "backend_element.cuh"
 #include "safhire/backend/backend.hpp"
 #include "safhire/core/error.hpp"
+#include "safhire/cuda/scratch_pool.hpp"
 #include "safhire/rlwe/partial.hpp"
 #include "tree_levels.hpp"
 
 namespace safhire::cuda {
+
+// A served model's linear layers on the device, shared by the backends of all its sessions:
+// uploaded on first use (validated once), kept while their backend::LayerWeights live (each is
+// dropped at a later lookup once its weights are gone). Thread-safe.
+template <class Ops>
+class ResidentWeights {
+ public:
+  struct Layer {
+    typename Ops::template Resident<std::uint32_t> tap_start;
+    typename Ops::template Resident<backend::Tap> taps;
+    typename Ops::template Resident<std::uint64_t> bias;
+    std::vector<std::size_t> rows_read;  // LayerWeights::rows_read
+  };
+
+  // The layer of `weights`, uploaded through `ops` if it is not resident yet. Valid while the
+  // caller holds `weights`.
+  const Layer& get(const std::shared_ptr<const backend::LayerWeights>& weights, Ops& ops) {
+    require(weights != nullptr, ErrorCode::invalid_argument, "linear layer: no weights");
+    std::lock_guard lock(mutex_);
+    for (auto it = layers_.begin(); it != layers_.end();)
+      it = it->second.owner.expired() ? layers_.erase(it) : std::next(it);
+    Entry& entry = layers_[weights.get()];
+    if (entry.layer == nullptr) {
+      weights->validate();
+      auto layer = std::make_unique<Layer>();
+      layer->tap_start = ops.template upload_resident<std::uint32_t>(weights->tap_start);
+      layer->taps = ops.template upload_resident<backend::Tap>(weights->taps);
+      layer->bias = ops.template upload_resident<std::uint64_t>(weights->bias);
+      layer->rows_read = weights->rows_read();
+      entry.owner = weights;
+      entry.layer = std::move(layer);
+      ++uploads_;
+    }
+    return *entry.layer;
+  }
+
+  // Layers uploaded so far, and resident now.
+  std::uint64_t uploads() const {
+    std::lock_guard lock(mutex_);
+    return uploads_;
+  }
+  std::size_t resident() const {
+    std::lock_guard lock(mutex_);
+    return layers_.size();
+  }
+
+ private:
+  struct Entry {
+    std::weak_ptr<const backend::LayerWeights> owner;
+    std::unique_ptr<Layer> layer;
+  };
+  mutable std::mutex mutex_;
+  std::map<const backend::LayerWeights*, Entry> layers_;
+  std::uint64_t uploads_ = 0;
+};
 
 template <class Ops>
 class DeviceBackend final : public backend::Backend {
@@ -40,15 +103,19 @@ class DeviceBackend final : public backend::Backend {
   using u32 = std::uint32_t;
 
   // `derives`: whether the keys behind `ops` cover every power element (backend::has_power_keys),
-  // so that extract may take the first powers only.
+  // so that extract may take the first powers only. `weights`: where the layers are kept (shared
+  // by the sessions of a served model; a backend of its own where null).
   DeviceBackend(const rlwe::ParameterSet& params, const backend::Config& config, Ops ops,
-                std::string name, bool derives = false)
+                std::string name, bool derives = false,
+                std::shared_ptr<ResidentWeights<Ops>> weights = nullptr)
       : params_(params),
         config_(config),
         ops_(std::move(ops)),
         name_(std::move(name)),
         width_(backend::row_words(params, config.gamma)),
-        derives_(derives && config.gamma >= 1) {
+        derives_(derives && config.gamma >= 1),
+        weights_(weights != nullptr ? std::move(weights)
+                                    : std::make_shared<ResidentWeights<Ops>>()) {
     require(config.mode == rlwe::TreeMode::fast, ErrorCode::unsupported,
             "the CUDA backend packs in fast mode only (paper mode runs on the CPU backend)");
     require(config.row_bits == 32 || config.row_bits == 64, ErrorCode::invalid_argument,
@@ -70,6 +137,10 @@ class DeviceBackend final : public backend::Backend {
   backend::Config config() const override { return config_; }
   void synchronize() override { ops_.synchronize(); }
   std::uint64_t key_switches() const override { return ops_.key_switches(); }
+
+  // Where the layers are kept, and the scratch pool's counts (for tests and diagnostics).
+  const ResidentWeights<Ops>& weights() const { return *weights_; }
+  const ScratchPool::Stats& scratch() const { return ops_.scratch(); }
 
   bool derives_powers() const override { return derives_; }
 
@@ -173,21 +244,18 @@ class DeviceBackend final : public backend::Backend {
       counts[s] = r.values;
       addresses[s] = reinterpret_cast<std::uintptr_t>(r.words.data());
     }
-    layer.validate(counts);
-    const backend::LayerWeights& weights = *layer.weights;
+    const auto& weights = weights_->get(layer.weights, ops_);
+    layer.validate(counts, weights.rows_read);  // O(outputs): the taps were checked once
     const auto d_sources = ops_.template upload<u64>(addresses);
-    const auto d_start = ops_.template upload<u32>(weights.tap_start);
-    const auto d_taps = ops_.template upload<backend::Tap>(weights.taps);
     const auto d_slot = ops_.template upload<u32>(layer.slot);
-    const auto d_bias = ops_.template upload<u64>(weights.bias);
     const std::size_t n = layer.outputs();
     auto out = make_rows(n);
     block::LinearArgs args{};
     args.sources = reinterpret_cast<const void* const*>(d_sources.data());
-    args.tap_start = d_start.data();
-    args.taps = d_taps.data();
+    args.tap_start = weights.tap_start.data();
+    args.taps = weights.taps.data();
     args.slot = d_slot.data();
-    args.bias = d_bias.data();
+    args.bias = weights.bias.data();
     args.out = out->wide();
     args.out32 = out->narrow();
     args.N = params_.ring.N();
@@ -299,6 +367,7 @@ class DeviceBackend final : public backend::Backend {
   std::string name_;
   std::size_t width_;
   bool derives_;
+  std::shared_ptr<ResidentWeights<Ops>> weights_;
   std::vector<u64> elements_;  // of the powers: {1} at gamma = 0
   typename Ops::template Array<u64> device_elements_, map_;
   // backend::key_mean_map, for 32-bit rows (empty otherwise, and for a key without a mean).

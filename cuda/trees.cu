@@ -1,6 +1,7 @@
 // Trace trees on the device: tree_levels.hpp instantiated with kernel launches.
 #include <cuda_runtime.h>
 
+#include <memory>
 #include <string>
 
 #include "cuda_ops.cuh"
@@ -26,7 +27,12 @@ const DeviceKeySwitchKey& DeviceGaloisKeys::at(u64 k) const {
 
 DeviceTraceTrees::DeviceTraceTrees(const rlwe::ParameterSet& params, const rlwe::Gadget& gadget,
                                    const DeviceGaloisKeys& keys, cudaStream_t stream)
-    : params_(params), keys_(&keys), switcher_(params, gadget, stream) {
+    : params_(params),
+      keys_(&keys),
+      switcher_(params, gadget, stream),
+      stream_(stream),
+      words_(stream),
+      pool_(std::make_unique<ScratchPool>(words_)) {
   require(params.ring.a() >= 2, ErrorCode::unsupported, "trace trees need a >= 2");
 }
 
@@ -34,8 +40,9 @@ DeviceCiphertexts DeviceTraceTrees::split(const u64* a, const u64* b, size_t cou
                                           cudaStream_t stream) {
   const ring::RingParams& r = params_.ring;
   require(gamma < r.a(), ErrorCode::invalid_argument, "split: gamma must be below a");
+  require(stream == stream_, ErrorCode::invalid_argument, "split: not the trees' stream");
   NvtxRange range("extract", NvtxCategory::rlwe, kColorTrees);
-  CudaOps ops{stream, keys_, &switcher_};
+  CudaOps ops{stream, keys_, &switcher_, pool_.get()};
   auto out = levels::split(ops, r, a, b, count, gamma);
   const size_t per_input = gamma == 0 ? r.N() : levels::power(r.t(), r.a() - gamma);
   return {std::move(out.a), std::move(out.b), count * per_input};
@@ -44,8 +51,9 @@ DeviceCiphertexts DeviceTraceTrees::split(const u64* a, const u64* b, size_t cou
 DeviceCiphertexts DeviceTraceTrees::pack_lwes(const u64* masks, const u64* bodies, size_t count,
                                               u32 k, cudaStream_t stream) {
   require(k < params_.ring.a(), ErrorCode::invalid_argument, "pack_lwes: k must be below a");
+  require(stream == stream_, ErrorCode::invalid_argument, "pack_lwes: not the trees' stream");
   NvtxRange range("pack", NvtxCategory::rlwe, kColorTrees);
-  CudaOps ops{stream, keys_, &switcher_};
+  CudaOps ops{stream, keys_, &switcher_, pool_.get()};
   auto out = levels::pack_lwes(ops, params_.ring, masks, bodies, count, k);
   return {std::move(out.a), std::move(out.b), count};
 }

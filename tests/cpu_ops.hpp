@@ -1,11 +1,12 @@
-// The Ops of cuda/tree_levels.hpp and cuda/device_backend.hpp on the CPU: buffers are vectors,
+// The Ops of cuda/tree_levels.hpp and cuda/device_backend.hpp on the CPU: buffers are host memory,
 // the per-thread functions of cuda/tree_element.cuh and cuda/backend_element.cuh run over every
 // thread index of a launch, and key switches go through the CPU KeySwitcher. Emulation tests run
 // the device algorithms with it and compare them with the CPU code word for word, which checks the
 // device layouts and index arithmetic where there is no GPU.
 //
-// So that a replay fails where a device would, fresh allocations are filled with kPoison, as
-// cudaMallocAsync leaves them uninitialised (a read of a word no launch wrote changes the result),
+// Scratch comes from a cuda::ScratchPool over host words, as on the device. So that a replay
+// fails where a device would, every block handed out is filled with kPoison, as cudaMallocAsync
+// and a reused block leave it uninitialised (a read of a word no launch wrote changes the result),
 // and Schedule::concurrent runs a launch's threads on several std::threads at once, each taking
 // every kWorkers-th index from the top down (a thread that reads what another thread of the same
 // launch writes then sees another order than index order, and scripts/test-replays-tsan has
@@ -15,11 +16,14 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <memory>
 #include <span>
 #include <thread>
 #include <vector>
 
 #include "backend_element.cuh"
+#include "safhire/cuda/scratch_pool.hpp"
 #include "safhire/rlwe/keyswitch.hpp"
 #include "safhire/rlwe/trees.hpp"
 #include "test_util.hpp"
@@ -52,26 +56,56 @@ void for_each_thread(Schedule schedule, std::size_t threads, Body body) {
     worker.join();
 }
 
+// Host words for a scratch pool, counted.
+class HostWords final : public cuda::WordSource {
+ public:
+  std::uint64_t* allocate(std::size_t words) override {
+    return static_cast<std::uint64_t*>(::operator new(words * sizeof(std::uint64_t)));
+  }
+  void release(std::uint64_t* p, std::size_t) noexcept override { ::operator delete(p); }
+};
+
+// A pool over host words, kept alive by every copy of the CpuOps that use it.
+struct HostScratch {
+  HostWords words;
+  cuda::ScratchPool pool{words};
+};
+
 struct CpuOps {
   using u64 = std::uint64_t;
+  using Buffer = cuda::ScratchPool::Block;
   template <class T>
-  struct Array {
+  using Array = cuda::Staged<T>;
+  template <class T>
+  struct Resident {
     std::vector<T> words;
     T* data() { return words.data(); }
     const T* data() const { return words.data(); }
   };
-  using Buffer = Array<u64>;
 
   const rlwe::ParameterSet& params;
   const rlwe::GaloisKeys& keys;
   rlwe::KeySwitcher switcher;
   Schedule schedule = Schedule::sequential;
+  std::shared_ptr<HostScratch> scratch_pool = std::make_shared<HostScratch>();
 
-  Buffer alloc(std::size_t words) { return {std::vector<u64>(words, kPoison)}; }
+  // A block from the pool, poisoned whether fresh or reused.
+  Buffer alloc(std::size_t words) {
+    Buffer b = scratch_pool->pool.take(words);
+    std::fill(b.data(), b.data() + words, kPoison);
+    return b;
+  }
   template <class T>
   Array<T> upload(std::span<const T> host) {
+    Array<T> out(scratch_pool->pool, host.size());
+    if (!host.empty()) std::memcpy(static_cast<void*>(out.data()), host.data(), host.size_bytes());
+    return out;
+  }
+  template <class T>
+  Resident<T> upload_resident(std::span<const T> host) {
     return {std::vector<T>(host.begin(), host.end())};
   }
+  const cuda::ScratchPool::Stats& scratch() const { return scratch_pool->pool.stats(); }
   void download(const u64* src, std::span<u64> host) {
     std::copy(src, src + host.size(), host.begin());
   }

@@ -11,6 +11,7 @@
 
 #include "cuda_test.hpp"
 #include "hybrid/backend_compare.hpp"
+#include "hybrid/model_files.hpp"
 #include "safhire/core/error.hpp"
 #include "safhire/cuda/backend.hpp"
 #include "safhire/hybrid/inference.hpp"
@@ -37,6 +38,48 @@ INSTANTIATE_TEST_SUITE_P(Trained, CudaBackend,
                          [](const auto& param_info) {
                            return hybrid::testing::case_name(param_info.param);
                          });
+
+// Device residency: consecutive sessions of one served model (one backend each, as the service
+// makes them) upload its layers once, and a later session runs on a lane an earlier one returned
+// and takes no new scratch. Each session's logits equal the plaintext evaluator's. (The same
+// algorithm is replayed on the CPU by BackendEmulation.LayersGoUpOnce...)
+TEST(CudaBackendResidency, LaterSessionsUploadNoLayerAndTakeNoScratch) {
+  SAFHIRE_REQUIRE_DEVICE_OR_SKIP();
+  const Model model = Model::load(hybrid::testing::model_path("small-b8.sfhm"));
+  const rlwe::ParameterSet& params = rlwe::parameter_set("default-b8");
+  const auto refs = hybrid::testing::load_reference("small-b8.ref");
+  InferenceOptions options;
+  options.gamma = 2;
+  const backend::Config config = session_config(model, params, options);
+  const auto layers = model_layers(model);
+  cuda::ResidentStats after_first{};
+  for (std::uint64_t session = 0; session < 3; ++session) {
+    SCOPED_TRACE("session " + std::to_string(session));
+    auto random = core::SeededRandom::from_counter(500 + session);
+    Client client(params, options, random);
+    core::Seed seed{};
+    seed[0] = static_cast<std::uint8_t>(20 + session);
+    {
+      Server server(model, params, options,
+                    cuda::make_cuda_backend(params, config, client.evaluation_keys()), seed,
+                    layers);
+      std::optional<Upload> up = client.start(server.model_info(), refs[session].pixels);
+      while (up)
+        up = client.receive(server.process(*up));
+    }
+    EXPECT_EQ(client.logits(), evaluate(model, refs[session].pixels));
+    const cuda::ResidentStats stats = cuda::resident_stats();
+    if (session == 0) {
+      after_first = stats;
+      EXPECT_GE(stats.resident_layers, layers->size());
+      EXPECT_GE(stats.idle_lanes, 1U);
+      continue;
+    }
+    EXPECT_EQ(stats.layer_uploads, after_first.layer_uploads);
+    EXPECT_EQ(stats.lanes_made, after_first.lanes_made);
+    EXPECT_EQ(stats.scratch_allocations, after_first.scratch_allocations);
+  }
+}
 
 // Galois keys of a fresh secret key on `params`, for the gadget of gamma = 0.
 rlwe::GaloisKeys gamma0_keys(const rlwe::ParameterSet& params, std::uint64_t seed) {

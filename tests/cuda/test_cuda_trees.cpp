@@ -28,8 +28,12 @@ void expect_batch_equals(const cuda::DeviceCiphertexts& got,
   ASSERT_EQ(got.count, want.size()) << what;
   const std::size_t n = want.front().a.degree();
   Vec a(got.count * n), b(got.count * n);
-  got.a.download(a);
-  got.b.download(b);
+  cuda::check(cudaMemcpyAsync(a.data(), got.a.data(), a.size() * sizeof(u64),
+                              cudaMemcpyDeviceToHost, stream),
+              "download a");
+  cuda::check(cudaMemcpyAsync(b.data(), got.b.data(), b.size() * sizeof(u64),
+                              cudaMemcpyDeviceToHost, stream),
+              "download b");
   cuda::check(cudaStreamSynchronize(stream), "sync");
   for (std::size_t i = 0; i < want.size(); ++i) {
     ASSERT_TRUE(std::equal(want[i].a.coeffs().begin(), want[i].a.coeffs().end(), a.begin() + i * n))

@@ -12,6 +12,7 @@
 #include "cpu_ops.hpp"
 #include "device_backend.hpp"
 #include "hybrid/backend_compare.hpp"
+#include "hybrid/model_files.hpp"
 #include "safhire/core/error.hpp"
 #include "safhire/hybrid/inference.hpp"
 
@@ -23,6 +24,8 @@ using safhire::testing::CpuOps;
 using safhire::testing::Schedule;
 
 using hybrid::testing::BackendCase;
+using hybrid::testing::load_reference;
+using hybrid::testing::model_path;
 
 class BackendEmulation : public ::testing::TestWithParam<BackendCase> {};
 
@@ -56,6 +59,52 @@ INSTANTIATE_TEST_SUITE_P(Trained, BackendEmulation,
                          [](const auto& param_info) {
                            return hybrid::testing::case_name(param_info.param);
                          });
+
+// Device residency, replayed: two sessions of one served model, each with its own backend, share
+// the resident layers and (as consecutive sessions on one of the CUDA backend's lanes do) the
+// scratch pool. Every layer goes up once, in the first session; the second session uploads no
+// layer and takes no new scratch (its rounds reuse the blocks the first one sized, which a lane's
+// trim at the end of a session keeps), and both sessions' logits equal the plaintext evaluator's.
+TEST(BackendEmulation, LayersGoUpOnceAndALaterSessionTakesNoNewScratch) {
+  const Model model = Model::load(model_path("small-b8.sfhm"));
+  const rlwe::ParameterSet& params = rlwe::parameter_set("default-b8");
+  const auto refs = load_reference("small-b8.ref");
+  InferenceOptions options;
+  options.gamma = 2;
+  const backend::Config config = session_config(model, params, options);
+  const auto layers = model_layers(model);
+  const auto weights = std::make_shared<cuda::ResidentWeights<CpuOps>>();
+  const auto scratch = std::make_shared<safhire::testing::HostScratch>();
+  std::uint64_t first_allocations = 0;
+  for (std::uint64_t session = 0; session < 2; ++session) {
+    SCOPED_TRACE("session " + std::to_string(session));
+    auto random = core::SeededRandom::from_counter(400 + session);
+    Client client(params, options, random);
+    const rlwe::GaloisKeys& keys = client.evaluation_keys();
+    auto device = std::make_unique<cuda::DeviceBackend<CpuOps>>(
+        params, config,
+        CpuOps{params, keys, rlwe::KeySwitcher(params, params.gadget(options.gamma)),
+               Schedule::sequential, scratch},
+        "emulated cuda", backend::has_power_keys(keys, params.ring, options.gamma), weights);
+    core::Seed seed{};
+    seed[0] = static_cast<std::uint8_t>(10 + session);
+    Server server(model, params, options, std::move(device), seed, layers);
+    const auto& pixels = refs[session].pixels;
+    std::optional<Upload> up = client.start(server.model_info(), pixels);
+    while (up)
+      up = client.receive(server.process(*up));
+    EXPECT_EQ(client.logits(), evaluate(model, pixels));
+    EXPECT_EQ(weights->uploads(), layers->size());
+    EXPECT_EQ(weights->resident(), layers->size());
+    if (session == 0) first_allocations = scratch->pool.stats().allocations;
+  }
+  EXPECT_GT(first_allocations, 0U);
+  EXPECT_EQ(scratch->pool.stats().allocations, first_allocations);
+  EXPECT_EQ(scratch->pool.stats().in_use, 0U);  // every block came back
+  // What a lane keeps between sessions on the device holds all of it.
+  EXPECT_LE(scratch->pool.stats().cached,
+            cuda::ScratchPool::kKeepPeaks * scratch->pool.stats().peak);
+}
 
 // Paper mode is the CPU backend's only; rows are 32 or 64 bits.
 TEST(BackendEmulation, PaperModeAndOtherRowWidthsAreRefusedWithATypedError) {

@@ -24,11 +24,11 @@ using Vec = std::vector<u64>;
 using safhire::testing::CpuOps;
 using safhire::testing::Schedule;
 
-void expect_equal(const rlwe::Ciphertext& ct, const Vec& a, const Vec& b, std::size_t at,
-                  const std::string& what) {
+void expect_equal(const rlwe::Ciphertext& ct, const cuda::ScratchPool::Block& a,
+                  const cuda::ScratchPool::Block& b, std::size_t at, const std::string& what) {
   const std::size_t n = ct.a.degree();
-  ASSERT_TRUE(std::equal(ct.a.coeffs().begin(), ct.a.coeffs().end(), a.begin() + at * n)) << what;
-  ASSERT_TRUE(std::equal(ct.b.coeffs().begin(), ct.b.coeffs().end(), b.begin() + at * n)) << what;
+  ASSERT_TRUE(std::equal(ct.a.coeffs().begin(), ct.a.coeffs().end(), a.data() + at * n)) << what;
+  ASSERT_TRUE(std::equal(ct.b.coeffs().begin(), ct.b.coeffs().end(), b.data() + at * n)) << what;
 }
 
 struct TreeCase {
@@ -69,7 +69,7 @@ TEST_P(TreesEmulation, DeviceLevelsEqualTraceTrees) {
     for (std::size_t c = 0; c < count; ++c) {
       const auto parts = trees.split(cts[c], gamma, rlwe::TreeMode::fast);
       for (std::size_t u = 0; u < parts.size(); ++u) {
-        expect_equal(parts[u], out.a.words, out.b.words, c * parts.size() + u,
+        expect_equal(parts[u], out.a, out.b, c * parts.size() + u,
                      "split gamma " + std::to_string(gamma) + ", input " + std::to_string(c) +
                          ", part " + std::to_string(u));
       }
@@ -92,7 +92,7 @@ TEST_P(TreesEmulation, DeviceLevelsEqualTraceTrees) {
     const auto out = cuda::levels::pack_lwes(ops, r, masks.data(), bodies.data(), count, k);
     rlwe::TraceTrees trees(p, p.gadget(0), keys);
     for (std::size_t c = 0; c < count; ++c) {
-      expect_equal(trees.pack_lwes(lwes[c], k, rlwe::TreeMode::fast), out.a.words, out.b.words, c,
+      expect_equal(trees.pack_lwes(lwes[c], k, rlwe::TreeMode::fast), out.a, out.b, c,
                    "pack k " + std::to_string(k) + ", group " + std::to_string(c));
     }
     EXPECT_EQ(ops.switcher.key_switches(), trees.key_switches());
@@ -114,8 +114,8 @@ TEST_P(TreesEmulation, DeviceLevelsEqualTraceTrees) {
     const auto out = cuda::levels::pack_blocks(ops, r, ba.data(), bb.data(), count, gamma);
     rlwe::TraceTrees trees(p, p.gadget(0), keys);
     for (std::size_t c = 0; c < count; ++c) {
-      expect_equal(trees.pack_blocks(groups[c], gamma, rlwe::TreeMode::fast), out.a.words,
-                   out.b.words, c, "pack_blocks gamma " + std::to_string(gamma));
+      expect_equal(trees.pack_blocks(groups[c], gamma, rlwe::TreeMode::fast), out.a, out.b, c,
+                   "pack_blocks gamma " + std::to_string(gamma));
     }
     EXPECT_EQ(ops.switcher.key_switches(), trees.key_switches());
   }

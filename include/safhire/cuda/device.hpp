@@ -17,6 +17,11 @@ std::string describe_devices();
 // Throws Error(ErrorCode::device_error) naming `what` when `status` is not cudaSuccess.
 void check(cudaError_t status, const char* what);
 
+// Raises the release threshold of the current device's default memory pool so that memory freed
+// with cudaFreeAsync stays with the process between synchronisations instead of going back to the
+// driver at each one (whose release threshold is 0 by default). Idempotent.
+void keep_pool_memory();
+
 // Owns a non-blocking CUDA stream.
 class Stream {
  public:

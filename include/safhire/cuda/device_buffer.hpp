@@ -10,6 +10,7 @@
 
 #include "safhire/core/error.hpp"
 #include "safhire/cuda/device.hpp"
+#include "safhire/cuda/scratch_pool.hpp"
 
 namespace safhire::cuda {
 
@@ -77,6 +78,22 @@ class DeviceBuffer {
   T* data_ = nullptr;
   std::size_t count_ = 0;
   cudaStream_t stream_ = nullptr;
+};
+
+// A scratch pool's words: stream-ordered allocations on one stream (which must outlive it),
+// from the device's default memory pool (see keep_pool_memory).
+class StreamWords final : public WordSource {
+ public:
+  explicit StreamWords(cudaStream_t stream) : stream_(stream) {}
+  std::uint64_t* allocate(std::size_t words) override {
+    void* p = nullptr;
+    check(cudaMallocAsync(&p, words * sizeof(std::uint64_t), stream_), "cudaMallocAsync");
+    return static_cast<std::uint64_t*>(p);
+  }
+  void release(std::uint64_t* p, std::size_t) noexcept override { cudaFreeAsync(p, stream_); }
+
+ private:
+  cudaStream_t stream_;
 };
 
 }  // namespace safhire::cuda

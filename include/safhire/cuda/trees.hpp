@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 
 #include "safhire/cuda/device_buffer.hpp"
 #include "safhire/cuda/keyswitch.hpp"
@@ -25,16 +26,21 @@ class DeviceGaloisKeys {
   std::map<std::uint64_t, DeviceKeySwitchKey> keys_;
 };
 
-// A batch of ciphertexts on the device: a and b, each [count][N].
+// A batch of ciphertexts on the device: a and b, each [count][N], in blocks of the scratch pool
+// of the DeviceTraceTrees that made them (which they must not outlive).
 struct DeviceCiphertexts {
-  DeviceBuffer<std::uint64_t> a, b;
+  ScratchPool::Block a, b;
   std::size_t count = 0;
 };
 
+// Runs on the stream it is made with: the calls' `stream` must be that one (Error
+// invalid_argument otherwise), as their scratch is reused in that stream's order.
 class DeviceTraceTrees {
  public:
   DeviceTraceTrees(const rlwe::ParameterSet& params, const rlwe::Gadget& gadget,
                    const DeviceGaloisKeys& keys, cudaStream_t stream);
+  DeviceTraceTrees(const DeviceTraceTrees&) = delete;  // its pool refers to words_
+  DeviceTraceTrees& operator=(const DeviceTraceTrees&) = delete;
 
   // Extraction at gamma of `count` ciphertexts (device arrays [count][N]): count * N outputs
   // (gamma = 0) or count * t^(a-gamma), in TraceTrees::split's order per input.
@@ -50,6 +56,9 @@ class DeviceTraceTrees {
   rlwe::ParameterSet params_;
   const DeviceGaloisKeys* keys_;
   DeviceKeySwitcher switcher_;
+  cudaStream_t stream_;
+  StreamWords words_;
+  std::unique_ptr<ScratchPool> pool_;
 };
 
 }  // namespace safhire::cuda
