@@ -1,4 +1,5 @@
-// The CUDA backend: cuda/device_backend.hpp instantiated with kernel launches on one stream.
+// The CUDA backend: cuda/portable/device_backend.hpp instantiated with kernel launches on one
+// stream.
 #include <cuda_runtime.h>
 
 #include <memory>
@@ -7,8 +8,8 @@
 #include <vector>
 
 #include "cuda_ops.cuh"
-#include "device_backend.hpp"
 #include "nvtx_range.cuh"
+#include "portable/device_backend.hpp"
 #include "safhire/cuda/backend.hpp"
 #include "safhire/cuda/device.hpp"
 

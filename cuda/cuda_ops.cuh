@@ -1,12 +1,12 @@
-// The Ops of cuda/tree_levels.hpp as kernel launches on one stream (used by cuda/trees.cu and,
-// extended, by cuda/backend.cu). The kernels are static: each including unit has its own.
+// The Ops of cuda/portable/tree_levels.hpp as kernel launches on one stream (used by cuda/trees.cu
+// and, extended, by cuda/backend.cu). The kernels are static: each including unit has its own.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include "launch.cuh"
+#include "portable/tree_element.cuh"
 #include "safhire/cuda/trees.hpp"
-#include "tree_element.cuh"
 
 namespace safhire::cuda {
 
@@ -32,6 +32,9 @@ static __global__ void bottom_kernel(block::SplitArgs g, size_t len) {
 }
 static __global__ void merge_kernel(block::MergeArgs g, size_t len) {
   grid_stride(len, [&](size_t x) { block::merge_thread(g, x); });
+}
+static __global__ void monomial_kernel(block::MonomialArgs g, size_t len) {
+  grid_stride(len, [&](size_t x) { block::monomial_thread(g, x); });
 }
 static __global__ void embed_kernel(const u64* masks, u64* embedded, u32 n, u32 m, size_t len) {
   grid_stride(len, [&](size_t x) { block::embed_thread(masks, embedded, n, m, x); });
@@ -83,6 +86,10 @@ struct CudaOps {
   void run_merge(const block::MergeArgs& g, size_t threads) {
     merge_kernel<<<elementwise_blocks(threads), kElementwiseThreads, 0, stream>>>(g, threads);
     check_launch("merge_kernel");
+  }
+  void run_monomial(const block::MonomialArgs& g, size_t threads) {
+    monomial_kernel<<<elementwise_blocks(threads), kElementwiseThreads, 0, stream>>>(g, threads);
+    check_launch("monomial_kernel");
   }
   void run_embed(const u64* masks, u64* embedded, u32 n, u32 m, size_t threads) {
     embed_kernel<<<elementwise_blocks(threads), kElementwiseThreads, 0, stream>>>(masks, embedded,

@@ -1,21 +1,21 @@
 // Batched key switching on the device (see include/safhire/cuda/keyswitch.hpp). The per-word
-// pieces are the CPU's: detail::decompose_word, ModLanes::mont_mul, the NTT kernels,
-// detail::automorphism_coefficient.
+// pieces are the CPU's: elements::decompose_word, ModLanes::mont_mul, the NTT kernels,
+// elements::automorphism_coefficient.
 #include <cuda_runtime.h>
 
 #include <string>
 
-#include "keyswitch_element.cuh"
 #include "launch.cuh"
 #include "nvtx_range.cuh"
+#include "portable/keyswitch_element.cuh"
 #include "safhire/core/error.hpp"
 #include "safhire/core/modarith.hpp"
 #include "safhire/cuda/keyswitch.hpp"
+#include "safhire/elements/automorphism.hpp"
+#include "safhire/elements/gadget_digits.hpp"
 #include "safhire/ring/cyclotomic.hpp"
-#include "safhire/ring/detail/automorphism_word.hpp"
 #include "safhire/ring/detail/dft_small.hpp"
 #include "safhire/ring/product.hpp"
-#include "safhire/rlwe/detail/gadget_word.hpp"
 
 namespace safhire::cuda {
 
@@ -27,11 +27,11 @@ using u64 = std::uint64_t;
 constexpr std::uint32_t kNvtxKeySwitch = 0xff9467bd;
 
 // digits[i][x] for x < len (x = c N + j): the l digits of a[x].
-static __global__ void decompose_kernel(rlwe::detail::GadgetView g, const u64* a, u64* digits,
+static __global__ void decompose_kernel(elements::GadgetView g, const u64* a, u64* digits,
                                         size_t len) {
   for (size_t x = blockIdx.x * size_t{blockDim.x} + threadIdx.x; x < len;
        x += size_t{gridDim.x} * blockDim.x) {
-    rlwe::detail::decompose_word(a[x], g, digits + x, len);
+    elements::decompose_word(a[x], g, digits + x, len);
   }
 }
 
@@ -63,8 +63,8 @@ static __global__ void automorphism_kernel(const u64* in, u64* out, u32 k_inv, u
   for (size_t x = blockIdx.x * size_t{blockDim.x} + threadIdx.x; x < len;
        x += size_t{gridDim.x} * blockDim.x) {
     const size_t row = x / n;
-    out[x] = ring::detail::automorphism_coefficient(in + row * n, static_cast<u32>(x % n), k_inv, n,
-                                                    M, m);
+    out[x] =
+        elements::automorphism_coefficient(in + row * n, static_cast<u32>(x % n), k_inv, n, M, m);
   }
 }
 

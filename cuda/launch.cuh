@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "device_lanes.cuh"
+#include "portable/device_lanes.cuh"
 #include "safhire/cuda/device.hpp"
 
 namespace safhire::cuda {

@@ -6,8 +6,8 @@
 #include <string>
 
 #include "launch.cuh"
-#include "ntt_block.cuh"
 #include "nvtx_range.cuh"
+#include "portable/ntt_block.cuh"
 #include "safhire/core/error.hpp"
 #include "safhire/cuda/kernels.hpp"
 

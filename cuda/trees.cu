@@ -7,9 +7,9 @@
 #include "cuda_ops.cuh"
 #include "launch.cuh"
 #include "nvtx_range.cuh"
+#include "portable/tree_levels.hpp"
 #include "safhire/core/error.hpp"
 #include "safhire/cuda/trees.hpp"
-#include "tree_levels.hpp"
 
 namespace safhire::cuda {
 

@@ -1,8 +1,9 @@
-// The Ops of cuda/tree_levels.hpp and cuda/device_backend.hpp on the CPU: buffers are host memory,
-// the per-thread functions of cuda/tree_element.cuh and cuda/backend_element.cuh run over every
-// thread index of a launch, and key switches go through the CPU KeySwitcher. Emulation tests run
-// the device algorithms with it and compare them with the CPU code word for word, which checks the
-// device layouts and index arithmetic where there is no GPU.
+// The Ops of cuda/portable/tree_levels.hpp and cuda/portable/device_backend.hpp on the CPU: buffers
+// are host memory, the per-thread functions of cuda/portable/tree_element.cuh and
+// cuda/portable/backend_element.cuh run over every thread index of a launch, and key switches go
+// through the CPU KeySwitcher. Emulation tests run the device algorithms with it and compare them
+// with the CPU code word for word, which checks the device layouts and index arithmetic where there
+// is no GPU.
 //
 // Scratch comes from a cuda::ScratchPool over host words, as on the device. So that a replay
 // fails where a device would, every block handed out is filled with kPoison, as cudaMallocAsync
@@ -22,12 +23,12 @@
 #include <thread>
 #include <vector>
 
-#include "backend_element.cuh"
+#include "portable/backend_element.cuh"
+#include "portable/tree_element.cuh"
 #include "safhire/cuda/scratch_pool.hpp"
 #include "safhire/rlwe/keyswitch.hpp"
 #include "safhire/rlwe/trees.hpp"
 #include "test_util.hpp"
-#include "tree_element.cuh"
 
 namespace safhire::testing {
 
@@ -133,6 +134,9 @@ struct CpuOps {
   }
   void run_merge(const cuda::block::MergeArgs& g, std::size_t n) {
     loop(g, n, cuda::block::merge_thread);
+  }
+  void run_monomial(const cuda::block::MonomialArgs& g, std::size_t n) {
+    loop(g, n, cuda::block::monomial_thread);
   }
   void run_extract(const cuda::block::ExtractArgs& g, std::size_t n) {
     loop(g, n, cuda::block::extract_thread);

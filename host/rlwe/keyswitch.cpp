@@ -35,7 +35,7 @@ void GadgetDecomposer::decompose(std::span<const u64> a, std::span<u64> digits) 
   const u64 base = gadget_.base;
   if ((base & (base - 1)) != 0) {
     for (std::size_t j = 0; j < n; ++j)
-      detail::decompose_word(a[j], view_, digits.data() + j, n);
+      elements::decompose_word(a[j], view_, digits.data() + j, n);
     return;
   }
   // D = 2^d (every default set): decompose_word's digits with shifts and masks, one level at a

@@ -6,6 +6,7 @@
 
 #include "safhire/core/error.hpp"
 #include "safhire/core/modarith.hpp"
+#include "safhire/elements/monomial.hpp"
 #include "safhire/ring/cyclotomic.hpp"
 
 namespace safhire::rlwe {
@@ -15,21 +16,12 @@ namespace {
 using ring::RingParams;
 using ring::TorusArith;
 
-// dst += c Z^e src over one R_gamma element (L words), 0 <= e < t^gamma: exponent i + e mod
-// t^gamma; those in [L, t^gamma) fold into -sum_(b < t-1) Z^(b t^(gamma-1) + r).
+// dst += c Z^e src over one R_gamma element (L words), 0 <= e < t^gamma, lane by lane
+// (elements::monomial_coefficient, the CUDA kernels' body).
 void monomial_into(const ring::RingParams& sub, const u64* src, std::uint32_t e, u64 c, u64* dst) {
-  const std::uint32_t L = sub.N(), inner = sub.m(), t = sub.t(), order = sub.M();
-  for (std::uint32_t i = 0; i < L; ++i) {
-    std::uint32_t pos = i + e;
-    if (pos >= order) pos -= order;
-    const u64 v = c * src[i];
-    if (pos < L) {
-      dst[pos] += v;
-    } else {
-      for (std::uint32_t block = 0; block + 1 < t; ++block)
-        dst[block * inner + (pos - L)] -= v;
-    }
-  }
+  const std::uint32_t L = sub.N(), inner = sub.m(), order = sub.M();
+  for (std::uint32_t l = 0; l < L; ++l)
+    dst[l] += c * elements::monomial_coefficient(src, l, e, L, order, inner);
 }
 
 // sigma_k of t^gamma times the trace-dual of lane j, Z^-j - Z^(t^(gamma-1) - j mod t^(gamma-1)):
@@ -113,28 +105,16 @@ PartialExtraction::PartialExtraction(const RingParams& r, std::uint32_t gamma)
       }
     }
   // Each lane of Z^e x is one lane of x (the exponent that lands on it) minus at most one other
-  // (the exponent that folds onto it); checked on unit vectors here.
+  // (the exponent that folds onto it): elements::monomial_terms.
   const std::uint32_t order = sub_.M();
   twist_terms_.resize(std::size_t{order} * L);
   for (std::uint32_t e = 0; e < order; ++e)
-    for (std::uint32_t l = 0; l < L; ++l) {
-      std::fill(unit.begin(), unit.end(), u64{0});
-      unit[l] = 1;
-      monomial_times(unit.data(), e, column.data());
-      for (std::uint32_t rr = 0; rr < L; ++rr) {
-        LaneTerms& lane = twist_terms_[std::size_t{e} * L + rr];
-        std::int32_t* slot = column[rr] == 1         ? &lane.plus
-                             : column[rr] == ~u64{0} ? &lane.minus
-                                                     : nullptr;
-        if (column[rr] == 0) continue;
-        require(slot != nullptr && *slot < 0, ErrorCode::internal,
-                "PartialExtraction: a monomial's lane is not x[i] - x[j]");
-        *slot = static_cast<std::int32_t>(l);
-      }
+    for (std::uint32_t rr = 0; rr < L; ++rr) {
+      const elements::MonomialTerms reads = elements::monomial_terms(rr, e, L, order, sub_.m());
+      LaneTerms& lane = twist_terms_[std::size_t{e} * L + rr];
+      lane.plus = reads.plus < L ? static_cast<std::int32_t>(reads.plus) : -1;
+      lane.minus = reads.minus < L ? static_cast<std::int32_t>(reads.minus) : -1;
     }
-  for (const LaneTerms& lane : twist_terms_)
-    require(lane.plus >= 0 || lane.minus >= 0, ErrorCode::internal,
-            "PartialExtraction: a monomial's lane without a term");
   dual_start_.push_back(0);
   for (const auto& list : terms) {
     dual_terms_.insert(dual_terms_.end(), list.begin(), list.end());

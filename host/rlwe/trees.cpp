@@ -5,6 +5,8 @@
 
 #include "safhire/core/error.hpp"
 #include "safhire/core/modarith.hpp"
+#include "safhire/elements/embed_lwe.hpp"
+#include "safhire/elements/sample_extract.hpp"
 #include "safhire/ring/cyclotomic.hpp"
 #include "safhire/rlwe/partial.hpp"
 
@@ -151,16 +153,10 @@ u64 sample_extract_into(const RingParams& r, const Ciphertext& ct, std::uint32_t
   if (j >= r.N())
     throw Error(ErrorCode::invalid_argument, "sample_extract: coefficient " + std::to_string(j) +
                                                  " of a ring of degree " + std::to_string(r.N()));
-  const std::uint32_t N = r.N(), M = r.M(), m = r.m(), rr = j % m;
-  // Sample extraction mod Phi_M:
-  // A_i = [i <= j] a_(j-i) + [i > j+m] a_(j+M-i) - [i > r] a_(N+r-i)
-  for (std::uint32_t i = 0; i < N; ++i) {
-    u64 v = 0;
-    if (i <= j) v += ct.a[j - i];
-    if (i > j + m) v += ct.a[j + M - i];
-    if (i > rr) v -= ct.a[N + rr - i];
-    a[i] = v;
-  }
+  const std::uint32_t N = r.N(), M = r.M(), m = r.m();
+  const u64* ct_a = ct.a.coeffs().data();
+  for (std::uint32_t i = 0; i < N; ++i)
+    a[i] = elements::extracted_mask_word(ct_a, j, i, N, M, m);
   return ct.b[j];
 }
 
@@ -175,11 +171,7 @@ Ciphertext embed_lwe(const RingParams& r, const LweCiphertext& lwe) {
   ring::require_degree(r, lwe.a.size(), "embed_lwe mask");
   const std::uint32_t N = r.N(), m = r.m();
   Ciphertext ct(r);
-  // Extraction at 0 inverted: a_0 = A_0; a_k = -A_(N-k) + a_(k+m) (when k + m < N), k = N-1 .. 1
-  ct.a[0] = lwe.a[0];
-  for (std::uint32_t k = N - 1; k >= 1; --k) {
-    ct.a[k] = (k + m < N ? ct.a[k + m] : 0) - lwe.a[N - k];
-  }
+  elements::embed_mask(lwe.a.data(), ct.a.coeffs().data(), N, m);
   ct.b[0] = lwe.b;
   return ct;
 }

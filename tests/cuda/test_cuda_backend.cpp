@@ -1,9 +1,10 @@
 // The CUDA backend against the CPU backend: whole encrypted inferences of the small trained
-// models download the same ciphertexts, word for word, at gamma 0, 1 and 2, and the logits equal
-// the plaintext evaluator's. Skipped with "no CUDA device" where none is present
-// (tests/hybrid/test_backend_emulation.cpp replays the same algorithm on the CPU); both on 64-bit
-// and on 32-bit rows. Rows of another width are a typed error, device or not, and so is the
-// backend itself without a device.
+// models download the same ciphertexts, word for word, at gamma 0, 1 and 2 (packing in fast mode,
+// and in paper mode at gamma 0 and 2), and the logits equal the plaintext evaluator's; later
+// sessions find the layers resident and take no new scratch. Skipped with "no CUDA device" where
+// none is present (tests/hybrid/test_backend_emulation.cpp replays the same algorithm on the
+// CPU); both on 64-bit and on 32-bit rows. Rows of another width are a typed error, device or
+// not, and so is the backend itself without a device.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -29,15 +30,16 @@ TEST_P(CudaBackend, DownloadsEqualTheCpuBackendWordForWord) {
   hybrid::testing::expect_same_downloads(GetParam(), cuda::make_cuda_backend);
 }
 
-INSTANTIATE_TEST_SUITE_P(Trained, CudaBackend,
-                         ::testing::Values(BackendCase{"small-b8", "default-b8", 0},
-                                           BackendCase{"small-b8", "default-b8", 1},
-                                           BackendCase{"small-b8", "default-b8", 2},
-                                           BackendCase{"small-b12", "default-b12", 1},
-                                           BackendCase{"small-b16", "default-b16", 2}),
-                         [](const auto& param_info) {
-                           return hybrid::testing::case_name(param_info.param);
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Trained, CudaBackend,
+    ::testing::Values(BackendCase{"small-b8", "default-b8", 0},
+                      BackendCase{"small-b8", "default-b8", 1},
+                      BackendCase{"small-b8", "default-b8", 2},
+                      BackendCase{"small-b12", "default-b12", 1},
+                      BackendCase{"small-b16", "default-b16", 2},
+                      BackendCase{"small-b8", "default-b8", 0, rlwe::TreeMode::paper},
+                      BackendCase{"small-b8", "default-b8", 2, rlwe::TreeMode::paper}),
+    [](const auto& param_info) { return hybrid::testing::case_name(param_info.param); });
 
 // Device residency: consecutive sessions of one served model (one backend each, as the service
 // makes them) upload its layers once, and a later session runs on a lane an earlier one returned

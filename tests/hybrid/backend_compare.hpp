@@ -21,14 +21,17 @@ struct BackendCase {
   const char* model;
   const char* set;
   std::uint32_t gamma;
+  rlwe::TreeMode mode = rlwe::TreeMode::fast;
 };
 
 [[maybe_unused]] inline void PrintTo(const BackendCase& c, std::ostream* os) {
-  *os << c.model << " on " << c.set << ", gamma " << c.gamma;
+  *os << c.model << " on " << c.set << ", gamma " << c.gamma
+      << (c.mode == rlwe::TreeMode::paper ? ", paper mode" : "");
 }
 
 inline std::string case_name(const BackendCase& c) {
-  std::string s = std::string(c.model) + "_gamma" + std::to_string(c.gamma);
+  std::string s = std::string(c.model) + "_gamma" + std::to_string(c.gamma) +
+                  (c.mode == rlwe::TreeMode::paper ? "_paper" : "");
   for (char& ch : s)
     ch = ch == '-' ? '_' : ch;
   return s;
@@ -45,6 +48,7 @@ inline void expect_same_downloads(const BackendCase& c, const MakeBackend& make,
   const auto refs = load_reference(std::string(c.model) + ".ref");
   InferenceOptions options;
   options.gamma = c.gamma;
+  options.mode = c.mode;
   auto random = core::SeededRandom::from_counter(300);
   Client client(params, options, random);
   core::Seed seed{};

@@ -8,8 +8,8 @@
 
 #include "safhire/core/error.hpp"
 #include "safhire/core/modarith.hpp"
+#include "safhire/elements/automorphism.hpp"
 #include "safhire/ring/cyclotomic.hpp"
-#include "safhire/ring/detail/automorphism_word.hpp"
 #include "test_util.hpp"
 
 namespace {
@@ -288,8 +288,9 @@ TEST(Cyclotomic, PerCoefficientAutomorphismMatches) {
           static_cast<std::uint32_t>(safhire::core::pow_mod<u64>(k, r.N() - 1, r.M()));
       const Vec expected = sigma(r, a, k);
       for (std::uint32_t j = 0; j < r.N(); ++j) {
-        ASSERT_EQ(detail::automorphism_coefficient(a.data(), j, k_inv, r.N(), r.M(), r.m()),
-                  expected[j])
+        ASSERT_EQ(
+            safhire::elements::automorphism_coefficient(a.data(), j, k_inv, r.N(), r.M(), r.m()),
+            expected[j])
             << r.name() << ", k = " << k << ", j = " << j;
       }
     }

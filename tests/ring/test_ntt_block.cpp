@@ -1,4 +1,4 @@
-// The CUDA NTT kernels' bodies (cuda/ntt_block.cuh) run on the CPU: each emulated thread block
+// The CUDA NTT kernels' bodies (cuda/portable/ntt_block.cuh) run on the CPU: each emulated thread block
 // is `threads` std::threads meeting at a std::barrier where the GPU has __syncthreads(). Checks
 // the GPU path's index arithmetic (levels, twiddle layout, slot order) against NttPlan on every
 // ring, in CI, without a GPU. tests/cuda runs the real kernels where a device is present.
@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "ntt_block.cuh"
+#include "portable/ntt_block.cuh"
 #include "safhire/core/primes.hpp"
 #include "safhire/ring/ntt.hpp"
 #include "test_util.hpp"

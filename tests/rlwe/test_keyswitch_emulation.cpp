@@ -10,10 +10,10 @@
 
 #include <random>
 
-#include "keyswitch_element.cuh"
+#include "portable/keyswitch_element.cuh"
 #include "safhire/core/random.hpp"
 #include "safhire/ring/cyclotomic.hpp"
-#include "safhire/ring/detail/automorphism_word.hpp"
+#include "safhire/elements/automorphism.hpp"
 #include "safhire/ring/product.hpp"
 #include "safhire/rlwe/keyswitch.hpp"
 #include "simd/dispatch.hpp"
@@ -54,15 +54,15 @@ TEST(KeySwitchEmulation, DeviceLayoutsReproduceKeySwitcher) {
     for (std::size_t x = 0; x < len; ++x) {
       const std::size_t row = x / n;
       const auto j = static_cast<std::uint32_t>(x % n);
-      sa[x] = ring::detail::automorphism_coefficient(a.data() + row * n, j, k_inv, n, p.ring.M(),
+      sa[x] = elements::automorphism_coefficient(a.data() + row * n, j, k_inv, n, p.ring.M(),
                                                      p.ring.m());
-      sb[x] = ring::detail::automorphism_coefficient(b.data() + row * n, j, k_inv, n, p.ring.M(),
+      sb[x] = elements::automorphism_coefficient(b.data() + row * n, j, k_inv, n, p.ring.M(),
                                                      p.ring.m());
     }
     // decompose_kernel, then lift and NTT per prime: residues [p][i][c][N].
     Vec digits(l * len, kPoison);
     for (std::size_t x = 0; x < len; ++x) {
-      rlwe::detail::decompose_word(sa[x], decomposer.view(), digits.data() + x, len);
+      elements::decompose_word(sa[x], decomposer.view(), digits.data() + x, len);
     }
     // lift and NTT in one prime: [level][count][N].
     const ring::LimbProduct& limbs = ring::LimbProduct::shared(p.ring);

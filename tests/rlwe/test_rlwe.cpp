@@ -114,7 +114,7 @@ TEST(Gadget, DecompositionRecomposesWithinItsPrecision) {
     // a separate loop).
     std::vector<u64> word_digits(a.size() * g.levels);
     for (std::size_t j = 0; j < a.size(); ++j)
-      safhire::rlwe::detail::decompose_word(a[j], dec.view(), word_digits.data() + j, a.size());
+      safhire::elements::decompose_word(a[j], dec.view(), word_digits.data() + j, a.size());
     ASSERT_EQ(digits, word_digits);
     // Bound: 2^63 / D^l from rounding, plus l * ceil(D/2) / 2 from rounding the g_i.
     long double precision = 1;

@@ -11,6 +11,7 @@
 
 #include "rlwe_context.hpp"
 #include "safhire/core/error.hpp"
+#include "safhire/elements/embed_lwe.hpp"
 #include "safhire/ring/cyclotomic.hpp"
 #include "safhire/rlwe/trees.hpp"
 #include "test_util.hpp"
@@ -42,6 +43,25 @@ TEST(Lwe, SampleExtractionAndEmbeddingKeepThePhase) {
       // Embedded back: the phase at coefficient 0 is the LWE phase.
       ASSERT_EQ(ctx.enc.phase(embed_lwe(r, lwe))[0], phase[j]);
     }
+  }
+}
+
+// The embedding's two forms in elements/embed_lwe.hpp: the per-coefficient one the device runs
+// and the host's recurrence give the same words, and extraction at 0 inverts them.
+TEST(Lwe, EmbeddingPerCoefficientEqualsTheRecurrence) {
+  for (const RingParams& r : {RingParams(3, 2), RingParams(5, 2), RingParams(7, 2),
+                              RingParams(3, 7), RingParams(7, 4), RingParams(5, 5)}) {
+    std::mt19937_64 rng(82);
+    std::vector<u64> mask(r.N()), a(r.N());
+    for (u64& w : mask)
+      w = rng();
+    safhire::elements::embed_mask(mask.data(), a.data(), r.N(), r.m());
+    for (std::uint32_t k = 0; k < r.N(); ++k)
+      ASSERT_EQ(safhire::elements::embedded_mask_coefficient(mask.data(), k, r.N(), r.m()), a[k])
+          << r.name() << ", coefficient " << k;
+    Ciphertext ct(r);
+    std::copy(a.begin(), a.end(), ct.a.coeffs().begin());
+    EXPECT_EQ(sample_extract(r, ct, 0).a, mask) << r.name();
   }
 }
 

@@ -1,8 +1,9 @@
-// The device trees' level-by-level algorithm (cuda/tree_levels.hpp) run on the CPU: buffers are
-// vectors filled with poison when allocated, the per-thread functions of cuda/tree_element.cuh run
-// over each launch's threads (in index order, or on several std::threads at once from the top
-// down), and key switches go through the CPU KeySwitcher. The outputs must equal rlwe::TraceTrees
-// word for word, which checks the device layouts and index arithmetic where there is no GPU, on
+// The device trees' level-by-level algorithm (cuda/portable/tree_levels.hpp) run on the CPU:
+// buffers come from a scratch pool and are filled with poison when handed out, the per-thread
+// functions of cuda/portable/tree_element.cuh run over each launch's threads (in index order, or
+// on several std::threads at once from the top down), and key switches go through the CPU
+// KeySwitcher. The outputs must equal rlwe::TraceTrees word for word (packing in fast and in
+// paper mode), which checks the device layouts and index arithmetic where there is no GPU, on
 // the small rings and on the paper's 3^7, 7^4 and 5^5.
 #include <gtest/gtest.h>
 
@@ -13,8 +14,8 @@
 #include <vector>
 
 #include "cpu_ops.hpp"
+#include "portable/tree_levels.hpp"
 #include "safhire/rlwe/trees.hpp"
-#include "tree_levels.hpp"
 
 namespace {
 
@@ -88,14 +89,17 @@ TEST_P(TreesEmulation, DeviceLevelsEqualTraceTrees) {
         bodies.push_back(lwes[c].back().b);
       }
     }
-    CpuOps ops{p, keys, rlwe::KeySwitcher(p, p.gadget(0)), schedule};
-    const auto out = cuda::levels::pack_lwes(ops, r, masks.data(), bodies.data(), count, k);
-    rlwe::TraceTrees trees(p, p.gadget(0), keys);
-    for (std::size_t c = 0; c < count; ++c) {
-      expect_equal(trees.pack_lwes(lwes[c], k, rlwe::TreeMode::fast), out.a, out.b, c,
-                   "pack k " + std::to_string(k) + ", group " + std::to_string(c));
+    for (const rlwe::TreeMode mode : {rlwe::TreeMode::fast, rlwe::TreeMode::paper}) {
+      CpuOps ops{p, keys, rlwe::KeySwitcher(p, p.gadget(0)), schedule};
+      const auto out = cuda::levels::pack_lwes(ops, r, masks.data(), bodies.data(), count, k, mode);
+      rlwe::TraceTrees trees(p, p.gadget(0), keys);
+      for (std::size_t c = 0; c < count; ++c) {
+        expect_equal(trees.pack_lwes(lwes[c], k, mode), out.a, out.b, c,
+                     "pack k " + std::to_string(k) + ", group " + std::to_string(c) +
+                         (mode == rlwe::TreeMode::paper ? ", paper" : ", fast"));
+      }
+      EXPECT_EQ(ops.switcher.key_switches(), trees.key_switches());
     }
-    EXPECT_EQ(ops.switcher.key_switches(), trees.key_switches());
   }
   for (std::uint32_t gamma = 1; gamma < r.a(); ++gamma) {
     const std::size_t blocks = cuda::levels::power(r.t(), r.a() - gamma);
@@ -110,14 +114,17 @@ TEST_P(TreesEmulation, DeviceLevelsEqualTraceTrees) {
         bb.insert(bb.end(), groups[c].back().b.coeffs().begin(), groups[c].back().b.coeffs().end());
       }
     }
-    CpuOps ops{p, keys, rlwe::KeySwitcher(p, p.gadget(0)), schedule};
-    const auto out = cuda::levels::pack_blocks(ops, r, ba.data(), bb.data(), count, gamma);
-    rlwe::TraceTrees trees(p, p.gadget(0), keys);
-    for (std::size_t c = 0; c < count; ++c) {
-      expect_equal(trees.pack_blocks(groups[c], gamma, rlwe::TreeMode::fast), out.a, out.b, c,
-                   "pack_blocks gamma " + std::to_string(gamma));
+    for (const rlwe::TreeMode mode : {rlwe::TreeMode::fast, rlwe::TreeMode::paper}) {
+      CpuOps ops{p, keys, rlwe::KeySwitcher(p, p.gadget(0)), schedule};
+      const auto out = cuda::levels::pack_blocks(ops, r, ba.data(), bb.data(), count, gamma, mode);
+      rlwe::TraceTrees trees(p, p.gadget(0), keys);
+      for (std::size_t c = 0; c < count; ++c) {
+        expect_equal(trees.pack_blocks(groups[c], gamma, mode), out.a, out.b, c,
+                     "pack_blocks gamma " + std::to_string(gamma) +
+                         (mode == rlwe::TreeMode::paper ? ", paper" : ", fast"));
+      }
+      EXPECT_EQ(ops.switcher.key_switches(), trees.key_switches());
     }
-    EXPECT_EQ(ops.switcher.key_switches(), trees.key_switches());
   }
 }
 

@@ -1,6 +1,6 @@
 // The CUDA backend of the hybrid server (backend::Backend): rows, linear layers and packing on
-// the device, bit-identical to the CPU backend (cuda/device_backend.hpp has the algorithm and
-// what crosses the bus). Fast packing mode only.
+// the device, bit-identical to the CPU backend (cuda/portable/device_backend.hpp has the
+// algorithm and what crosses the bus), in both packing modes.
 #pragma once
 
 #include <cstddef>
@@ -11,8 +11,8 @@
 
 namespace safhire::cuda {
 
-// Throws Error(device_error) when no usable device is present, Error(unsupported) for paper mode.
-// The rows it makes must not outlive it. Each backend borrows a lane (a stream and its scratch
+// Throws Error(device_error) when no usable device is present. The rows it makes must not
+// outlive it. Each backend borrows a lane (a stream and its scratch
 // pool) for its lifetime, and finds the layers it computes resident after their first use.
 std::unique_ptr<backend::Backend> make_cuda_backend(const rlwe::ParameterSet& params,
                                                     const backend::Config& config,

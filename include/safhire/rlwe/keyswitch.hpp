@@ -20,7 +20,7 @@
 #include "safhire/core/random.hpp"
 #include "safhire/ring/poly.hpp"
 #include "safhire/ring/product.hpp"
-#include "safhire/rlwe/detail/gadget_word.hpp"
+#include "safhire/elements/gadget_digits.hpp"
 #include "safhire/rlwe/params.hpp"
 #include "safhire/rlwe/rlwe.hpp"
 
@@ -40,12 +40,12 @@ class GadgetDecomposer {
   void decompose(std::span<const u64> a, std::span<u64> digits) const;
 
   // The plain description the CUDA kernel uses (detail/gadget_word.hpp).
-  const detail::GadgetView& view() const { return view_; }
+  const elements::GadgetView& view() const { return view_; }
 
  private:
   Gadget gadget_;
   std::vector<u64> values_;
-  detail::GadgetView view_;
+  elements::GadgetView view_;
 };
 
 // Switches from s' to s. For an automorphism key, s' = sigma_k(s).

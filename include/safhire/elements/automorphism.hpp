@@ -1,14 +1,15 @@
 // One coefficient of sigma_k(a) = a(X^k) mod Phi_M, computed on its own (no state carried from
 // the previous coefficient), for kernels that give each thread one coefficient. With
 // c[e] = a[e k^-1 mod M] (0 where that index is >= N): out[j] = c[j] - c[N + (j mod m)]
-// (X^(k j) reduced mod Phi_M). ring::automorphism computes the same values with a running index.
+// (X^(k j) reduced mod Phi_M). The CUDA key switcher runs it per thread; ring::automorphism
+// computes the same values with a running index (tests/ring/test_cyclotomic.cpp ties the two).
 #pragma once
 
 #include <cstdint>
 
 #include "safhire/core/hostdevice.hpp"
 
-namespace safhire::ring::detail {
+namespace safhire::elements {
 
 SAFHIRE_HD std::uint64_t automorphism_coefficient(const std::uint64_t* a, std::uint32_t j,
                                                   std::uint32_t k_inv, std::uint32_t N,
@@ -20,4 +21,4 @@ SAFHIRE_HD std::uint64_t automorphism_coefficient(const std::uint64_t* a, std::u
   return source(j) - source(N + j % m);
 }
 
-}  // namespace safhire::ring::detail
+}  // namespace safhire::elements

@@ -1,35 +1,24 @@
 // Per-coefficient bodies of the tree-level kernels (cuda/trees.cu), shared with the CPU replay in
-// tests/rlwe/test_trees_emulation.cpp. Each computes one output coefficient from its inputs
-// without state, so one GPU thread can own it. Layouts: a batch of polynomials is [count][N].
+// tests/rlwe/test_trees_emulation.cpp; the ring's per-coefficient arithmetic (monomials, the LWE
+// embedding) is the host's own, from include/safhire/elements. Each computes one output coefficient
+// from its inputs without state, so one GPU thread can own it. Layouts: a batch of polynomials is
+// [count][N].
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
 #include "safhire/core/hostdevice.hpp"
+#include "safhire/elements/embed_lwe.hpp"
+#include "safhire/elements/monomial.hpp"
 
 namespace safhire::cuda::block {
 
 using u32 = std::uint32_t;
 using u64 = std::uint64_t;
 
-// Coefficient l of X^e a mod Phi_M, e in [0, M): exponent i of a moves to i + e mod M, so with
-// c[x] = a[x - e mod M] (0 where that index is >= N), the value is c[l] - c[N + (l mod m)].
-// (On words of any unsigned type: mod 2^64 or, for 32-bit rows, mod 2^32.)
-template <class Word>
-SAFHIRE_HD Word monomial_coefficient(const Word* a, u32 l, u32 e, u32 N, u32 M, u32 m) {
-  const auto source = [&](u32 x) -> Word {
-    const u32 i = x >= e ? x - e : x + M - e;
-    return i < N ? a[i] : Word{0};
-  };
-  return source(l) - source(N + l % m);
-}
-
-// e mod M for any integer e.
-SAFHIRE_HD u32 exponent_mod(long long e, u32 M) {
-  const long long r = e % static_cast<long long>(M);
-  return static_cast<u32>(r < 0 ? r + M : r);
-}
+using elements::exponent_mod;
+using elements::monomial_coefficient;
 
 // The polynomials a node's coefficient reads are strided: input j of a node is d + j stride
 // (words), so that a thread computes each address instead of indexing an array of pointers (which
@@ -69,16 +58,6 @@ SAFHIRE_HD u64 merge_w_coefficient(const u64* d, std::size_t stride, u32 items, 
     const auto exponent = static_cast<u32>(static_cast<u64>(e) * s % M * rho_inv % M);
     sum += monomial_coefficient(d + s * stride, l, exponent, N, M, m);
   }
-  return sum;
-}
-
-// Coefficient k of the embedding of an LWE mask A (rlwe::embed_lwe): a_0 = A_0, and
-// a_k = -A_(N-k) + a_(k+m) unrolled: a_k = -sum_(i >= 0, k + i m < N) A_(N - k - i m).
-SAFHIRE_HD u64 embed_coefficient(const u64* mask, u32 k, u32 N, u32 m) {
-  if (k == 0) return mask[0];
-  u64 sum = 0;
-  for (u32 x = k; x < N; x += m)
-    sum -= mask[N - x];
   return sum;
 }
 
@@ -143,11 +122,26 @@ SAFHIRE_HD void merge_thread(const MergeArgs& g, std::size_t x) {
       merge_w_coefficient(g.prev_b + first, stride, g.items, g.e, g.rho_inv, l, g.N, g.M, g.m);
 }
 
+// Times a monomial, for a batch ([count][N]): out = X^e in, or out += X^e in (accumulate).
+struct MonomialArgs {
+  const u64* in;
+  u64* out;
+  u32 e, N, M, m;
+  bool accumulate;
+};
+
+SAFHIRE_HD void monomial_thread(const MonomialArgs& g, std::size_t x) {
+  const std::size_t node = x / g.N;
+  const u64 v =
+      monomial_coefficient(g.in + node * g.N, static_cast<u32>(x % g.N), g.e, g.N, g.M, g.m);
+  g.out[x] = g.accumulate ? g.out[x] + v : v;
+}
+
 // Packing items: LWE i (mask [n][N], body [n]) embedded, times (1 - X^m), times m_inv = M^-1;
 // `embedded` holds the embedding's a part, [n][N] (written by embed_thread first).
 SAFHIRE_HD void embed_thread(const u64* masks, u64* embedded, u32 N, u32 m, std::size_t x) {
   const std::size_t i = x / N;
-  embedded[x] = embed_coefficient(masks + i * N, static_cast<u32>(x % N), N, m);
+  embedded[x] = elements::embedded_mask_coefficient(masks + i * N, static_cast<u32>(x % N), N, m);
 }
 
 SAFHIRE_HD void prepare_item_thread(const u64* embedded, const u64* bodies, u64* out_a, u64* out_b,

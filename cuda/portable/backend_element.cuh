@@ -12,13 +12,14 @@
 
 #include "safhire/backend/backend.hpp"
 #include "safhire/core/hostdevice.hpp"
+#include "safhire/elements/sample_extract.hpp"
 #include "tree_element.cuh"
 
 namespace safhire::cuda::block {
 
 // Sample extraction of every value of an upload at gamma = 0 (rlwe::sample_extract_into): value
-// v = c N + j is coefficient j of ciphertext c (a, b: [chunks][N]) and becomes row dest[v]:
-// A_i = [i <= j] a_(j-i) + [i > j+m] a_(j+M-i) - [i > r] a_(N+r-i) (r = j mod m), then b_j.
+// v = c N + j is coefficient j of ciphertext c (a, b: [chunks][N]) and becomes row dest[v]: the
+// mask words of elements::extracted_mask_word, then b_j.
 struct ExtractArgs {
   const u64* a;
   const u64* b;
@@ -32,18 +33,9 @@ SAFHIRE_HD void extract_thread(const ExtractArgs& g, std::size_t x) {
   const auto i = static_cast<u32>(x % g.W);
   const std::size_t c = v / g.N;
   const auto j = static_cast<u32>(v % g.N);
-  const u64* a = g.a + c * g.N;
-  u64 word;
-  if (i == g.N) {
-    word = g.b[c * g.N + j];
-  } else {
-    const u32 r = j % g.m;
-    word = 0;
-    if (i <= j) word += a[j - i];
-    if (i > j + g.m) word += a[j + g.M - i];
-    if (i > r) word -= a[g.N + r - i];
-  }
-  g.rows[std::size_t{g.dest[v]} * g.W + i] = word;
+  g.rows[std::size_t{g.dest[v]} * g.W + i] =
+      i == g.N ? g.b[c * g.N + j]
+               : elements::extracted_mask_word(g.a + c * g.N, j, i, g.N, g.M, g.m);
 }
 
 // Extraction at gamma >= 1, step 1: each power ciphertext to block-major lanes, [powers][T][L]

@@ -1,14 +1,16 @@
-// The level-by-level algorithm of the batched trees (fast mode), written once over an `Ops` type
-// that supplies buffers and runs the per-thread functions of tree_element.cuh over a range of
-// threads. cuda/trees.cu instantiates it with kernel launches on a stream; the CPU replay in
-// tests/rlwe/test_trees_emulation.cpp with plain loops and the CPU KeySwitcher, and checks it
-// against rlwe::TraceTrees word for word.
+// The level-by-level algorithm of the batched trees, written once over an `Ops` type that
+// supplies buffers and runs the per-thread functions of tree_element.cuh over a range of threads.
+// cuda/trees.cu and cuda/backend.cu instantiate it with kernel launches on a stream; the CPU
+// replay in tests/rlwe/test_trees_emulation.cpp with plain loops and the CPU KeySwitcher, and
+// checks it against rlwe::TraceTrees word for word. Extraction (split) is in fast mode; packing
+// (the merge levels) in either mode.
 //
 // Ops provides: Buffer (with data()), alloc(words), copy(dst, src, words),
 // scale_copy(dst, src, factor, words), add(dst, src, words) (dst += src),
 // run_split/run_bottom(SplitArgs, threads), run_merge(MergeArgs, threads),
-// run_embed(masks, embedded, N, m, threads), run_prepare(embedded, bodies, out_a, out_b, m_inv, N,
-// M, m, threads), automorphism(k, in_a, in_b, out_a, out_b, count) (sigma_k with key switch).
+// run_monomial(MonomialArgs, threads), run_embed(masks, embedded, N, m, threads),
+// run_prepare(embedded, bodies, out_a, out_b, m_inv, N, M, m, threads),
+// automorphism(k, in_a, in_b, out_a, out_b, count) (sigma_k with key switch; out may alias in).
 #pragma once
 
 #include <cstddef>
@@ -18,6 +20,7 @@
 
 #include "safhire/core/modarith.hpp"
 #include "safhire/ring/ring_params.hpp"
+#include "safhire/rlwe/trees.hpp"
 #include "tree_element.cuh"
 
 namespace safhire::cuda::levels {
@@ -109,18 +112,102 @@ Batch<Ops> split(Ops& ops, const ring::RingParams& r, const u64* in_a, const u64
   return out;
 }
 
+// sigma_k of a batch with a key switch, added into acc ([count][N] each).
+template <class Ops>
+void add_switched(Ops& ops, const ring::RingParams& r, Batch<Ops>& acc, const u64* in_a,
+                  const u64* in_b, u64 k, std::size_t count) {
+  Batch<Ops> s{ops.alloc(count * r.N()), ops.alloc(count * r.N())};
+  ops.automorphism(k, in_a, in_b, s.a.data(), s.b.data(), count);
+  ops.add(acc.a.data(), s.a.data(), count * r.N());
+  ops.add(acc.b.data(), s.b.data(), count * r.N());
+}
+
+// Tr_(K_1/Q) of a batch, as TraceTrees::trace_k1: the sum over (Z/t)^* through its subgroup
+// tower, t = 3: 1 + sigma_-1; t = 5: (1 + sigma_-1)(1 + sigma_2); t = 7: (1 + sigma_-1)(1 +
+// sigma_2 + sigma_4), the last by Horner: (t - 1)/2 key switches.
+template <class Ops>
+Batch<Ops> trace_k1(Ops& ops, const ring::RingParams& r, const u64* in_a, const u64* in_b,
+                    std::size_t count) {
+  const std::size_t words = count * r.N();
+  Batch<Ops> y{ops.alloc(words), ops.alloc(words)};
+  ops.copy(y.a.data(), in_a, words);
+  ops.copy(y.b.data(), in_b, words);
+  add_switched(ops, r, y, in_a, in_b, r.M() - 1, count);
+  if (r.t() == 5) {
+    add_switched(ops, r, y, y.a.data(), y.b.data(), 2, count);  // out may alias in
+  } else if (r.t() == 7) {
+    Batch<Ops> inner{ops.alloc(words), ops.alloc(words)};
+    ops.copy(inner.a.data(), y.a.data(), words);
+    ops.copy(inner.b.data(), y.b.data(), words);
+    add_switched(ops, r, inner, y.a.data(), y.b.data(), 2, count);  // y + sigma_2 y
+    add_switched(ops, r, y, inner.a.data(), inner.b.data(), 2, count);
+  }
+  return y;
+}
+
+// One merge level in paper mode, as TraceTrees::merge: node sigma of packing p sums
+// X^(e s) T_b(c_s) over its inputs c_s = p prev + sigma + s nodes, each traced on its own
+// (T_b = the sum of sigma_rho over the representatives: t - 1 key switches per input at b >= 1,
+// Tr_(K_1/Q) at b = 0).
+template <class Ops>
+Batch<Ops> merge_level_paper(Ops& ops, const ring::RingParams& r, const Batch<Ops>& prev,
+                             u32 prev_count, u32 nodes, u32 items, std::size_t count, u32 b) {
+  const u32 t = r.t(), N = r.N(), M = r.M(), m = r.m();
+  const std::size_t words = count * nodes * N;
+  const u64 e = power(t, r.a() - b - 1);
+  Batch<Ops> out{ops.alloc(words), ops.alloc(words)};
+  for (u32 s = 0; s < items; ++s) {
+    // Input s of every node, contiguous: [count][nodes][N].
+    Batch<Ops> c{ops.alloc(words), ops.alloc(words)};
+    for (std::size_t p = 0; p < count; ++p) {
+      const std::size_t from = (p * prev_count + std::size_t{s} * nodes) * N;
+      ops.copy(c.a.data() + p * nodes * N, prev.a.data() + from, std::size_t{nodes} * N);
+      ops.copy(c.b.data() + p * nodes * N, prev.b.data() + from, std::size_t{nodes} * N);
+    }
+    Batch<Ops> traced;
+    if (b == 0) {
+      traced = trace_k1(ops, r, c.a.data(), c.b.data(), count * nodes);
+    } else {
+      traced = Batch<Ops>{ops.alloc(words), ops.alloc(words)};
+      ops.copy(traced.a.data(), c.a.data(), words);
+      ops.copy(traced.b.data(), c.b.data(), words);
+      for (u64 j = 1; j < t; ++j)
+        add_switched(ops, r, traced, c.a.data(), c.b.data(), 1 + j * power(t, b), count * nodes);
+    }
+    block::MonomialArgs args{};
+    args.e = static_cast<u32>(e * s % M);
+    args.N = N;
+    args.M = M;
+    args.m = m;
+    args.accumulate = s > 0;
+    args.in = traced.a.data();
+    args.out = out.a.data();
+    ops.run_monomial(args, words);
+    args.in = traced.b.data();
+    args.out = out.b.data();
+    ops.run_monomial(args, words);
+  }
+  return out;
+}
+
 // The merge levels from..to of `count` trees whose items are `prev` ([count][items][N]), as
 // TraceTrees::merge_tree: node q of a level merges items q + nodes s of the level below; the
 // bottom level of an LWE packing (from = 0) merges t - 1 items per node, every other level t.
-// Outputs [count][N].
+// Outputs [count][N]. Fast mode: one key switch per representative rho != 1 for all of a node's
+// inputs; paper mode: each input traced on its own.
 template <class Ops>
 Batch<Ops> merge_levels(Ops& ops, const ring::RingParams& r, Batch<Ops> prev, u32 items,
-                        std::size_t count, u32 from, u32 to) {
+                        std::size_t count, u32 from, u32 to, rlwe::TreeMode mode) {
   const u32 t = r.t(), a = r.a(), N = r.N(), M = r.M(), m = r.m();
   u32 prev_count = items;
   for (u32 b = from; b <= to; ++b) {
     const u32 nodes = static_cast<u32>(power(t, to - b));
     const std::size_t words = count * nodes * N;
+    if (mode == rlwe::TreeMode::paper) {
+      prev = merge_level_paper(ops, r, prev, prev_count, nodes, b == 0 ? t - 1 : t, count, b);
+      prev_count = nodes;
+      continue;
+    }
     Batch<Ops> out{ops.alloc(words), ops.alloc(words)};
     for (u64 j = 0; j < (b == 0 ? t - 1 : t); ++j) {
       const u64 rho = b == 0 ? j + 1 : 1 + j * power(t, b);
@@ -160,7 +247,7 @@ Batch<Ops> merge_levels(Ops& ops, const ring::RingParams& r, Batch<Ops> prev, u3
 // [count][n]): outputs [count][N], as TraceTrees::pack_lwes.
 template <class Ops>
 Batch<Ops> pack_lwes(Ops& ops, const ring::RingParams& r, const u64* masks, const u64* bodies,
-                     std::size_t count, u32 k) {
+                     std::size_t count, u32 k, rlwe::TreeMode mode = rlwe::TreeMode::fast) {
   const u32 t = r.t(), a = r.a(), N = r.N(), M = r.M(), m = r.m();
   const u32 n = static_cast<u32>((t - 1) * power(t, k));
   auto embedded = ops.alloc(count * n * N);
@@ -168,7 +255,7 @@ Batch<Ops> pack_lwes(Ops& ops, const ring::RingParams& r, const u64* masks, cons
   Batch<Ops> items{ops.alloc(count * n * N), ops.alloc(count * n * N)};
   ops.run_prepare(embedded.data(), bodies, items.a.data(), items.b.data(),
                   core::inverse_mod_word<u64>(M), N, M, m, count * n * N);
-  Batch<Ops> prev = merge_levels(ops, r, std::move(items), n, count, 0, k);
+  Batch<Ops> prev = merge_levels(ops, r, std::move(items), n, count, 0, k, mode);
   // Tr_(K_a/K_(k+1)): Horner c + sigma(c + sigma(...)) with sigma = sigma_(1 + t^b) per level.
   for (u32 b = k + 1; b < a; ++b) {
     const u64 g = 1 + power(t, b);
@@ -190,14 +277,15 @@ Batch<Ops> pack_lwes(Ops& ops, const ring::RingParams& r, const u64* masks, cons
 // < a): the top a - gamma merge levels, outputs [count][N], as TraceTrees::pack_blocks.
 template <class Ops>
 Batch<Ops> pack_blocks(Ops& ops, const ring::RingParams& r, const u64* blocks_a,
-                       const u64* blocks_b, std::size_t count, u32 gamma) {
+                       const u64* blocks_b, std::size_t count, u32 gamma,
+                       rlwe::TreeMode mode = rlwe::TreeMode::fast) {
   const u32 T = static_cast<u32>(power(r.t(), r.a() - gamma));
   const std::size_t words = count * T * r.N();
   Batch<Ops> items{ops.alloc(words), ops.alloc(words)};
   const u64 f_inv = core::inverse_mod_word<u64>(T);
   ops.scale_copy(items.a.data(), blocks_a, f_inv, words);
   ops.scale_copy(items.b.data(), blocks_b, f_inv, words);
-  return merge_levels(ops, r, std::move(items), T, count, gamma, r.a() - 1);
+  return merge_levels(ops, r, std::move(items), T, count, gamma, r.a() - 1, mode);
 }
 
 }  // namespace safhire::cuda::levels

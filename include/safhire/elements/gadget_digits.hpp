@@ -8,7 +8,7 @@
 #include "safhire/core/hostdevice.hpp"
 #include "safhire/core/modarith.hpp"
 
-namespace safhire::rlwe::detail {
+namespace safhire::elements {
 
 // Plain data describing a gadget of base D and l levels.
 struct GadgetView {
@@ -47,4 +47,4 @@ SAFHIRE_HD void decompose_word(std::uint64_t a, const GadgetView& g, std::uint64
   }
 }
 
-}  // namespace safhire::rlwe::detail
+}  // namespace safhire::elements

@@ -116,8 +116,6 @@ class DeviceBackend final : public backend::Backend {
         derives_(derives && config.gamma >= 1),
         weights_(weights != nullptr ? std::move(weights)
                                     : std::make_shared<ResidentWeights<Ops>>()) {
-    require(config.mode == rlwe::TreeMode::fast, ErrorCode::unsupported,
-            "the CUDA backend packs in fast mode only (paper mode runs on the CPU backend)");
     require(config.row_bits == 32 || config.row_bits == 64, ErrorCode::invalid_argument,
             "row_bits must be 32 or 64, not " + std::to_string(config.row_bits));
     elements_ = rlwe::power_elements(params.ring, config.gamma);
@@ -283,7 +281,8 @@ class DeviceBackend final : public backend::Backend {
       args.N = static_cast<u32>(N);
       args.W = static_cast<u32>(width_);
       ops_.run_gather_lwe(args, packs * N * (N + 1));
-      packed = levels::pack_lwes(ops_, r, masks.data(), bodies.data(), packs, r.a() - 1);
+      packed =
+          levels::pack_lwes(ops_, r, masks.data(), bodies.data(), packs, r.a() - 1, config_.mode);
     } else {
       const u32 gamma = config_.gamma;
       const u32 T = static_cast<u32>(levels::power(r.t(), r.a() - gamma));
@@ -302,7 +301,8 @@ class DeviceBackend final : public backend::Backend {
       args.L = args.Mg - args.mg;
       args.W = static_cast<u32>(width_);
       ops_.run_gather_blocks(args, packs * T * N);
-      packed = levels::pack_blocks(ops_, r, blocks_a.data(), blocks_b.data(), packs, gamma);
+      packed = levels::pack_blocks(ops_, r, blocks_a.data(), blocks_b.data(), packs, gamma,
+                                   config_.mode);
     }
     std::vector<u64> a(packs * N), b(packs * N);
     ops_.download(packed.a.data(), a);
