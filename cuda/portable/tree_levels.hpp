@@ -49,6 +49,25 @@ Batch<Ops> switched(Ops& ops, const ring::RingParams& r, const Batch<Ops>& in, u
   return out;
 }
 
+// The arguments of a split or bottom level reading the planes of `in` into `out`.
+template <class Ops>
+block::SplitArgs split_args(const ring::RingParams& r, Batch<Ops>& in, std::size_t plane,
+                            Batch<Ops>& out, u32 step, u32 delta) {
+  block::SplitArgs args{};
+  args.a = in.a.data();
+  args.b = in.b.data();
+  args.plane = plane;
+  args.out_a = out.a.data();
+  args.out_b = out.b.data();
+  args.t = r.t();
+  args.step = step;
+  args.delta = delta;
+  args.N = r.N();
+  args.M = r.M();
+  args.m = r.m();
+  return args;
+}
+
 // Extraction at gamma of `count` ciphertexts ([count][N] each for a and b): outputs
 // [count][t^(a-gamma)][N] (gamma >= 1) or [count][N][N] (gamma = 0), as TraceTrees::split.
 // Each level's nodes are written to plane 0 of a buffer whose other planes receive their
@@ -75,19 +94,8 @@ Batch<Ops> split(Ops& ops, const ring::RingParams& r, const u64* in_a, const u64
                        cur.a.data() + j * plane, cur.b.data() + j * plane, nodes);
     const std::size_t next_words = planes_below(b) * nodes * t * N;
     Batch<Ops> next{ops.alloc(next_words), ops.alloc(next_words)};
-    block::SplitArgs args{};
-    args.a = cur.a.data();
-    args.b = cur.b.data();
-    args.plane = plane;
-    args.out_a = next.a.data();
-    args.out_b = next.b.data();
-    args.t = t;
-    args.step = step;
-    args.delta = static_cast<u32>(power(t, a - b));
-    args.N = N;
-    args.M = M;
-    args.m = m;
-    ops.run_split(args, nodes * t * N);
+    ops.run_split(split_args(r, cur, plane, next, step, static_cast<u32>(power(t, a - b))),
+                  nodes * t * N);
     cur = std::move(next);
   }
   if (gamma >= 1) return cur;
@@ -97,18 +105,7 @@ Batch<Ops> split(Ops& ops, const ring::RingParams& r, const u64* in_a, const u64
     ops.automorphism(k, cur.a.data(), cur.b.data(), cur.a.data() + (k - 1) * plane,
                      cur.b.data() + (k - 1) * plane, nodes);
   Batch<Ops> out{ops.alloc(count * N * N), ops.alloc(count * N * N)};
-  block::SplitArgs args{};
-  args.a = cur.a.data();
-  args.b = cur.b.data();
-  args.plane = plane;
-  args.out_a = out.a.data();
-  args.out_b = out.b.data();
-  args.t = t;
-  args.step = m;
-  args.N = N;
-  args.M = M;
-  args.m = m;
-  ops.run_bottom(args, count * N * N);
+  ops.run_bottom(split_args(r, cur, plane, out, m, 0), count * N * N);
   return out;
 }
 

@@ -39,7 +39,7 @@ class GadgetDecomposer {
   // sum_i digits_i g_i = a[j] up to 2^63 / D^l + l D / 4.
   void decompose(std::span<const u64> a, std::span<u64> digits) const;
 
-  // The plain description the CUDA kernel uses (detail/gadget_word.hpp).
+  // The plain description the CUDA kernel uses (elements/gadget_digits.hpp).
   const elements::GadgetView& view() const { return view_; }
 
  private:
