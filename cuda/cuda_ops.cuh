@@ -40,9 +40,9 @@ static __global__ void embed_kernel(const u64* masks, u64* embedded, u32 n, u32 
   grid_stride(len, [&](size_t x) { block::embed_thread(masks, embedded, n, m, x); });
 }
 static __global__ void prepare_kernel(const u64* embedded, const u64* bodies, u64* out_a,
-                                      u64* out_b, u64 m_inv, u32 n, u32 M, u32 m, size_t len) {
+                                      u64* out_b, u64 m_inv, u32 n, u32 m, size_t len) {
   grid_stride(len, [&](size_t x) {
-    block::prepare_item_thread(embedded, bodies, out_a, out_b, m_inv, n, M, m, x);
+    block::prepare_item_thread(embedded, bodies, out_a, out_b, m_inv, n, m, x);
   });
 }
 static __global__ void scale_copy_kernel(u64* dst, const u64* src, u64 factor, size_t len) {
@@ -97,9 +97,9 @@ struct CudaOps {
     check_launch("embed_kernel");
   }
   void run_prepare(const u64* embedded, const u64* bodies, u64* out_a, u64* out_b, u64 m_inv, u32 n,
-                   u32 M, u32 m, size_t threads) {
+                   u32 m, size_t threads) {
     prepare_kernel<<<elementwise_blocks(threads), kElementwiseThreads, 0, stream>>>(
-        embedded, bodies, out_a, out_b, m_inv, n, M, m, threads);
+        embedded, bodies, out_a, out_b, m_inv, n, m, threads);
     check_launch("prepare_kernel");
   }
   void automorphism(u64 k, const u64* in_a, const u64* in_b, u64* out_a, u64* out_b, size_t count) {

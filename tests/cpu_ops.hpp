@@ -165,9 +165,9 @@ struct CpuOps {
                     [&](std::size_t x) { cuda::block::embed_thread(masks, embedded, N, m, x); });
   }
   void run_prepare(const u64* embedded, const u64* bodies, u64* out_a, u64* out_b, u64 m_inv,
-                   std::uint32_t N, std::uint32_t M, std::uint32_t m, std::size_t threads) {
+                   std::uint32_t N, std::uint32_t m, std::size_t threads) {
     for_each_thread(schedule, threads, [&](std::size_t x) {
-      cuda::block::prepare_item_thread(embedded, bodies, out_a, out_b, m_inv, N, M, m, x);
+      cuda::block::prepare_item_thread(embedded, bodies, out_a, out_b, m_inv, N, m, x);
     });
   }
   void automorphism(u64 k, const u64* in_a, const u64* in_b, u64* out_a, u64* out_b,

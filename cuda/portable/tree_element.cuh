@@ -145,11 +145,11 @@ SAFHIRE_HD void embed_thread(const u64* masks, u64* embedded, u32 N, u32 m, std:
 }
 
 SAFHIRE_HD void prepare_item_thread(const u64* embedded, const u64* bodies, u64* out_a, u64* out_b,
-                                    u64 m_inv, u32 N, u32 M, u32 m, std::size_t x) {
+                                    u64 m_inv, u32 N, u32 m, std::size_t x) {
   const std::size_t i = x / N;
   const auto l = static_cast<u32>(x % N);
   const u64* a = embedded + i * N;
-  out_a[x] = m_inv * (a[l] - monomial_coefficient(a, l, m, N, M, m));
+  out_a[x] = m_inv * elements::unit_minus_zeta_coefficient(a, l / m, l % m, N, m);
   // b = (B, 0, ..., 0): (1 - X^m) b = B (1 - X^m), whose coefficient l is B [l == 0] - B [l == m].
   const u64 body = bodies[i];
   out_b[x] = m_inv * ((l == 0 ? body : u64{0}) - (l == m && m < N ? body : u64{0}));

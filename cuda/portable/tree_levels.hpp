@@ -9,7 +9,7 @@
 // scale_copy(dst, src, factor, words), add(dst, src, words) (dst += src),
 // run_split/run_bottom(SplitArgs, threads), run_merge(MergeArgs, threads),
 // run_monomial(MonomialArgs, threads), run_embed(masks, embedded, N, m, threads),
-// run_prepare(embedded, bodies, out_a, out_b, m_inv, N, M, m, threads),
+// run_prepare(embedded, bodies, out_a, out_b, m_inv, N, m, threads),
 // automorphism(k, in_a, in_b, out_a, out_b, count) (sigma_k with key switch; out may alias in).
 #pragma once
 
@@ -251,7 +251,7 @@ Batch<Ops> pack_lwes(Ops& ops, const ring::RingParams& r, const u64* masks, cons
   ops.run_embed(masks, embedded.data(), N, m, count * n * N);
   Batch<Ops> items{ops.alloc(count * n * N), ops.alloc(count * n * N)};
   ops.run_prepare(embedded.data(), bodies, items.a.data(), items.b.data(),
-                  core::inverse_mod_word<u64>(M), N, M, m, count * n * N);
+                  core::inverse_mod_word<u64>(M), N, m, count * n * N);
   Batch<Ops> prev = merge_levels(ops, r, std::move(items), n, count, 0, k, mode);
   // Tr_(K_a/K_(k+1)): Horner c + sigma(c + sigma(...)) with sigma = sigma_(1 + t^b) per level.
   for (u32 b = k + 1; b < a; ++b) {

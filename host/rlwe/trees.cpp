@@ -459,15 +459,24 @@ Ciphertext TraceTrees::pack_lwes_part(std::span<const LweCiphertext> lwes, std::
   require(k < r.a(), ErrorCode::invalid_argument, "pack_lwes: k must be below a");
   const std::size_t n = (r.t() - 1) * power(r.t(), k);
   require_part(lwes.size(), n, r.t(), k, 0, depth, "pack_lwes");
-  // Each item: embedded, times (1 - zeta_t), pre-scaled by M^-1 (the factor of the full trace).
+  // Each item: embedded, times (1 - zeta_t), pre-scaled by M^-1 (the factor of the full trace),
+  // in one pass per sample (elements/embed_lwe.hpp). b = (B, 0, ...) becomes B (1 - X^m).
   const u64 m_inv = core::inverse_mod_word<u64>(r.M());
+  const std::uint32_t N = r.N(), m = r.m();
+  std::vector<u64> embedded(N);
   std::vector<Ciphertext> items;
+  items.reserve(lwes.size());
   for (const LweCiphertext& lwe : lwes) {
-    const Ciphertext c = embed_lwe(r, lwe);
-    Ciphertext item = c;
-    add_monomial_times(r, item, c, r.m(), true);
-    scale(item, m_inv);
-    items.push_back(std::move(item));
+    ring::require_degree(r, lwe.a.size(), "pack_lwes mask");
+    elements::embed_mask(lwe.a.data(), embedded.data(), N, m);
+    Ciphertext& item = items.emplace_back(r);
+    u64* a = item.a.coeffs().data();
+    for (std::uint32_t block = 0; block * m < N; ++block)
+      for (std::uint32_t j = 0; j < m; ++j)
+        a[block * m + j] =
+            m_inv * elements::unit_minus_zeta_coefficient(embedded.data(), block, j, N, m);
+    item.b[0] = m_inv * lwe.b;
+    item.b[m] = u64{0} - m_inv * lwe.b;
   }
   return merge_tree(pointers(items), k - depth, 0, mode);
 }

@@ -47,7 +47,8 @@ TEST(Lwe, SampleExtractionAndEmbeddingKeepThePhase) {
 }
 
 // The embedding's two forms in elements/embed_lwe.hpp: the per-coefficient one the device runs
-// and the host's recurrence give the same words, and extraction at 0 inverts them.
+// and the host's recurrence give the same words, and extraction at 0 inverts them; the packing
+// item's (1 - X^m) equals the ring's monomial product.
 TEST(Lwe, EmbeddingPerCoefficientEqualsTheRecurrence) {
   for (const RingParams& r : {RingParams(3, 2), RingParams(5, 2), RingParams(7, 2),
                               RingParams(3, 7), RingParams(7, 4), RingParams(5, 5)}) {
@@ -62,6 +63,14 @@ TEST(Lwe, EmbeddingPerCoefficientEqualsTheRecurrence) {
     Ciphertext ct(r);
     std::copy(a.begin(), a.end(), ct.a.coeffs().begin());
     EXPECT_EQ(sample_extract(r, ct, 0).a, mask) << r.name();
+    // The packing item's (1 - X^m) a against ring::add_monomial_product.
+    std::vector<u64> item(a);
+    safhire::ring::add_monomial_product(r, a, r.m(), item, true);
+    for (std::uint32_t l = 0; l < r.N(); ++l)
+      ASSERT_EQ(safhire::elements::unit_minus_zeta_coefficient(a.data(), l / r.m(), l % r.m(),
+                                                               r.N(), r.m()),
+                item[l])
+          << r.name() << ", coefficient " << l;
   }
 }
 

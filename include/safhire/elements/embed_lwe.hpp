@@ -25,6 +25,17 @@ SAFHIRE_HD std::uint64_t embedded_mask_coefficient(const std::uint64_t* mask, st
   return sum;
 }
 
+// Coefficient l = k m + r (r < m) of (1 - X^m) e, which turns an embedded LWE sample into an
+// item of the packing tree (rlwe::TraceTrees::pack_lwes; zeta_t = X^m). X^m moves exponent i to
+// i + m, and i + m = N + r folds to -sum_k X^(k m + r), so (X^m e)_l = [k >= 1] e_(l-m) -
+// e_(N-m+r). A CUDA thread computes it for one l; the host runs it block by block (no division).
+SAFHIRE_HD std::uint64_t unit_minus_zeta_coefficient(const std::uint64_t* e, std::uint32_t k,
+                                                     std::uint32_t r, std::uint32_t N,
+                                                     std::uint32_t m) {
+  const std::uint32_t l = k * m + r;
+  return e[l] - (k >= 1 ? e[l - m] : std::uint64_t{0}) + e[N - m + r];
+}
+
 // The whole of a (N words) for the mask A, from the top: a_k = a_(k+m) - A_(N-k).
 inline void embed_mask(const std::uint64_t* mask, std::uint64_t* a, std::uint32_t N,
                        std::uint32_t m) {
