@@ -4,19 +4,21 @@
 // inferences through it must equal the CPU backend's downloads word for word.
 //
 // Ops provides, besides what tree_levels.hpp needs (Buffer, alloc, ...): Array<T> and
-// upload<T>(span) -> Array<T> (a round's small uploads, in the backend's scratch pool);
-// Resident<T> and upload_resident<T>(span) -> Resident<T> (finished when it returns, and not tied
-// to the backend: ResidentWeights keeps them for every session); download(device words, host
-// span); synchronize(); scratch() (the pool's ScratchPool::Stats); run_extract(ExtractArgs,
-// threads), run_blocks(BlocksArgs, threads), run_clean(CleanArgs, threads), run_narrow(NarrowArgs,
-// threads), run_linear(LinearArgs, threads), run_gather_lwe(GatherLweArgs, threads),
-// run_gather_blocks(GatherBlocksArgs, threads); key_switches().
+// upload<T>(span) -> Array<T> (a round's small uploads, in the scratch pool); Resident<T> and
+// upload_resident<T>(span) -> Resident<T> (finished when it returns, and not tied to the backend:
+// ResidentWeights keeps them for every session); download(device words, host span);
+// synchronize(); scratch() (the pool's ScratchPool::Stats, where DeviceBackend::scratch is
+// called); run_extract(ExtractArgs, threads), run_blocks(BlocksArgs, threads),
+// run_clean(CleanArgs, threads), run_narrow(NarrowArgs, threads), run_linear(LinearArgs,
+// threads), run_gather_lwe(GatherLweArgs, threads), run_gather_blocks(GatherBlocksArgs, threads);
+// key_switches().
 //
 // Device residency: rows stay on the device from extraction to packing; a served model's layer
 // weights (taps, their starts, biases) go up once, on a session's first use of them, and stay for
-// every later session of the same ResidentWeights; scratch comes from the backend's pool, so
-// after a session's first inference its rounds allocate nothing. What crosses to the device per
-// round is the upload's ciphertexts (expanded from their seeds on the host), the un-shuffling
+// every later session of the same ResidentWeights; scratch comes from the pool behind Ops (the
+// CUDA backend lends each session a stream with its pool, kept between sessions), so once a
+// model's shapes have been seen a session's rounds allocate nothing. What crosses to the device
+// per round is the upload's ciphertexts (expanded from their seeds on the host), the un-shuffling
 // destinations, and the round's output slots and source addresses; what comes back is the packed
 // ciphertexts. Powers the server derives are made on the device from the first. The powers'
 // Galois elements and the clean-sample map go up once per backend.
