@@ -1,7 +1,7 @@
-// The CUDA NTT kernels' bodies (cuda/portable/ntt_block.cuh) run on the CPU: each emulated thread block
-// is `threads` std::threads meeting at a std::barrier where the GPU has __syncthreads(). Checks
-// the GPU path's index arithmetic (levels, twiddle layout, slot order) against NttPlan on every
-// ring, in CI, without a GPU. tests/cuda runs the real kernels where a device is present.
+// The CUDA NTT kernels' bodies (cuda/portable/ntt_block.cuh) run on the CPU: each emulated thread
+// block is `threads` std::threads meeting at a std::barrier where the GPU has __syncthreads().
+// Checks the GPU path's index arithmetic (levels, twiddle layout, slot order) against NttPlan on
+// every ring, in CI, without a GPU. tests/cuda runs the real kernels where a device is present.
 #include <gtest/gtest.h>
 
 #include <barrier>

@@ -12,8 +12,8 @@
 
 #include "portable/keyswitch_element.cuh"
 #include "safhire/core/random.hpp"
-#include "safhire/ring/cyclotomic.hpp"
 #include "safhire/elements/automorphism.hpp"
+#include "safhire/ring/cyclotomic.hpp"
 #include "safhire/ring/product.hpp"
 #include "safhire/rlwe/keyswitch.hpp"
 #include "simd/dispatch.hpp"
@@ -55,9 +55,9 @@ TEST(KeySwitchEmulation, DeviceLayoutsReproduceKeySwitcher) {
       const std::size_t row = x / n;
       const auto j = static_cast<std::uint32_t>(x % n);
       sa[x] = elements::automorphism_coefficient(a.data() + row * n, j, k_inv, n, p.ring.M(),
-                                                     p.ring.m());
+                                                 p.ring.m());
       sb[x] = elements::automorphism_coefficient(b.data() + row * n, j, k_inv, n, p.ring.M(),
-                                                     p.ring.m());
+                                                 p.ring.m());
     }
     // decompose_kernel, then lift and NTT per prime: residues [p][i][c][N].
     Vec digits(l * len, kPoison);

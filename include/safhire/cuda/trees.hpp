@@ -1,6 +1,6 @@
 // Trace trees on the device, a whole level per launch for a batch of inputs (fast mode): the
-// algorithm of rlwe::TraceTrees, word for word (cuda/portable/tree_levels.hpp is the shared level-by-level
-// form; its CPU replay is tested against TraceTrees).
+// algorithm of rlwe::TraceTrees, word for word (cuda/portable/tree_levels.hpp is the shared
+// level-by-level form; its CPU replay is tested against TraceTrees).
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "safhire/core/random.hpp"
+#include "safhire/elements/gadget_digits.hpp"
 #include "safhire/ring/poly.hpp"
 #include "safhire/ring/product.hpp"
-#include "safhire/elements/gadget_digits.hpp"
 #include "safhire/rlwe/params.hpp"
 #include "safhire/rlwe/rlwe.hpp"
 
