@@ -25,9 +25,7 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -44,8 +42,8 @@
 namespace safhire::cuda {
 
 // A served model's linear layers on the device, shared by the backends of all its sessions:
-// uploaded on first use (validated once), kept while their backend::LayerWeights live (each is
-// dropped at a later lookup once its weights are gone). Thread-safe.
+// uploaded on first use (validated once) and kept while their backend::LayerWeights live
+// (backend::PerLayerCache). Thread-safe.
 template <class Ops>
 class ResidentWeights {
  public:
@@ -56,46 +54,26 @@ class ResidentWeights {
     std::vector<std::size_t> rows_read;  // LayerWeights::rows_read
   };
 
-  // The layer of `weights`, uploaded through `ops` if it is not resident yet. Valid while the
-  // caller holds `weights`.
-  const Layer& get(const std::shared_ptr<const backend::LayerWeights>& weights, Ops& ops) {
-    require(weights != nullptr, ErrorCode::invalid_argument, "linear layer: no weights");
-    std::lock_guard lock(mutex_);
-    for (auto it = layers_.begin(); it != layers_.end();)
-      it = it->second.owner.expired() ? layers_.erase(it) : std::next(it);
-    Entry& entry = layers_[weights.get()];
-    if (entry.layer == nullptr) {
+  // The layer of `weights`, uploaded through `ops` if it is not resident yet.
+  std::shared_ptr<const Layer> get(const std::shared_ptr<const backend::LayerWeights>& weights,
+                                   Ops& ops) {
+    return layers_.get(weights, [&] {
       weights->validate();
-      auto layer = std::make_unique<Layer>();
-      layer->tap_start = ops.template upload_resident<std::uint32_t>(weights->tap_start);
-      layer->taps = ops.template upload_resident<backend::Tap>(weights->taps);
-      layer->bias = ops.template upload_resident<std::uint64_t>(weights->bias);
-      layer->rows_read = weights->rows_read();
-      entry.owner = weights;
-      entry.layer = std::move(layer);
-      ++uploads_;
-    }
-    return *entry.layer;
+      Layer layer;
+      layer.tap_start = ops.template upload_resident<std::uint32_t>(weights->tap_start);
+      layer.taps = ops.template upload_resident<backend::Tap>(weights->taps);
+      layer.bias = ops.template upload_resident<std::uint64_t>(weights->bias);
+      layer.rows_read = weights->rows_read();
+      return layer;
+    });
   }
 
   // Layers uploaded so far, and resident now.
-  std::uint64_t uploads() const {
-    std::lock_guard lock(mutex_);
-    return uploads_;
-  }
-  std::size_t resident() const {
-    std::lock_guard lock(mutex_);
-    return layers_.size();
-  }
+  std::uint64_t uploads() const { return layers_.made(); }
+  std::size_t resident() const { return layers_.size(); }
 
  private:
-  struct Entry {
-    std::weak_ptr<const backend::LayerWeights> owner;
-    std::unique_ptr<Layer> layer;
-  };
-  mutable std::mutex mutex_;
-  std::map<const backend::LayerWeights*, Entry> layers_;
-  std::uint64_t uploads_ = 0;
+  backend::PerLayerCache<Layer> layers_;
 };
 
 template <class Ops>
@@ -244,18 +222,18 @@ class DeviceBackend final : public backend::Backend {
       counts[s] = r.values;
       addresses[s] = reinterpret_cast<std::uintptr_t>(r.words.data());
     }
-    const auto& weights = weights_->get(layer.weights, ops_);
-    layer.validate(counts, weights.rows_read);  // O(outputs): the taps were checked once
+    const auto weights = weights_->get(layer.weights, ops_);
+    layer.validate(counts, weights->rows_read);  // O(outputs): the taps were checked once
     const auto d_sources = ops_.template upload<u64>(addresses);
     const auto d_slot = ops_.template upload<u32>(layer.slot);
     const std::size_t n = layer.outputs();
     auto out = make_rows(n);
     block::LinearArgs args{};
     args.sources = reinterpret_cast<const void* const*>(d_sources.data());
-    args.tap_start = weights.tap_start.data();
-    args.taps = weights.taps.data();
+    args.tap_start = weights->tap_start.data();
+    args.taps = weights->taps.data();
     args.slot = d_slot.data();
-    args.bias = weights.bias.data();
+    args.bias = weights->bias.data();
     args.out = out->wide();
     args.out32 = out->narrow();
     args.N = params_.ring.N();

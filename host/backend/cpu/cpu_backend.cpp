@@ -246,30 +246,22 @@ PreparedGroup prepare_group(const LayerWeights& weights, std::uint32_t g,
 // weights live: every session's backend of a served model shares it. Validates the weights.
 std::shared_ptr<const PreparedLayer> prepared_layer(
     const std::shared_ptr<const LayerWeights>& weights, unsigned threads) {
-  struct Entry {
-    std::weak_ptr<const LayerWeights> weights;
-    std::shared_ptr<const PreparedLayer> prepared;
-  };
-  static std::mutex mutex;
-  static std::map<const LayerWeights*, Entry> cache;
-  const std::lock_guard<std::mutex> lock(mutex);
-  std::erase_if(cache, [](const auto& item) { return item.second.weights.expired(); });
-  const auto it = cache.find(weights.get());
-  if (it != cache.end()) return it->second.prepared;
-  weights->validate();
-  auto prepared = std::make_shared<PreparedLayer>();
-  prepared->rows_read = weights->rows_read();
-  prepared->groups.resize(weights->groups());
-  std::vector<std::vector<std::vector<std::uint32_t>>> column_of_row(threads);
-  for (auto& worker : column_of_row)
-    for (std::size_t rows : prepared->rows_read)
-      worker.emplace_back(rows, kNoColumn);
-  core::parallel_for(weights->groups(), threads, [&](std::size_t g, unsigned worker) {
-    prepared->groups[g] =
-        prepare_group(*weights, static_cast<std::uint32_t>(g), column_of_row[worker]);
+  static PerLayerCache<PreparedLayer> cache;
+  return cache.get(weights, [&] {
+    weights->validate();
+    PreparedLayer prepared;
+    prepared.rows_read = weights->rows_read();
+    prepared.groups.resize(weights->groups());
+    std::vector<std::vector<std::vector<std::uint32_t>>> column_of_row(threads);
+    for (auto& worker : column_of_row)
+      for (std::size_t rows : prepared.rows_read)
+        worker.emplace_back(rows, kNoColumn);
+    core::parallel_for(weights->groups(), threads, [&](std::size_t g, unsigned worker) {
+      prepared.groups[g] =
+          prepare_group(*weights, static_cast<std::uint32_t>(g), column_of_row[worker]);
+    });
+    return prepared;
   });
-  cache[weights.get()] = {weights, prepared};
-  return prepared;
 }
 
 // lcm(lanes, 8) where that is at most 1024 words, else lanes: the period by which the CPU backend

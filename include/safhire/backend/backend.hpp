@@ -9,11 +9,14 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "safhire/core/error.hpp"
 #include "safhire/core/hostdevice.hpp"
 #include "safhire/rlwe/params.hpp"
 #include "safhire/rlwe/rlwe.hpp"
@@ -128,6 +131,47 @@ struct LayerWeights {
   // For each source read by a tap, one more than the largest row index read (the row count a
   // source needs); sized to the largest source read plus one.
   std::vector<std::size_t> rows_read() const;
+};
+
+// What a backend derives from a LayerWeights (the CPU backend's prepared blocks, the CUDA
+// backend's resident copy), made once on first use and kept while the weights live: an entry is
+// dropped at a later lookup once its weights are gone. Thread-safe; `make` runs under the lock.
+template <class Derived>
+class PerLayerCache {
+ public:
+  // The value for `weights` (Error(invalid_argument) for none), made by make() if absent.
+  template <class Make>
+  std::shared_ptr<const Derived> get(const std::shared_ptr<const LayerWeights>& weights,
+                                     Make make) {
+    require(weights != nullptr, ErrorCode::invalid_argument, "linear layer: no weights");
+    const std::lock_guard<std::mutex> lock(mutex_);
+    std::erase_if(entries_, [](const auto& item) { return item.second.weights.expired(); });
+    Entry& entry = entries_[weights.get()];
+    if (entry.value == nullptr) {
+      entry.value = std::make_shared<const Derived>(make());
+      entry.weights = weights;
+      ++made_;
+    }
+    return entry.value;
+  }
+  // Values made so far, and kept now.
+  std::uint64_t made() const {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return made_;
+  }
+  std::size_t size() const {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return entries_.size();
+  }
+
+ private:
+  struct Entry {
+    std::weak_ptr<const LayerWeights> weights;
+    std::shared_ptr<const Derived> value;
+  };
+  mutable std::mutex mutex_;
+  std::map<const LayerWeights*, Entry> entries_;
+  std::uint64_t made_ = 0;
 };
 
 // One session's round: the shared weights, and where each output goes: output o is written to
