@@ -4,6 +4,8 @@
 
 #include <cuda_runtime.h>
 
+#include <span>
+
 #include "launch.cuh"
 #include "portable/tree_element.cuh"
 #include "safhire/cuda/trees.hpp"
@@ -104,6 +106,18 @@ struct CudaOps {
   }
   void automorphism(u64 k, const u64* in_a, const u64* in_b, u64* out_a, u64* out_b, size_t count) {
     switcher->automorphism(keys->at(k), in_a, in_b, out_a, out_b, count, stream);
+  }
+  // One switch at a time into scratch, added into out.
+  void automorphism_sum(std::span<const u64> ks, const u64* in_a, const u64* in_b, size_t plane,
+                        u64* out_a, u64* out_b, size_t count) {
+    if (ks.empty()) return;
+    const size_t words = count * switcher->params().ring.N();
+    Buffer sa = alloc(words), sb = alloc(words);
+    for (size_t i = 0; i < ks.size(); ++i) {
+      automorphism(ks[i], in_a + i * plane, in_b + i * plane, sa.data(), sb.data(), count);
+      add(out_a, sa.data(), words);
+      add(out_b, sb.data(), words);
+    }
   }
 };
 

@@ -57,18 +57,9 @@ void for_each_thread(Schedule schedule, std::size_t threads, Body body) {
     worker.join();
 }
 
-// Host words for a scratch pool, counted.
-class HostWords final : public cuda::WordSource {
- public:
-  std::uint64_t* allocate(std::size_t words) override {
-    return static_cast<std::uint64_t*>(::operator new(words * sizeof(std::uint64_t)));
-  }
-  void release(std::uint64_t* p, std::size_t) noexcept override { ::operator delete(p); }
-};
-
 // A pool over host words, kept alive by every copy of the CpuOps that use it.
 struct HostScratch {
-  HostWords words;
+  cuda::HostWords words;
   cuda::ScratchPool pool{words};
 };
 
@@ -169,6 +160,22 @@ struct CpuOps {
     for_each_thread(schedule, threads, [&](std::size_t x) {
       cuda::block::prepare_item_thread(embedded, bodies, out_a, out_b, m_inv, N, m, x);
     });
+  }
+  // Through the CPU's summed switches, as the CPU backend's ops do.
+  void automorphism_sum(std::span<const u64> ks, const u64* in_a, const u64* in_b,
+                        std::size_t plane, u64* out_a, u64* out_b, std::size_t count) {
+    const std::size_t n = params.ring.N();
+    std::vector<const rlwe::KeySwitchKey*> key;
+    for (const u64 k : ks)
+      key.push_back(&keys.at(k));
+    std::vector<const u64*> a(ks.size()), b(ks.size());
+    for (std::size_t c = 0; c < count; ++c) {
+      for (std::size_t i = 0; i < ks.size(); ++i) {
+        a[i] = in_a + i * plane + c * n;
+        b[i] = in_b + i * plane + c * n;
+      }
+      switcher.automorphism_sum(key, a, b, {out_a + c * n, n}, {out_b + c * n, n});
+    }
   }
   void automorphism(u64 k, const u64* in_a, const u64* in_b, u64* out_a, u64* out_b,
                     std::size_t count) {

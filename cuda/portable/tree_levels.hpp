@@ -1,20 +1,27 @@
 // The level-by-level algorithm of the batched trees, written once over an `Ops` type that
 // supplies buffers and runs the per-thread functions of tree_element.cuh over a range of threads.
 // cuda/trees.cu and cuda/backend.cu instantiate it with kernel launches on a stream; the CPU
-// replay in tests/rlwe/test_trees_emulation.cpp with plain loops and the CPU KeySwitcher, and
-// checks it against rlwe::TraceTrees word for word. Extraction (split) is in fast mode; packing
-// (the merge levels) in either mode.
+// backend with whole rows on its workers (host/backend/cpu/host_ops.hpp); the CPU replay in
+// tests/rlwe/test_trees_emulation.cpp with plain loops and the CPU KeySwitcher, which checks the
+// replay and the CPU backend's ops against rlwe::TraceTrees word for word. Extraction (split) is
+// in fast mode; packing (the merge levels) in either mode.
 //
 // Ops provides: Buffer (with data()), alloc(words), copy(dst, src, words),
-// scale_copy(dst, src, factor, words), add(dst, src, words) (dst += src),
+// scale_copy(dst, src, factor, words) (dst may be src), add(dst, src, words) (dst += src),
 // run_split/run_bottom(SplitArgs, threads), run_merge(MergeArgs, threads),
 // run_monomial(MonomialArgs, threads), run_embed(masks, embedded, N, m, threads),
 // run_prepare(embedded, bodies, out_a, out_b, m_inv, N, m, threads),
-// automorphism(k, in_a, in_b, out_a, out_b, count) (sigma_k with key switch; out may alias in).
+// automorphism(k, in_a, in_b, out_a, out_b, count) (sigma_k with key switch; out may alias in),
+// automorphism_sum(ks, in_a, in_b, plane, out_a, out_b, count): out += sum_i sigma_(ks[i]) of
+// input i, each switched back, for each of `count` ciphertexts; input i at in + i plane (plane 0:
+// the same input for every key); out overlaps no input. The CPU sums the switches' products
+// before one inverse transform (rlwe::KeySwitcher::automorphism_sum), the device switches one
+// at a time; the words are the same.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -39,15 +46,6 @@ template <class Ops>
 struct Batch {
   typename Ops::Buffer a, b;
 };
-
-// sigma_k with a key switch of every ciphertext of a batch of `count`.
-template <class Ops>
-Batch<Ops> switched(Ops& ops, const ring::RingParams& r, const Batch<Ops>& in, u64 k,
-                    std::size_t count) {
-  Batch<Ops> out{ops.alloc(count * r.N()), ops.alloc(count * r.N())};
-  ops.automorphism(k, in.a.data(), in.b.data(), out.a.data(), out.b.data(), count);
-  return out;
-}
 
 // The arguments of a split or bottom level reading the planes of `in` into `out`.
 template <class Ops>
@@ -109,14 +107,20 @@ Batch<Ops> split(Ops& ops, const ring::RingParams& r, const u64* in_a, const u64
   return out;
 }
 
-// sigma_k of a batch with a key switch, added into acc ([count][N] each).
+// sigma_k of a batch with a key switch, added into acc ([count][N] each; acc is not the input).
 template <class Ops>
-void add_switched(Ops& ops, const ring::RingParams& r, Batch<Ops>& acc, const u64* in_a,
-                  const u64* in_b, u64 k, std::size_t count) {
-  Batch<Ops> s{ops.alloc(count * r.N()), ops.alloc(count * r.N())};
-  ops.automorphism(k, in_a, in_b, s.a.data(), s.b.data(), count);
-  ops.add(acc.a.data(), s.a.data(), count * r.N());
-  ops.add(acc.b.data(), s.b.data(), count * r.N());
+void add_switched(Ops& ops, Batch<Ops>& acc, const u64* in_a, const u64* in_b, u64 k,
+                  std::size_t count) {
+  const u64 ks[] = {k};
+  ops.automorphism_sum(std::span<const u64>(ks), in_a, in_b, 0, acc.a.data(), acc.b.data(), count);
+}
+
+template <class Ops>
+Batch<Ops> copy_of(Ops& ops, const u64* a, const u64* b, std::size_t words) {
+  Batch<Ops> out{ops.alloc(words), ops.alloc(words)};
+  ops.copy(out.a.data(), a, words);
+  ops.copy(out.b.data(), b, words);
+  return out;
 }
 
 // Tr_(K_1/Q) of a batch, as TraceTrees::trace_k1: the sum over (Z/t)^* through its subgroup
@@ -126,18 +130,15 @@ template <class Ops>
 Batch<Ops> trace_k1(Ops& ops, const ring::RingParams& r, const u64* in_a, const u64* in_b,
                     std::size_t count) {
   const std::size_t words = count * r.N();
-  Batch<Ops> y{ops.alloc(words), ops.alloc(words)};
-  ops.copy(y.a.data(), in_a, words);
-  ops.copy(y.b.data(), in_b, words);
-  add_switched(ops, r, y, in_a, in_b, r.M() - 1, count);
+  Batch<Ops> y = copy_of(ops, in_a, in_b, words);
+  add_switched(ops, y, in_a, in_b, r.M() - 1, count);
   if (r.t() == 5) {
-    add_switched(ops, r, y, y.a.data(), y.b.data(), 2, count);  // out may alias in
+    const Batch<Ops> z = copy_of(ops, y.a.data(), y.b.data(), words);
+    add_switched(ops, y, z.a.data(), z.b.data(), 2, count);
   } else if (r.t() == 7) {
-    Batch<Ops> inner{ops.alloc(words), ops.alloc(words)};
-    ops.copy(inner.a.data(), y.a.data(), words);
-    ops.copy(inner.b.data(), y.b.data(), words);
-    add_switched(ops, r, inner, y.a.data(), y.b.data(), 2, count);  // y + sigma_2 y
-    add_switched(ops, r, y, inner.a.data(), inner.b.data(), 2, count);
+    Batch<Ops> inner = copy_of(ops, y.a.data(), y.b.data(), words);
+    add_switched(ops, inner, y.a.data(), y.b.data(), 2, count);  // y + sigma_2 y
+    add_switched(ops, y, inner.a.data(), inner.b.data(), 2, count);
   }
   return y;
 }
@@ -145,7 +146,7 @@ Batch<Ops> trace_k1(Ops& ops, const ring::RingParams& r, const u64* in_a, const 
 // One merge level in paper mode, as TraceTrees::merge: node sigma of packing p sums
 // X^(e s) T_b(c_s) over its inputs c_s = p prev + sigma + s nodes, each traced on its own
 // (T_b = the sum of sigma_rho over the representatives: t - 1 key switches per input at b >= 1,
-// Tr_(K_1/Q) at b = 0).
+// summed by one automorphism_sum, Tr_(K_1/Q) at b = 0).
 template <class Ops>
 Batch<Ops> merge_level_paper(Ops& ops, const ring::RingParams& r, const Batch<Ops>& prev,
                              u32 prev_count, u32 nodes, u32 items, std::size_t count, u32 b) {
@@ -165,11 +166,12 @@ Batch<Ops> merge_level_paper(Ops& ops, const ring::RingParams& r, const Batch<Op
     if (b == 0) {
       traced = trace_k1(ops, r, c.a.data(), c.b.data(), count * nodes);
     } else {
-      traced = Batch<Ops>{ops.alloc(words), ops.alloc(words)};
-      ops.copy(traced.a.data(), c.a.data(), words);
-      ops.copy(traced.b.data(), c.b.data(), words);
+      traced = copy_of(ops, c.a.data(), c.b.data(), words);
+      std::vector<u64> ks;
       for (u64 j = 1; j < t; ++j)
-        add_switched(ops, r, traced, c.a.data(), c.b.data(), 1 + j * power(t, b), count * nodes);
+        ks.push_back(1 + j * power(t, b));
+      ops.automorphism_sum(std::span<const u64>(ks), c.a.data(), c.b.data(), 0, traced.a.data(),
+                           traced.b.data(), count * nodes);
     }
     block::MonomialArgs args{};
     args.e = static_cast<u32>(e * s % M);
@@ -191,7 +193,8 @@ Batch<Ops> merge_level_paper(Ops& ops, const ring::RingParams& r, const Batch<Op
 // TraceTrees::merge_tree: node q of a level merges items q + nodes s of the level below; the
 // bottom level of an LWE packing (from = 0) merges t - 1 items per node, every other level t.
 // Outputs [count][N]. Fast mode: one key switch per representative rho != 1 for all of a node's
-// inputs; paper mode: each input traced on its own.
+// inputs (the w_rho in planes of one buffer, their switches summed by one automorphism_sum);
+// paper mode: each input traced on its own.
 template <class Ops>
 Batch<Ops> merge_levels(Ops& ops, const ring::RingParams& r, Batch<Ops> prev, u32 items,
                         std::size_t count, u32 from, u32 to, rlwe::TreeMode mode) {
@@ -205,8 +208,11 @@ Batch<Ops> merge_levels(Ops& ops, const ring::RingParams& r, Batch<Ops> prev, u3
       prev_count = nodes;
       continue;
     }
+    const u32 reps = b == 0 ? t - 1 : t;
     Batch<Ops> out{ops.alloc(words), ops.alloc(words)};
-    for (u64 j = 0; j < (b == 0 ? t - 1 : t); ++j) {
+    Batch<Ops> w{ops.alloc((reps - 1) * words), ops.alloc((reps - 1) * words)};
+    std::vector<u64> ks;  // rho != 1, for the planes of w
+    for (u64 j = 0; j < reps; ++j) {
       const u64 rho = b == 0 ? j + 1 : 1 + j * power(t, b);
       block::MergeArgs args{};
       args.prev_a = prev.a.data();
@@ -214,28 +220,55 @@ Batch<Ops> merge_levels(Ops& ops, const ring::RingParams& r, Batch<Ops> prev, u3
       args.prev = prev_count;
       args.nodes = nodes;
       args.stride = nodes;
-      args.items = b == 0 ? t - 1 : t;
+      args.items = reps;
       args.e = static_cast<u32>(power(t, a - b - 1));
       args.rho_inv = static_cast<u32>(core::pow_mod<u64>(rho, N - 1, M));
       args.N = N;
       args.M = M;
       args.m = m;
-      if (rho == 1) {  // w_1 needs no switch: it starts the sum
-        args.out_a = out.a.data();
-        args.out_b = out.b.data();
-        ops.run_merge(args, words);
-        continue;
-      }
-      Batch<Ops> w{ops.alloc(words), ops.alloc(words)};
-      args.out_a = w.a.data();
-      args.out_b = w.b.data();
+      // w_1 needs no switch: it starts the sum.
+      args.out_a = rho == 1 ? out.a.data() : w.a.data() + ks.size() * words;
+      args.out_b = rho == 1 ? out.b.data() : w.b.data() + ks.size() * words;
       ops.run_merge(args, words);
-      const Batch<Ops> s = switched(ops, r, w, rho, count * nodes);
-      ops.add(out.a.data(), s.a.data(), words);
-      ops.add(out.b.data(), s.b.data(), words);
+      if (rho != 1) ks.push_back(rho);
     }
+    ops.automorphism_sum(std::span<const u64>(ks), w.a.data(), w.b.data(), words, out.a.data(),
+                         out.b.data(), count * nodes);
     prev = std::move(out);
     prev_count = nodes;
+  }
+  return prev;
+}
+
+// The packing items of `samples` LWE samples (masks [samples][N], bodies [samples]): each
+// embedded, times (1 - X^m) and M^-1 (the factor of the full trace), [samples][N].
+template <class Ops>
+Batch<Ops> lwe_items(Ops& ops, const ring::RingParams& r, const u64* masks, const u64* bodies,
+                     std::size_t samples) {
+  const u32 N = r.N(), m = r.m();
+  auto embedded = ops.alloc(samples * N);
+  ops.run_embed(masks, embedded.data(), N, m, samples * N);
+  Batch<Ops> items{ops.alloc(samples * N), ops.alloc(samples * N)};
+  ops.run_prepare(embedded.data(), bodies, items.a.data(), items.b.data(),
+                  core::inverse_mod_word<u64>(r.M()), N, m, samples * N);
+  return items;
+}
+
+// Tr_(K_a/K_from) of a batch ([count][N]): Horner c + sigma(c + sigma(...)) with sigma =
+// sigma_(1 + t^b) per level b = from .. a - 1.
+template <class Ops>
+Batch<Ops> trace_tower(Ops& ops, const ring::RingParams& r, Batch<Ops> prev, std::size_t count,
+                       u32 from) {
+  const std::size_t words = count * r.N();
+  for (u32 b = from; b < r.a(); ++b) {
+    const u64 g = 1 + power(r.t(), b);
+    Batch<Ops> acc = copy_of(ops, prev.a.data(), prev.b.data(), words);
+    for (u32 i = 0; i + 1 < r.t(); ++i) {
+      Batch<Ops> next = copy_of(ops, prev.a.data(), prev.b.data(), words);
+      add_switched(ops, next, acc.a.data(), acc.b.data(), g, count);
+      acc = std::move(next);
+    }
+    prev = std::move(acc);
   }
   return prev;
 }
@@ -245,44 +278,33 @@ Batch<Ops> merge_levels(Ops& ops, const ring::RingParams& r, Batch<Ops> prev, u3
 template <class Ops>
 Batch<Ops> pack_lwes(Ops& ops, const ring::RingParams& r, const u64* masks, const u64* bodies,
                      std::size_t count, u32 k, rlwe::TreeMode mode = rlwe::TreeMode::fast) {
-  const u32 t = r.t(), a = r.a(), N = r.N(), M = r.M(), m = r.m();
-  const u32 n = static_cast<u32>((t - 1) * power(t, k));
-  auto embedded = ops.alloc(count * n * N);
-  ops.run_embed(masks, embedded.data(), N, m, count * n * N);
-  Batch<Ops> items{ops.alloc(count * n * N), ops.alloc(count * n * N)};
-  ops.run_prepare(embedded.data(), bodies, items.a.data(), items.b.data(),
-                  core::inverse_mod_word<u64>(M), N, m, count * n * N);
-  Batch<Ops> prev = merge_levels(ops, r, std::move(items), n, count, 0, k, mode);
-  // Tr_(K_a/K_(k+1)): Horner c + sigma(c + sigma(...)) with sigma = sigma_(1 + t^b) per level.
-  for (u32 b = k + 1; b < a; ++b) {
-    const u64 g = 1 + power(t, b);
-    Batch<Ops> acc{ops.alloc(count * N), ops.alloc(count * N)};
-    ops.copy(acc.a.data(), prev.a.data(), count * N);
-    ops.copy(acc.b.data(), prev.b.data(), count * N);
-    for (u32 i = 0; i + 1 < t; ++i) {
-      Batch<Ops> next = switched(ops, r, acc, g, count);
-      ops.add(next.a.data(), prev.a.data(), count * N);
-      ops.add(next.b.data(), prev.b.data(), count * N);
-      acc = std::move(next);
-    }
-    prev = std::move(acc);
-  }
-  return prev;
+  const u32 n = static_cast<u32>((r.t() - 1) * power(r.t(), k));
+  Batch<Ops> items = lwe_items(ops, r, masks, bodies, count * n);
+  return trace_tower(ops, r, merge_levels(ops, r, std::move(items), n, count, 0, k, mode), count,
+                     k + 1);
 }
 
 // Packing of `count` groups of t^(a-gamma) block ciphertexts (a and b [count][T][N], 1 <= gamma
-// < a): the top a - gamma merge levels, outputs [count][N], as TraceTrees::pack_blocks.
+// < a): the top a - gamma merge levels, outputs [count][N], as TraceTrees::pack_blocks. The blocks
+// are scaled by T^-1 in place.
+template <class Ops>
+Batch<Ops> pack_blocks(Ops& ops, const ring::RingParams& r, Batch<Ops> blocks, std::size_t count,
+                       u32 gamma, rlwe::TreeMode mode = rlwe::TreeMode::fast) {
+  const u32 T = static_cast<u32>(power(r.t(), r.a() - gamma));
+  const std::size_t words = count * T * r.N();
+  const u64 f_inv = core::inverse_mod_word<u64>(T);
+  ops.scale_copy(blocks.a.data(), blocks.a.data(), f_inv, words);
+  ops.scale_copy(blocks.b.data(), blocks.b.data(), f_inv, words);
+  return merge_levels(ops, r, std::move(blocks), T, count, gamma, r.a() - 1, mode);
+}
+
+// The same from blocks the caller keeps.
 template <class Ops>
 Batch<Ops> pack_blocks(Ops& ops, const ring::RingParams& r, const u64* blocks_a,
                        const u64* blocks_b, std::size_t count, u32 gamma,
                        rlwe::TreeMode mode = rlwe::TreeMode::fast) {
-  const u32 T = static_cast<u32>(power(r.t(), r.a() - gamma));
-  const std::size_t words = count * T * r.N();
-  Batch<Ops> items{ops.alloc(words), ops.alloc(words)};
-  const u64 f_inv = core::inverse_mod_word<u64>(T);
-  ops.scale_copy(items.a.data(), blocks_a, f_inv, words);
-  ops.scale_copy(items.b.data(), blocks_b, f_inv, words);
-  return merge_levels(ops, r, std::move(items), T, count, gamma, r.a() - 1, mode);
+  const std::size_t words = count * power(r.t(), r.a() - gamma) * r.N();
+  return pack_blocks(ops, r, copy_of(ops, blocks_a, blocks_b, words), count, gamma, mode);
 }
 
 }  // namespace safhire::cuda::levels

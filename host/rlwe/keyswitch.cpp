@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <string>
+#include <vector>
 
 #include "safhire/core/error.hpp"
 #include "safhire/ring/cyclotomic.hpp"
@@ -267,14 +268,27 @@ void KeySwitcher::accumulate_products(const KeySwitchKey& key, std::span<const u
 
 void KeySwitcher::automorphism_sum(std::span<const KeySwitchKey* const> keys,
                                    std::span<const Ciphertext* const> in, Ciphertext& out) {
-  require(keys.size() == in.size(), ErrorCode::size_mismatch,
-          "automorphism_sum: one key per ciphertext");
   require_ring(out, params_.ring, "KeySwitcher::automorphism_sum output");
+  std::vector<const u64*> in_a(in.size()), in_b(in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    require_ring(*in[i], params_.ring, "KeySwitcher::automorphism_sum input");
+    in_a[i] = in[i]->a.coeffs().data();
+    in_b[i] = in[i]->b.coeffs().data();
+  }
+  automorphism_sum(keys, in_a, in_b, out.a.coeffs(), out.b.coeffs());
+}
+
+void KeySwitcher::automorphism_sum(std::span<const KeySwitchKey* const> keys,
+                                   std::span<const u64* const> in_a,
+                                   std::span<const u64* const> in_b, std::span<u64> out_a,
+                                   std::span<u64> out_b) {
+  const std::size_t n = params_.ring.N(), acc_words = split_.limbs * n;
+  require(keys.size() == in_a.size() && keys.size() == in_b.size(), ErrorCode::size_mismatch,
+          "automorphism_sum: one key per ciphertext");
+  require(out_a.size() == n && out_b.size() == n, ErrorCode::size_mismatch,
+          "automorphism_sum: output of another ring");
   for (const KeySwitchKey* key : keys)
     check_key(*key);
-  for (const Ciphertext* c : in)
-    require_ring(*c, params_.ring, "KeySwitcher::automorphism_sum input");
-  const std::size_t n = params_.ring.N(), acc_words = split_.limbs * n;
   for (std::size_t first = 0; first < keys.size(); first += fan_in_) {
     const std::size_t last = std::min(keys.size(), first + fan_in_);
     std::fill(acc_a_.data(), acc_a_.data() + acc_words, u64{0});
@@ -282,8 +296,10 @@ void KeySwitcher::automorphism_sum(std::span<const KeySwitchKey* const> keys,
     std::fill(sum_sigma_b_.coeffs().begin(), sum_sigma_b_.coeffs().end(), u64{0});
     for (std::size_t i = first; i < last; ++i) {
       const std::uint64_t k = keys[i]->galois_element();
-      ring::automorphism(params_.ring, in[i]->a.coeffs(), k, sigma_.a.coeffs(), ring::TorusArith{});
-      ring::automorphism(params_.ring, in[i]->b.coeffs(), k, sigma_.b.coeffs(), ring::TorusArith{});
+      ring::automorphism(params_.ring, std::span<const u64>(in_a[i], n), k, sigma_.a.coeffs(),
+                         ring::TorusArith{});
+      ring::automorphism(params_.ring, std::span<const u64>(in_b[i], n), k, sigma_.b.coeffs(),
+                         ring::TorusArith{});
       accumulate_products(*keys[i], sigma_.a.coeffs());
       for (std::size_t j = 0; j < n; ++j)
         sum_sigma_b_[j] += sigma_.b[j];
@@ -292,10 +308,10 @@ void KeySwitcher::automorphism_sum(std::span<const KeySwitchKey* const> keys,
     // (a, b) += (-sum d_i a_i, sum sigma(b) - sum d_i b_i) over the group.
     product_->from_ntt({acc_b_.data(), acc_words}, split_, sum_b_.coeffs());
     for (std::size_t j = 0; j < n; ++j)
-      out.b[j] += sum_sigma_b_[j] - sum_b_[j];
+      out_b[j] += sum_sigma_b_[j] - sum_b_[j];
     product_->from_ntt({acc_a_.data(), acc_words}, split_, sum_b_.coeffs());
     for (std::size_t j = 0; j < n; ++j)
-      out.a[j] -= sum_b_[j];
+      out_a[j] -= sum_b_[j];
   }
 }
 

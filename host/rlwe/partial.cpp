@@ -464,14 +464,16 @@ Ciphertext PartialExtraction::embed(const ModuleLwe& x) const {
 // Block v of sum_z Z^z x_z goes to a_0 (v = 0) or, times Z^-1, to a_(T-v): lane r of a_(T-v) is
 // sum_z lane r of Z^(z-1) x_(z,v), read off twist_terms_ for each (z, r) in one pass over v.
 template <class Word>
-void PartialExtraction::embed_sum(std::span<const Word* const> rows, Ciphertext& ct) const {
+void PartialExtraction::embed_sum(std::span<const Word* const> rows, std::span<u64> out_a,
+                                  std::span<u64> out_b) const {
   const std::uint32_t T = blocks_, L = lanes(), order = sub_.M();
   require(rows.size() == L, ErrorCode::size_mismatch,
           "embed_lane_sum: one row per lane expected, got " + std::to_string(rows.size()));
-  require_ring(ct, ring_, "embed_lane_sum output");
+  require(out_a.size() == ring_.N() && out_b.size() == ring_.N(), ErrorCode::size_mismatch,
+          "embed_lane_sum output: N words each expected");
   constexpr unsigned kLift = 64 - 8 * sizeof(Word);
-  std::fill(ct.a.coeffs().begin(), ct.a.coeffs().end(), u64{0});
-  std::fill(ct.b.coeffs().begin(), ct.b.coeffs().end(), u64{0});
+  std::fill(out_a.begin(), out_a.end(), u64{0});
+  std::fill(out_b.begin(), out_b.end(), u64{0});
   for (std::uint32_t z = 0; z < L; ++z) {
     const Word* x = rows[z];
     if (x == nullptr) continue;
@@ -479,9 +481,9 @@ void PartialExtraction::embed_sum(std::span<const Word* const> rows, Ciphertext&
     for (std::uint32_t r = 0; r < L; ++r) {
       const LaneTerms first = twist_terms_[std::size_t{z} * L + r];
       const LaneTerms rest = twist_terms_[std::size_t{down} * L + r];
-      u64* a = ct.a.data() + std::size_t{T} * r;  // a_u at lane r: a[u]
+      u64* a = out_a.data() + std::size_t{T} * r;  // a_u at lane r: a[u]
       a[0] += first.of(x, kLift);
-      ct.b[std::size_t{T} * r] += first.of(x + std::size_t{T} * L, kLift);
+      out_b[std::size_t{T} * r] += first.of(x + std::size_t{T} * L, kLift);
       for (std::uint32_t v = 1; v < T; ++v)
         a[T - v] += rest.of(x + std::size_t{v} * L, kLift);
     }
@@ -489,12 +491,24 @@ void PartialExtraction::embed_sum(std::span<const Word* const> rows, Ciphertext&
 }
 
 void PartialExtraction::embed_lane_sum(std::span<const u64* const> rows, Ciphertext& ct) const {
-  embed_sum<u64>(rows, ct);
+  require_ring(ct, ring_, "embed_lane_sum output");
+  embed_sum<u64>(rows, ct.a.coeffs(), ct.b.coeffs());
 }
 
 void PartialExtraction::embed_lane_sum(std::span<const std::uint32_t* const> rows,
                                        Ciphertext& ct) const {
-  embed_sum<std::uint32_t>(rows, ct);
+  require_ring(ct, ring_, "embed_lane_sum output");
+  embed_sum<std::uint32_t>(rows, ct.a.coeffs(), ct.b.coeffs());
+}
+
+void PartialExtraction::embed_lane_sum(std::span<const u64* const> rows, std::span<u64> a,
+                                       std::span<u64> b) const {
+  embed_sum<u64>(rows, a, b);
+}
+
+void PartialExtraction::embed_lane_sum(std::span<const std::uint32_t* const> rows, std::span<u64> a,
+                                       std::span<u64> b) const {
+  embed_sum<std::uint32_t>(rows, a, b);
 }
 
 }  // namespace safhire::rlwe

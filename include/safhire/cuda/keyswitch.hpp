@@ -52,6 +52,7 @@ class DeviceKeySwitcher {
                     std::size_t count, cudaStream_t stream);
 
   std::uint64_t key_switches() const { return count_; }
+  const rlwe::ParameterSet& params() const { return params_; }
 
  private:
   void reserve(std::size_t count, cudaStream_t stream);

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <iterator>
 #include <map>
+#include <new>
 #include <type_traits>
 #include <utility>
 
@@ -31,6 +32,15 @@ class WordSource {
   virtual ~WordSource() = default;
   virtual std::uint64_t* allocate(std::size_t words) = 0;
   virtual void release(std::uint64_t* p, std::size_t words) noexcept = 0;
+};
+
+// Host memory as a pool's words: the CPU backend's scratch, and the CPU replay's.
+class HostWords final : public WordSource {
+ public:
+  std::uint64_t* allocate(std::size_t words) override {
+    return static_cast<std::uint64_t*>(::operator new(words * sizeof(std::uint64_t)));
+  }
+  void release(std::uint64_t* p, std::size_t) noexcept override { ::operator delete(p); }
 };
 
 class ScratchPool {

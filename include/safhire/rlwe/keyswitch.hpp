@@ -136,6 +136,11 @@ class KeySwitcher {
   // not alias an input.
   void automorphism_sum(std::span<const KeySwitchKey* const> keys,
                         std::span<const Ciphertext* const> in, Ciphertext& out);
+  // The same on words held elsewhere (a batch's slices): input i is (in_a[i], in_b[i]), N words
+  // each, and (out_a, out_b) the sum.
+  void automorphism_sum(std::span<const KeySwitchKey* const> keys, std::span<const u64* const> in_a,
+                        std::span<const u64* const> in_b, std::span<u64> out_a,
+                        std::span<u64> out_b);
   // How many switches one accumulation holds exactly: the product's bound over the digits' sum
   // l ceil(D/2) of one switch (at least t - 1 on every built-in set's full gadget, key_split).
   std::uint32_t fan_in() const { return fan_in_; }

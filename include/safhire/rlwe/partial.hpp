@@ -117,6 +117,10 @@ class PartialExtraction {
   // reads rows whose words w stand for w 2^32 (backend::Config::row_bits = 32).
   void embed_lane_sum(std::span<const u64* const> rows, Ciphertext& ct) const;
   void embed_lane_sum(std::span<const std::uint32_t* const> rows, Ciphertext& ct) const;
+  // The same into words held elsewhere (N each).
+  void embed_lane_sum(std::span<const u64* const> rows, std::span<u64> a, std::span<u64> b) const;
+  void embed_lane_sum(std::span<const std::uint32_t* const> rows, std::span<u64> a,
+                      std::span<u64> b) const;
 
  private:
   struct Blocks;
@@ -130,7 +134,7 @@ class PartialExtraction {
   ModuleLwe sample(const Blocks& blocks, std::uint32_t u, std::uint32_t twist) const;
   void monomial_times(const u64* x, std::uint32_t e, u64* out) const;
   template <class Word>
-  void embed_sum(std::span<const Word* const> rows, Ciphertext& ct) const;
+  void embed_sum(std::span<const Word* const> rows, std::span<u64> a, std::span<u64> b) const;
   void require_sample(const ModuleLwe& x, const char* what) const;
 
   ring::RingParams ring_, sub_;
