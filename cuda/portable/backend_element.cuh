@@ -171,43 +171,51 @@ SAFHIRE_HD void linear_thread(const LinearArgs& g, std::size_t x) {
   }
 }
 
-// The LWE samples of each pack at gamma = 0: row g N + j (zero past `values`) split into its mask,
-// masks [packs][N][N], and body, bodies [packs][N], for levels::pack_lwes.
+// The LWE samples of one part of each pack at gamma = 0, for levels::pack_lwes: sample j < items of
+// pack p is row p N + first + j stride (zero past `values`), split into its mask, masks
+// [packs][items][N], and body, bodies [packs][items]. The whole pack: first 0, stride 1, items N.
 struct GatherLweArgs {
   const u64* rows;
   const u32* rows32;  // 32-bit rows: set instead of rows
   u64* masks;
   u64* bodies;
   std::size_t values;
-  u32 N, W;
+  u32 N, W, items, first, stride;
 };
 
+// The row of sample `sample` ([packs][items]) of a part: pack p's first + j stride.
+SAFHIRE_HD std::size_t part_row(std::size_t sample, u32 items, u32 first, u32 stride, u32 N) {
+  return sample / items * N + first + std::size_t{stride} * (sample % items);
+}
+
 SAFHIRE_HD void gather_lwe_thread(const GatherLweArgs& g, std::size_t x) {
-  const std::size_t row = x / (std::size_t{g.N} + 1);
+  const std::size_t sample = x / (std::size_t{g.N} + 1);
   const auto i = static_cast<u32>(x % (std::size_t{g.N} + 1));
+  const std::size_t row = part_row(sample, g.items, g.first, g.stride, g.N);
   u64 word = 0;
   if (row < g.values)
     word =
         g.rows32 != nullptr ? backend::widen_word(g.rows32[row * g.W + i]) : g.rows[row * g.W + i];
   if (i < g.N) {
-    g.masks[row * g.N + i] = word;
+    g.masks[sample * g.N + i] = word;
   } else {
-    g.bodies[row] = word;
+    g.bodies[sample] = word;
   }
 }
 
-// The block ciphertexts of each pack at gamma >= 1 (what the CPU backend builds with
-// PartialExtraction::monomial_accumulate and embed): block beta of pack p is x = sum_z Z^z
-// row(p N + beta + T z) over R_gamma (L = phi(t^gamma) lanes, Z^(Mg) = 1 with Phi_Mg), embedded:
-// coefficient u + T j of a is lane j of x.a_0 (u = 0) or of Z^(Mg - 1) x.a_(T-u); of b, lane j of
-// x.b (u = 0) or 0. Outputs a, b: [packs][T][N].
+// The block ciphertexts of one part of each pack at gamma >= 1 (PartialExtraction::embed_lane_sum
+// on the host): block beta of pack p is x = sum_z Z^z row(p N + beta + T z) over R_gamma (L =
+// phi(t^gamma) lanes, Z^(Mg) = 1 with Phi_Mg), embedded: coefficient u + T j of a is lane j of
+// x.a_0 (u = 0) or of Z^(Mg - 1) x.a_(T-u); of b, lane j of x.b (u = 0) or 0. The part's block
+// i < items of pack p is beta = first + i stride. Outputs a, b: [packs][items][N]. The whole pack:
+// first 0, stride 1, items T.
 struct GatherBlocksArgs {
   const u64* rows;
   const u32* rows32;  // 32-bit rows: set instead of rows
   u64* out_a;
   u64* out_b;
   std::size_t values;
-  u32 N, T, L, Mg, mg, W;
+  u32 N, T, L, Mg, mg, W, items, first, stride;
 };
 
 // Coefficient x of the blocks from rows of Word (the sums in that word; lifted by the caller).
@@ -215,9 +223,9 @@ template <class Word>
 SAFHIRE_HD void gather_blocks_words(const GatherBlocksArgs& g, const Word* rows, std::size_t x,
                                     Word& a, Word& b) {
   const auto coefficient = static_cast<u32>(x % g.N);
-  const std::size_t block = x / g.N;  // p T + beta
-  const std::size_t pack = block / g.T;
-  const auto beta = static_cast<u32>(block % g.T);
+  const std::size_t block = x / g.N;  // p items + i
+  const std::size_t pack = block / g.items;
+  const u32 beta = g.first + g.stride * static_cast<u32>(block % g.items);
   const u32 u = coefficient % g.T, j = coefficient / g.T;
   const u32 component = u == 0 ? 0 : g.T - u;  // a_component; b is component T
   const u32 twist = u == 0 ? 0 : g.Mg - 1;

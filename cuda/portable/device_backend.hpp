@@ -76,6 +76,94 @@ class ResidentWeights {
   backend::PerLayerCache<Layer> layers_;
 };
 
+// Packing of `values` rows into RLWE ciphertexts, [packs][N] words of a and of b (pack p: rows
+// p N .. p N + N - 1, zeros past `values`), as backend::Backend::pack before its modulus switch:
+// the gather of each pack's LWE samples (gamma = 0) or lane-sum blocks (gamma >= 1), then the
+// merge levels of tree_levels.hpp in the configuration's mode. Rows of 64-bit words (rows) or of
+// 32-bit ones (rows32, the other null), W words apart.
+//
+// `depth` cuts each pack's merge tree into P = t^depth parts, as a CPU wants (a part's levels
+// stay in its cache): part q holds the items q, q + P, ... of every pack, gathered and merged up
+// to level top - depth one part after the other, and the levels above merge the P parts of each
+// pack. The words are those of the whole tree (depth 0: all at once, as on the device), since
+// node q of a level merges the items q mod (its level's node count).
+template <class Ops>
+levels::Batch<Ops> pack_rows(Ops& ops, const ring::RingParams& r, const backend::Config& config,
+                             const std::uint64_t* rows, const std::uint32_t* rows32,
+                             std::size_t values, std::size_t W, std::uint32_t depth = 0) {
+  using u32 = std::uint32_t;
+  const u32 N = r.N(), gamma = config.gamma, top = r.a() - 1;
+  const u32 per_pack = gamma == 0 ? N : static_cast<u32>(levels::power(r.t(), r.a() - gamma));
+  require(depth <= top - gamma, ErrorCode::invalid_argument,
+          "pack_rows: depth " + std::to_string(depth) + " beyond the tree's " +
+              std::to_string(top - gamma) + " levels");
+  const std::size_t packs = (values + N - 1) / N;
+  const u32 parts = static_cast<u32>(levels::power(r.t(), depth)), items = per_pack / parts;
+  // Part q of every pack, merged to level top - depth: [packs][N].
+  const auto part = [&](u32 q) {
+    if (gamma == 0) {
+      auto masks = ops.alloc(packs * items * N);
+      auto bodies = ops.alloc(packs * items);
+      block::GatherLweArgs args{};
+      args.rows = rows;
+      args.rows32 = rows32;
+      args.masks = masks.data();
+      args.bodies = bodies.data();
+      args.values = values;
+      args.N = N;
+      args.W = static_cast<u32>(W);
+      args.items = items;
+      args.first = q;
+      args.stride = parts;
+      ops.run_gather_lwe(args, packs * items * (std::size_t{N} + 1));
+      return levels::merge_levels(
+          ops, r, levels::lwe_items(ops, r, masks.data(), bodies.data(), packs * items), items,
+          packs, 0, top - depth, config.mode);
+    }
+    levels::Batch<Ops> blocks{ops.alloc(packs * items * N), ops.alloc(packs * items * N)};
+    block::GatherBlocksArgs args{};
+    args.rows = rows;
+    args.rows32 = rows32;
+    args.out_a = blocks.a.data();
+    args.out_b = blocks.b.data();
+    args.values = values;
+    args.N = N;
+    args.T = per_pack;
+    args.Mg = static_cast<u32>(levels::power(r.t(), gamma));
+    args.mg = static_cast<u32>(levels::power(r.t(), gamma - 1));
+    args.L = args.Mg - args.mg;
+    args.W = static_cast<u32>(W);
+    args.items = items;
+    args.first = q;
+    args.stride = parts;
+    ops.run_gather_blocks(args, packs * items * std::size_t{N});
+    // Scaled by T^-1 (the factor of the trace), as TraceTrees::pack_blocks.
+    const std::size_t words = packs * items * std::size_t{N};
+    const std::uint64_t f_inv = core::inverse_mod_word<std::uint64_t>(per_pack);
+    ops.scale_copy(blocks.a.data(), blocks.a.data(), f_inv, words);
+    ops.scale_copy(blocks.b.data(), blocks.b.data(), f_inv, words);
+    return levels::merge_levels(ops, r, std::move(blocks), items, packs, gamma, top - depth,
+                                config.mode);
+  };
+  levels::Batch<Ops> merged;
+  if (parts == 1) {
+    merged = part(0);
+  } else {
+    levels::Batch<Ops> all{ops.alloc(packs * parts * N), ops.alloc(packs * parts * N)};
+    for (u32 q = 0; q < parts; ++q) {
+      const levels::Batch<Ops> done = part(q);
+      for (std::size_t p = 0; p < packs; ++p) {
+        ops.copy(all.a.data() + (p * parts + q) * N, done.a.data() + p * N, N);
+        ops.copy(all.b.data() + (p * parts + q) * N, done.b.data() + p * N, N);
+      }
+    }
+    merged = levels::merge_levels(ops, r, std::move(all), parts, packs, top - depth + 1, top,
+                                  config.mode);
+  }
+  // At gamma = 0 the LWE tree spans every level: Tr_(K_a/K_a) is the identity.
+  return merged;
+}
+
 template <class Ops>
 class DeviceBackend final : public backend::Backend {
  public:
@@ -248,42 +336,8 @@ class DeviceBackend final : public backend::Backend {
     const Rows& in = rows_of(rows);
     const ring::RingParams& r = params_.ring;
     const std::size_t N = r.N(), packs = (in.values + N - 1) / N;
-    levels::Batch<Ops> packed;
-    if (config_.gamma == 0) {
-      auto masks = ops_.alloc(packs * N * N);
-      auto bodies = ops_.alloc(packs * N);
-      block::GatherLweArgs args{};
-      args.rows = in.wide();
-      args.rows32 = in.narrow();
-      args.masks = masks.data();
-      args.bodies = bodies.data();
-      args.values = in.values;
-      args.N = static_cast<u32>(N);
-      args.W = static_cast<u32>(width_);
-      ops_.run_gather_lwe(args, packs * N * (N + 1));
-      packed =
-          levels::pack_lwes(ops_, r, masks.data(), bodies.data(), packs, r.a() - 1, config_.mode);
-    } else {
-      const u32 gamma = config_.gamma;
-      const u32 T = static_cast<u32>(levels::power(r.t(), r.a() - gamma));
-      auto blocks_a = ops_.alloc(packs * T * N);
-      auto blocks_b = ops_.alloc(packs * T * N);
-      block::GatherBlocksArgs args{};
-      args.rows = in.wide();
-      args.rows32 = in.narrow();
-      args.out_a = blocks_a.data();
-      args.out_b = blocks_b.data();
-      args.values = in.values;
-      args.N = static_cast<u32>(N);
-      args.T = T;
-      args.Mg = static_cast<u32>(levels::power(r.t(), gamma));
-      args.mg = static_cast<u32>(levels::power(r.t(), gamma - 1));
-      args.L = args.Mg - args.mg;
-      args.W = static_cast<u32>(width_);
-      ops_.run_gather_blocks(args, packs * T * N);
-      packed = levels::pack_blocks(ops_, r, blocks_a.data(), blocks_b.data(), packs, gamma,
-                                   config_.mode);
-    }
+    const levels::Batch<Ops> packed =
+        pack_rows(ops_, r, config_, in.wide(), in.narrow(), in.values, width_);
     std::vector<u64> a(packs * N), b(packs * N);
     ops_.download(packed.a.data(), a);
     ops_.download(packed.b.data(), b);

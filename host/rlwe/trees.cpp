@@ -415,50 +415,14 @@ Ciphertext TraceTrees::trace_tower(Ciphertext c, std::uint32_t from_level) {
   return c;
 }
 
-// The upper `depth` levels of merge_tree(items, top, ...), from its t^depth subtrees: part q is
-// the subtree of the items q, q + t^depth, ... (merged to level top - depth), and the children
-// of a node at (offset, stride) are the parts offset + stride s, s < t.
-Ciphertext TraceTrees::merge_parts(std::span<const Ciphertext> parts, std::uint32_t top,
-                                   std::uint32_t depth, std::size_t offset, std::size_t stride,
-                                   TreeMode mode) {
-  if (depth == 0) return parts[offset];
-  const std::uint32_t t = params_.ring.t();
-  std::vector<Ciphertext> subs;
-  for (std::uint32_t s = 0; s < t; ++s)
-    subs.push_back(merge_parts(parts, top - 1, depth - 1, offset + stride * s, stride * t, mode));
-  return merge(pointers(subs), top, mode);
-}
-
-namespace {
-
-// Checks a part's size and depth: `part_items` of a tree of `items` items whose merges span
-// levels [bottom, top].
-void require_part(std::size_t part_items, std::size_t items, std::uint32_t t, std::uint32_t top,
-                  std::uint32_t bottom, std::uint32_t depth, const char* what) {
-  require(depth <= top - bottom, ErrorCode::invalid_argument,
-          std::string(what) + ": depth " + std::to_string(depth) + " beyond the tree's " +
-              std::to_string(top - bottom) + " levels above its bottom");
-  const std::uint64_t parts = power(t, depth);
-  require(part_items * parts == items, ErrorCode::size_mismatch,
-          std::string(what) + ": " + std::to_string(items / parts) +
-              " items per part expected, got " + std::to_string(part_items));
-}
-
-}  // namespace
-
 Ciphertext TraceTrees::pack_lwes(std::span<const LweCiphertext> lwes, std::uint32_t k,
                                  TreeMode mode) {
-  std::vector<Ciphertext> whole;
-  whole.push_back(pack_lwes_part(lwes, k, 0, mode));
-  return pack_lwes_top(whole, k, 0, mode);
-}
-
-Ciphertext TraceTrees::pack_lwes_part(std::span<const LweCiphertext> lwes, std::uint32_t k,
-                                      std::uint32_t depth, TreeMode mode) {
   const RingParams& r = params_.ring;
   require(k < r.a(), ErrorCode::invalid_argument, "pack_lwes: k must be below a");
   const std::size_t n = (r.t() - 1) * power(r.t(), k);
-  require_part(lwes.size(), n, r.t(), k, 0, depth, "pack_lwes");
+  require(
+      lwes.size() == n, ErrorCode::size_mismatch,
+      "pack_lwes: " + std::to_string(n) + " samples expected, got " + std::to_string(lwes.size()));
   // Each item: embedded, times (1 - zeta_t), pre-scaled by M^-1 (the factor of the full trace),
   // in one pass per sample (elements/embed_lwe.hpp). b = (B, 0, ...) becomes B (1 - X^m).
   const u64 m_inv = core::inverse_mod_word<u64>(r.M());
@@ -478,50 +442,25 @@ Ciphertext TraceTrees::pack_lwes_part(std::span<const LweCiphertext> lwes, std::
     item.b[0] = m_inv * lwe.b;
     item.b[m] = u64{0} - m_inv * lwe.b;
   }
-  return merge_tree(pointers(items), k - depth, 0, mode);
-}
-
-Ciphertext TraceTrees::pack_lwes_top(std::span<const Ciphertext> parts, std::uint32_t k,
-                                     std::uint32_t depth, TreeMode mode) {
-  const RingParams& r = params_.ring;
-  require(k < r.a() && depth <= k, ErrorCode::invalid_argument,
-          "pack_lwes: k must be below a and depth at most k");
-  require(parts.size() == power(r.t(), depth), ErrorCode::size_mismatch,
-          "pack_lwes: t^depth parts expected");
-  return trace_tower(merge_parts(parts, k, depth, 0, 1, mode), k + 1);
+  return trace_tower(merge_tree(pointers(items), k, 0, mode), k + 1);
 }
 
 Ciphertext TraceTrees::pack_blocks(std::span<const Ciphertext> blocks, std::uint32_t gamma,
                                    TreeMode mode) {
-  std::vector<Ciphertext> whole;
-  whole.push_back(pack_blocks_part(blocks, gamma, 0, mode));
-  return pack_blocks_top(whole, gamma, 0, mode);
-}
-
-Ciphertext TraceTrees::pack_blocks_part(std::span<const Ciphertext> blocks, std::uint32_t gamma,
-                                        std::uint32_t depth, TreeMode mode) {
   const RingParams& r = params_.ring;
   require(gamma >= 1 && gamma < r.a(), ErrorCode::invalid_argument,
           "pack_blocks: gamma must be in [1, a)");
   const std::uint64_t count = power(r.t(), r.a() - gamma);
-  require_part(blocks.size(), count, r.t(), r.a() - 1, gamma, depth, "pack_blocks");
+  require(blocks.size() == count, ErrorCode::size_mismatch,
+          "pack_blocks: " + std::to_string(count) + " blocks expected, got " +
+              std::to_string(blocks.size()));
   const u64 f_inv = core::inverse_mod_word<u64>(count);
   std::vector<Ciphertext> items(blocks.begin(), blocks.end());
   for (Ciphertext& c : items) {
     require_ring(c, r, "pack_blocks");
     scale(c, f_inv);
   }
-  return merge_tree(pointers(items), r.a() - 1 - depth, gamma, mode);
-}
-
-Ciphertext TraceTrees::pack_blocks_top(std::span<const Ciphertext> parts, std::uint32_t gamma,
-                                       std::uint32_t depth, TreeMode mode) {
-  const RingParams& r = params_.ring;
-  require(gamma >= 1 && gamma < r.a() && depth <= r.a() - 1 - gamma, ErrorCode::invalid_argument,
-          "pack_blocks: gamma must be in [1, a) and depth at most a - 1 - gamma");
-  require(parts.size() == power(r.t(), depth), ErrorCode::size_mismatch,
-          "pack_blocks: t^depth parts expected");
-  return merge_parts(parts, r.a() - 1, depth, 0, 1, mode);
+  return merge_tree(pointers(items), r.a() - 1, gamma, mode);
 }
 
 }  // namespace safhire::rlwe

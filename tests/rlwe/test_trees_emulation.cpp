@@ -4,16 +4,19 @@
 // on several std::threads at once from the top down), and key switches go through the CPU
 // KeySwitcher. The outputs must equal rlwe::TraceTrees word for word (packing in fast and in
 // paper mode), which checks the device layouts and index arithmetic where there is no GPU, on
-// the small rings and on the paper's 3^7, 7^4 and 5^5.
+// the small rings and on the paper's 3^7, 7^4 and 5^5. The same algorithm over the CPU backend's
+// ops (backend::HostOps: rows whole, summed key switches, two workers) must give the same words.
 #include <gtest/gtest.h>
 
 #include <map>
 #include <memory>
 #include <ostream>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "cpu_ops.hpp"
+#include "host_ops.hpp"
 #include "portable/tree_levels.hpp"
 #include "safhire/rlwe/trees.hpp"
 
@@ -32,20 +35,27 @@ void expect_equal(const rlwe::Ciphertext& ct, const cuda::ScratchPool::Block& a,
   ASSERT_TRUE(std::equal(ct.b.coeffs().begin(), ct.b.coeffs().end(), b.data() + at * n)) << what;
 }
 
+// Whose ops run the levels: the replay's, in either schedule, or the CPU backend's.
+enum class Runner { sequential, concurrent, host };
+
 struct TreeCase {
   ring::RingParams ring;
-  Schedule schedule;
+  Runner runner;
 };
 
-[[maybe_unused]] void PrintTo(const TreeCase& c, std::ostream* os) {
-  *os << c.ring.name() << (c.schedule == Schedule::concurrent ? ", concurrent" : ", sequential");
+std::string runner_name(Runner runner) {
+  return runner == Runner::host         ? "host"
+         : runner == Runner::concurrent ? "concurrent"
+                                        : "sequential";
 }
 
-class TreesEmulation : public ::testing::TestWithParam<TreeCase> {};
+[[maybe_unused]] void PrintTo(const TreeCase& c, std::ostream* os) {
+  *os << c.ring.name() << ", " << runner_name(c.runner);
+}
 
-TEST_P(TreesEmulation, DeviceLevelsEqualTraceTrees) {
-  const ring::RingParams& r = GetParam().ring;
-  const Schedule schedule = GetParam().schedule;
+// The splits and packings of levels:: over the ops make_ops() gives, against TraceTrees.
+template <class MakeOps>
+void expect_levels_equal_trace_trees(const ring::RingParams& r, MakeOps make_ops) {
   const rlwe::ParameterSet p("test", 900, r, 8, -50, {1024, 4}, {1024, 4});
   auto random = core::SeededRandom::from_counter(130);
   const rlwe::SecretKey key(p, random);
@@ -64,7 +74,7 @@ TEST_P(TreesEmulation, DeviceLevelsEqualTraceTrees) {
     std::copy(cts[c].b.coeffs().begin(), cts[c].b.coeffs().end(), b.begin() + c * n);
   }
   for (std::uint32_t gamma = 0; gamma < r.a(); ++gamma) {
-    CpuOps ops{p, keys, rlwe::KeySwitcher(p, p.gadget(0)), schedule};
+    auto ops = make_ops(p, keys);
     const auto out = cuda::levels::split(ops, r, a.data(), b.data(), count, gamma);
     rlwe::TraceTrees trees(p, p.gadget(0), keys);
     for (std::size_t c = 0; c < count; ++c) {
@@ -75,7 +85,7 @@ TEST_P(TreesEmulation, DeviceLevelsEqualTraceTrees) {
                          ", part " + std::to_string(u));
       }
     }
-    EXPECT_EQ(ops.switcher.key_switches(), trees.key_switches());
+    EXPECT_EQ(ops.key_switches(), trees.key_switches());
   }
   for (std::uint32_t k = 0; k < r.a(); ++k) {
     const std::size_t items = (r.t() - 1) * cuda::levels::power(r.t(), k);
@@ -90,7 +100,7 @@ TEST_P(TreesEmulation, DeviceLevelsEqualTraceTrees) {
       }
     }
     for (const rlwe::TreeMode mode : {rlwe::TreeMode::fast, rlwe::TreeMode::paper}) {
-      CpuOps ops{p, keys, rlwe::KeySwitcher(p, p.gadget(0)), schedule};
+      auto ops = make_ops(p, keys);
       const auto out = cuda::levels::pack_lwes(ops, r, masks.data(), bodies.data(), count, k, mode);
       rlwe::TraceTrees trees(p, p.gadget(0), keys);
       for (std::size_t c = 0; c < count; ++c) {
@@ -98,7 +108,7 @@ TEST_P(TreesEmulation, DeviceLevelsEqualTraceTrees) {
                      "pack k " + std::to_string(k) + ", group " + std::to_string(c) +
                          (mode == rlwe::TreeMode::paper ? ", paper" : ", fast"));
       }
-      EXPECT_EQ(ops.switcher.key_switches(), trees.key_switches());
+      EXPECT_EQ(ops.key_switches(), trees.key_switches());
     }
   }
   for (std::uint32_t gamma = 1; gamma < r.a(); ++gamma) {
@@ -115,7 +125,7 @@ TEST_P(TreesEmulation, DeviceLevelsEqualTraceTrees) {
       }
     }
     for (const rlwe::TreeMode mode : {rlwe::TreeMode::fast, rlwe::TreeMode::paper}) {
-      CpuOps ops{p, keys, rlwe::KeySwitcher(p, p.gadget(0)), schedule};
+      auto ops = make_ops(p, keys);
       const auto out = cuda::levels::pack_blocks(ops, r, ba.data(), bb.data(), count, gamma, mode);
       rlwe::TraceTrees trees(p, p.gadget(0), keys);
       for (std::size_t c = 0; c < count; ++c) {
@@ -123,23 +133,45 @@ TEST_P(TreesEmulation, DeviceLevelsEqualTraceTrees) {
                      "pack_blocks gamma " + std::to_string(gamma) +
                          (mode == rlwe::TreeMode::paper ? ", paper" : ", fast"));
       }
-      EXPECT_EQ(ops.switcher.key_switches(), trees.key_switches());
+      EXPECT_EQ(ops.key_switches(), trees.key_switches());
     }
   }
 }
 
-// Every ring in the concurrent schedule; the small ones in index order too.
+class TreesEmulation : public ::testing::TestWithParam<TreeCase> {};
+
+TEST_P(TreesEmulation, DeviceLevelsEqualTraceTrees) {
+  const Runner runner = GetParam().runner;
+  if (runner == Runner::host) {
+    expect_levels_equal_trace_trees(GetParam().ring,
+                                    [](const rlwe::ParameterSet& p, const rlwe::GaloisKeys& keys) {
+                                      return backend::HostOps(p, p.gadget(0), keys, 2, nullptr);
+                                    });
+    return;
+  }
+  const Schedule schedule =
+      runner == Runner::concurrent ? Schedule::concurrent : Schedule::sequential;
+  expect_levels_equal_trace_trees(
+      GetParam().ring, [&](const rlwe::ParameterSet& p, const rlwe::GaloisKeys& keys) {
+        return CpuOps{p, keys, rlwe::KeySwitcher(p, p.gadget(0)), schedule};
+      });
+}
+
+// Every ring in the concurrent schedule and on the host's ops; the small ones in index order too.
 std::vector<TreeCase> tree_cases() {
   std::vector<TreeCase> cases;
   for (const ring::RingParams& r :
        {ring::RingParams(3, 3), ring::RingParams(5, 2), ring::RingParams(7, 2),
         ring::RingParams(3, 4), ring::RingParams(5, 3)}) {
-    cases.push_back({r, Schedule::sequential});
-    cases.push_back({r, Schedule::concurrent});
+    cases.push_back({r, Runner::sequential});
+    cases.push_back({r, Runner::concurrent});
+    cases.push_back({r, Runner::host});
   }
   for (const ring::RingParams& r :
-       {ring::RingParams(3, 7), ring::RingParams(7, 4), ring::RingParams(5, 5)})
-    cases.push_back({r, Schedule::concurrent});
+       {ring::RingParams(3, 7), ring::RingParams(7, 4), ring::RingParams(5, 5)}) {
+    cases.push_back({r, Runner::concurrent});
+    cases.push_back({r, Runner::host});
+  }
   return cases;
 }
 
@@ -147,8 +179,7 @@ INSTANTIATE_TEST_SUITE_P(Rings, TreesEmulation, ::testing::ValuesIn(tree_cases()
                          [](const auto& param_info) {
                            const TreeCase& c = param_info.param;
                            return std::to_string(c.ring.t()) + "_" + std::to_string(c.ring.a()) +
-                                  (c.schedule == Schedule::concurrent ? "_concurrent"
-                                                                      : "_sequential");
+                                  "_" + runner_name(c.runner);
                          });
 
 }  // namespace

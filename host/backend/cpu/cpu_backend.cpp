@@ -3,7 +3,8 @@
 // ring::torus_matmul, sparse ones on ring::torus_spmm and small ones on ring::torus_dot, on 64-bit
 // or (Config::row_bits = 32) 32-bit words, each group's form prepared once per LayerWeights;
 // extraction at gamma >= 1 through PartialExtraction::clean_samples from the chunk's power
-// blocks; packing pack by pack, each pack's merge tree cut into parts when workers would idle.
+// blocks; packing by the CUDA backend's algorithm (cuda::pack_rows over HostOps, host_ops.hpp),
+// a pack at a time on each worker.
 #include <algorithm>
 #include <map>
 #include <mutex>
@@ -11,6 +12,8 @@
 #include <optional>
 #include <string>
 
+#include "host_ops.hpp"
+#include "portable/device_backend.hpp"
 #include "safhire/backend/backend.hpp"
 #include "safhire/core/error.hpp"
 #include "safhire/core/parallel.hpp"
@@ -108,6 +111,10 @@ constexpr std::size_t kCacheBytes = 384 * 1024;
 // sparse one (ring::torus_spmm, which costs the taps only but one multiply per row load instead
 // of four). Smaller groups take one ring::torus_dot per output.
 constexpr double kDenseShare = 0.75;
+
+// Packing cuts each pack's merge tree into parts of at most kPartBytes of items (cuda::pack_rows),
+// so that a part's levels run in a core's L2 cache.
+constexpr std::size_t kPartBytes = std::size_t{1} << 19;
 
 // A group of a LayerWeights in the form the kernels take: its distinct input rows (columns, as
 // (source, row), in that order), and its taps either as a dense matrix over them (refilled each
@@ -287,11 +294,20 @@ class CpuBackend final : public Backend {
         wide_rows_(threads_),
         period_errors_(threads_, std::vector<u64>(error_period(width_ - params.ring.N()))),
         lane_errors_(threads_, std::vector<std::int64_t>(width_ - params.ring.N())) {
-    for (unsigned w = 0; w < threads_; ++w)
-      trees_.push_back(
-          std::make_unique<rlwe::TraceTrees>(params_, params_.gadget(config.gamma), keys));
     if (config.gamma >= 1) partial_.emplace(params_.ring, config.gamma);
+    const rlwe::PartialExtraction* partial = partial_ ? &*partial_ : nullptr;
+    ops_.emplace(params_, params_.gadget(config.gamma), keys, workers_, partial);
+    for (unsigned w = 0; threads_ > 1 && w < threads_; ++w)
+      solo_.push_back(
+          std::make_unique<HostOps>(params_, params_.gadget(config.gamma), keys, alone_, partial));
     derives_ = has_power_keys(keys, params_.ring, config.gamma);
+    // The least depth whose parts' items (a and b, N words each) fit in kPartBytes.
+    const ring::RingParams& r = params_.ring;
+    std::size_t items = config.gamma == 0 ? r.N() : partial_->blocks();
+    while (part_depth_ < r.a() - 1 - config.gamma && items * r.N() * 16 > kPartBytes) {
+      ++part_depth_;
+      items /= r.t();
+    }
   }
 
   bool derives_powers() const override { return derives_; }
@@ -343,11 +359,12 @@ class CpuBackend final : public Backend {
                                  [&](std::uint32_t l) { return errors[l]; });
       std::fill(row + W, row + S, u32{0});
     };
+    std::vector<rlwe::Ciphertext> derived;  // [K][chunks], when derived
     for (std::size_t c = 0; c < chunks; ++c) {
       const std::size_t values = std::min(N, n - c * N);
       if (!partial_) {
         const rlwe::Ciphertext ct = cts[c].expand();
-        core::parallel_for(values, threads_, [&](std::size_t j, unsigned worker) {
+        workers_.run(values, [&](std::size_t j, unsigned worker) {
           const std::size_t to = destination[c * N + j];
           u64* row = narrow() ? wide_row(worker, 0) : rows + to * S;
           row[N] = rlwe::sample_extract_into(params_.ring, ct, static_cast<std::uint32_t>(j),
@@ -358,7 +375,9 @@ class CpuBackend final : public Backend {
       }
       std::vector<rlwe::Ciphertext> powers;
       if (derive) {
-        powers = derive_powers(cts[c].expand());
+        if (c == 0) derived = derive_powers(cts);
+        for (std::size_t k = 0; k < K; ++k)
+          powers.push_back(std::move(derived[k * chunks + c]));
       } else {
         for (std::size_t k = 0; k < K; ++k)
           powers.push_back(cts[c * K + k].expand());
@@ -366,7 +385,7 @@ class CpuBackend final : public Backend {
       const rlwe::PartialExtraction& px = *partial_;
       const rlwe::PartialExtraction::PowerBlocks power_blocks = px.power_blocks(powers);
       const std::uint32_t T = px.blocks(), L = px.lanes();
-      core::parallel_for(T, threads_, [&](std::size_t i, unsigned worker) {
+      workers_.run(T, [&](std::size_t i, unsigned worker) {
         std::vector<u64*>& lane_rows = lane_rows_[worker];
         lane_rows.assign(L, nullptr);
         for (std::uint32_t j = 0; j < L; ++j) {
@@ -407,93 +426,71 @@ class CpuBackend final : public Backend {
     return out;
   }
 
-  // Each pack's merge tree is cut into t^depth parts (rlwe::TraceTrees::pack_*_part) when the
-  // packs alone would leave workers idle: depth 0 on one thread, else the least depth that gives
-  // every worker at least two parts, as far as the tree goes.
+  // Through the CUDA backend's algorithm (cuda::pack_rows): whole packs on each worker's own ops
+  // while there are packs for every worker (each pack's levels stay in its core's cache), the
+  // rest one pack per worker at a time, each step's work shared by the workers.
   std::vector<rlwe::SwitchedCiphertext> pack(const Rows& rows, std::uint32_t bits,
                                              std::uint32_t body_bits) override {
     const HostRows& in = host_rows(rows);
     const std::size_t n = in.count(), N = params_.ring.N();
     const std::size_t packs = (n + N - 1) / N;
-    const std::uint32_t t = params_.ring.t(), top = params_.ring.a() - 1;
-    const std::uint32_t max_depth = partial_ ? top - config_.gamma : top;
-    std::uint32_t depth = 0;
-    std::size_t parts = 1;
-    while (threads_ > 1 && depth < max_depth && packs * parts < 2 * std::size_t{threads_}) {
-      ++depth;
-      parts *= t;
-    }
-    std::vector<rlwe::Ciphertext> packed(packs * parts, rlwe::Ciphertext(params_.ring));
-    if (!partial_) {
-      // Part q of pack g: the LWE samples of its rows g N + q, g N + q + parts, ...
-      core::parallel_for(packs * parts, threads_, [&](std::size_t item, unsigned w) {
-        const std::size_t g = item / parts, q = item % parts;
-        std::vector<rlwe::LweCiphertext> lwes(N / parts);
-        for (std::size_t i = 0; i < lwes.size(); ++i) {
-          const std::size_t s = g * N + q + i * parts;
-          lwes[i].a.assign(N, 0);
-          if (s >= n) continue;
-          const u64* row = wide(in, s, w);
-          std::copy(row, row + N, lwes[i].a.begin());
-          lwes[i].b = row[N];
-        }
-        packed[item] = trees_[w]->pack_lwes_part(lwes, top, depth, config_.mode);
-      });
-    } else {
-      // Output block beta of pack g holds slots g N + beta + T z in lane z: sum_z Z^z row(slot);
-      // part q of pack g, its blocks q, q + parts, ...
-      const rlwe::PartialExtraction& px = *partial_;
-      const std::uint32_t T = px.blocks(), L = px.lanes();
-      core::parallel_for(packs * parts, threads_, [&](std::size_t item, unsigned w) {
-        const std::size_t g = item / parts, q = item % parts;
-        std::vector<rlwe::Ciphertext> blocks(T / parts, rlwe::Ciphertext(params_.ring));
-        std::vector<const u64*> wide_rows(L);
-        std::vector<const u32*> narrow_rows(L);
-        for (std::size_t i = 0; i < blocks.size(); ++i) {
-          const std::size_t beta = q + i * parts;
-          for (std::uint32_t z = 0; z < L; ++z) {
-            const std::size_t s = g * N + beta + std::size_t{T} * z;
-            wide_rows[z] = s < n && !narrow() ? in.words + s * stride_ : nullptr;
-            narrow_rows[z] = s < n && narrow() ? in.narrow + s * stride_ : nullptr;
-          }
-          if (narrow()) {
-            px.embed_lane_sum(narrow_rows, blocks[i]);
-          } else {
-            px.embed_lane_sum(wide_rows, blocks[i]);
-          }
-        }
-        packed[item] = trees_[w]->pack_blocks_part(blocks, config_.gamma, depth, config_.mode);
-      });
-    }
     std::vector<rlwe::SwitchedCiphertext> out(packs);
-    core::parallel_for(packs, threads_, [&](std::size_t g, unsigned w) {
-      const std::span<const rlwe::Ciphertext> pack_parts(packed.data() + g * parts, parts);
-      out[g] = rlwe::modulus_switch(
-          partial_ ? trees_[w]->pack_blocks_top(pack_parts, config_.gamma, depth, config_.mode)
-                   : trees_[w]->pack_lwes_top(pack_parts, top, depth, config_.mode),
-          bits, body_bits);
-    });
+    // Packs first .. first + count - 1 through `ops`.
+    const auto pack_range = [&](HostOps& ops, std::size_t first, std::size_t count) {
+      const std::size_t values = std::min(n - first * N, count * N);
+      const std::size_t offset = first * N * stride_;
+      const auto packed =
+          cuda::pack_rows(ops, params_.ring, config_, narrow() ? nullptr : in.words + offset,
+                          narrow() ? in.narrow + offset : nullptr, values, stride_, part_depth_);
+      for (std::size_t p = 0; p * N < values; ++p) {
+        rlwe::Ciphertext ct(params_.ring);
+        std::copy_n(packed.a.data() + p * N, N, ct.a.coeffs().begin());
+        std::copy_n(packed.b.data() + p * N, N, ct.b.coeffs().begin());
+        out[first + p] = rlwe::modulus_switch(ct, bits, body_bits);
+      }
+    };
+    const std::size_t alone = threads_ > 1 ? packs / threads_ * threads_ : 0;
+    workers_.run(alone, [&](std::size_t g, unsigned w) { pack_range(*solo_[w], g, 1); });
+    for (std::size_t first = alone; first < packs; first += threads_)
+      pack_range(*ops_, first, std::min<std::size_t>(threads_, packs - first));
+    // The scratch goes back to the heap between rounds (reused within one: parts and levels
+    // repeat their shapes; keeping it made no difference to the round after).
+    ops_->trim(0);
+    for (auto& ops : solo_)
+      ops->trim(0);
     return out;
   }
 
   std::uint64_t key_switches() const override {
-    std::uint64_t total = 0;
-    for (const auto& t : trees_)
-      total += t->key_switches();
+    std::uint64_t total = ops_->key_switches();
+    for (const auto& ops : solo_)
+      total += ops->key_switches();
     return total;
   }
 
  private:
   bool narrow() const { return config_.row_bits == 32; }
 
-  // The powers of a chunk from its first, the key switches shared by the workers.
-  std::vector<rlwe::Ciphertext> derive_powers(const rlwe::Ciphertext& first) {
+  // The powers of every chunk from its first (cts, expanded), [K][chunks]: sigma_k with a key
+  // switch for each other element k, a batch of chunks at a time, as the device derives them.
+  std::vector<rlwe::Ciphertext> derive_powers(std::span<const rlwe::SeededCiphertext> cts) {
     const std::vector<std::uint64_t>& elements = partial_->elements();
-    std::vector<rlwe::Ciphertext> powers(elements.size(), rlwe::Ciphertext(params_.ring));
-    powers[0] = first;
-    core::parallel_for(elements.size() - 1, threads_, [&](std::size_t i, unsigned worker) {
-      powers[i + 1] = trees_[worker]->automorphism(first, elements[i + 1]);
-    });
+    const std::size_t chunks = cts.size(), N = params_.ring.N(), K = elements.size();
+    const std::size_t words = K * chunks * N;
+    auto a = ops_->alloc(words), b = ops_->alloc(words);
+    for (std::size_t c = 0; c < chunks; ++c) {
+      const rlwe::Ciphertext ct = cts[c].expand();
+      std::copy_n(ct.a.coeffs().begin(), N, a.data() + c * N);
+      std::copy_n(ct.b.coeffs().begin(), N, b.data() + c * N);
+    }
+    for (std::size_t k = 1; k < K; ++k)
+      ops_->automorphism(elements[k], a.data(), b.data(), a.data() + k * chunks * N,
+                         b.data() + k * chunks * N, chunks);
+    std::vector<rlwe::Ciphertext> powers(K * chunks, rlwe::Ciphertext(params_.ring));
+    for (std::size_t i = 0; i < K * chunks; ++i) {
+      std::copy_n(a.data() + i * N, N, powers[i].a.coeffs().begin());
+      std::copy_n(b.data() + i * N, N, powers[i].b.coeffs().begin());
+    }
     return powers;
   }
 
@@ -521,7 +518,7 @@ class CpuBackend final : public Backend {
       std::vector<Word*> outs;
     };
     std::vector<Scratch> scratch(threads_);
-    core::parallel_for(layer.groups(), threads_, [&](std::size_t g, unsigned worker) {
+    workers_.run(layer.groups(), [&](std::size_t g, unsigned worker) {
       Scratch& sc = scratch[worker];
       const PreparedGroup& group = prepared.groups[g];
       const std::uint32_t first = weights.group_start[g], last = weights.group_start[g + 1];
@@ -592,25 +589,20 @@ class CpuBackend final : public Backend {
     });
   }
 
-  // Row s of `rows` as 64-bit words: in place, or lifted into worker w's row.
-  const u64* wide(const HostRows& rows, std::size_t s, unsigned w) {
-    if (!narrow()) return rows.words + s * stride_;
-    u64* to = wide_row(w, 0);
-    const u32* from = rows.narrow + s * stride_;
-    for (std::size_t k = 0; k < width_; ++k)
-      to[k] = widen_word(from[k]);
-    return to;
-  }
-
   rlwe::ParameterSet params_;
   Config config_;
   unsigned threads_;
   std::size_t width_;   // words of a row (row_words)
   std::size_t stride_;  // between rows: width_, or for 32-bit rows width_ rounded up to 32
   ring::SimdIsa simd_;
-  std::vector<std::unique_ptr<rlwe::TraceTrees>> trees_;  // one per worker
   bool derives_ = false;  // keys for every power element at gamma >= 1
   std::optional<rlwe::PartialExtraction> partial_;
+  // Every step's loops run on workers_, kept for the backend's life. alone_ runs a loop on its
+  // caller: several workers may use it at once (a one-thread pool keeps no state).
+  core::WorkerPool workers_{threads_}, alone_{1};
+  std::optional<HostOps> ops_;                   // on workers_
+  std::vector<std::unique_ptr<HostOps>> solo_;   // on alone_, one for each worker (threads_ > 1)
+  std::uint32_t part_depth_ = 0;                 // cuda::pack_rows's depth
   std::vector<std::int64_t> key_mean_;           // key_mean_map
   std::vector<std::vector<u64>> clean_scratch_;  // per worker, for clean_samples
   std::vector<std::vector<u64*>> lane_rows_;     // per worker

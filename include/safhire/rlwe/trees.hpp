@@ -91,20 +91,6 @@ class TraceTrees {
   // offset X^u: the inverse of split at gamma. t^(a-gamma) - 1 key switches in fast mode.
   Ciphertext pack_blocks(std::span<const Ciphertext> blocks, std::uint32_t gamma, TreeMode mode);
 
-  // The same two packings cut for several workers, `depth` levels below the tree's top: with
-  // P = t^depth, part q (0 <= q < P) packs the inputs q, q + P, q + 2P, ... (pack_*_part, given
-  // just those, in order), and pack_*_top merges the P parts (in order of q) the rest of the way.
-  // Parts may run on different TraceTrees (one per worker); together they do the whole
-  // packing's key switches and give its words. depth <= k for LWEs, <= a - 1 - gamma for blocks.
-  Ciphertext pack_lwes_part(std::span<const LweCiphertext> lwes, std::uint32_t k,
-                            std::uint32_t depth, TreeMode mode);
-  Ciphertext pack_lwes_top(std::span<const Ciphertext> parts, std::uint32_t k, std::uint32_t depth,
-                           TreeMode mode);
-  Ciphertext pack_blocks_part(std::span<const Ciphertext> blocks, std::uint32_t gamma,
-                              std::uint32_t depth, TreeMode mode);
-  Ciphertext pack_blocks_top(std::span<const Ciphertext> parts, std::uint32_t gamma,
-                             std::uint32_t depth, TreeMode mode);
-
   // The powers of one chunk at level gamma >= 1 (encrypt_powers' ciphertexts, in power_elements
   // order) from the first, Enc(t^-gamma mu): sigma_k of it, switched back to s, for every other
   // k; phi(t^gamma) - 1 key switches, each adding keyswitch_variance to its power's noise.
@@ -123,8 +109,6 @@ class TraceTrees {
   Ciphertext merge_tree(std::span<const Ciphertext* const> items, std::uint32_t top,
                         std::uint32_t bottom, TreeMode mode);
   Ciphertext trace_tower(Ciphertext c, std::uint32_t from_level);
-  Ciphertext merge_parts(std::span<const Ciphertext> parts, std::uint32_t top, std::uint32_t depth,
-                         std::size_t offset, std::size_t stride, TreeMode mode);
 
   ParameterSet params_;
   const GaloisKeys* keys_;

@@ -1,0 +1,316 @@
+// The Ops of cuda/portable/tree_levels.hpp and of cuda::pack_rows for the CPU backend: the
+// packing algorithm the CUDA backend runs, on host memory. Each batched primitive shares its work
+// among the workers of a core::WorkerPool: rows one by one, key switches ciphertext by ciphertext
+// with one rlwe::KeySwitcher per worker. A row is computed whole, by the host's vectorised form
+// of the device's per-coefficient body, with equal words:
+// - monomial products: ring::add_monomial_product (the runs of elements::monomial_coefficient);
+// - the LWE embedding: elements::embed_mask (the recurrence of embedded_mask_coefficient);
+// - the lane sums at gamma >= 1: rlwe::PartialExtraction::embed_lane_sum (gather_blocks_words);
+// - a merge's key switches, summed before one inverse transform
+//   (rlwe::KeySwitcher::automorphism_sum).
+// tests/rlwe/test_trees_emulation.cpp checks every level against rlwe::TraceTrees, and
+// tests/backend/test_pack_rows.cpp whole packings against the device algorithm's replay.
+//
+// Scratch comes from a cuda::ScratchPool over host memory, used by the calling thread only (the
+// workers write into blocks it took); the CPU backend empties it after each packing.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "portable/backend_element.cuh"
+#include "portable/tree_element.cuh"
+#include "safhire/core/parallel.hpp"
+#include "safhire/cuda/scratch_pool.hpp"
+#include "safhire/elements/embed_lwe.hpp"
+#include "safhire/ring/cyclotomic.hpp"
+#include "safhire/rlwe/keyswitch.hpp"
+#include "safhire/rlwe/partial.hpp"
+#include "safhire/rlwe/trees.hpp"
+
+namespace safhire::backend {
+
+class HostOps {
+ public:
+  using u64 = std::uint64_t;
+  using u32 = std::uint32_t;
+  using Buffer = cuda::ScratchPool::Block;
+
+  // On `workers` (which must outlive the ops, and run nothing else meanwhile). `partial`: gamma
+  // >= 1's extraction (its lane sums gather the blocks), or null at gamma = 0. `keys` and
+  // `partial` must outlive the ops.
+  HostOps(const rlwe::ParameterSet& params, const rlwe::Gadget& gadget,
+          const rlwe::GaloisKeys& keys, core::WorkerPool& workers,
+          const rlwe::PartialExtraction* partial)
+      : ring_(params.ring), keys_(&keys), partial_(partial), workers_(&workers) {
+    for (unsigned w = 0; w < workers_->threads(); ++w)
+      scratch_.push_back(std::make_unique<Scratch>(params, gadget));
+  }
+  // On `threads` workers of its own.
+  HostOps(const rlwe::ParameterSet& params, const rlwe::Gadget& gadget,
+          const rlwe::GaloisKeys& keys, unsigned threads, const rlwe::PartialExtraction* partial)
+      : HostOps(params, gadget, keys, std::make_unique<core::WorkerPool>(threads), partial) {}
+
+  Buffer alloc(std::size_t words) { return pool_->take(words); }
+  // Idle scratch given back down to `keep` words.
+  void trim(std::size_t keep) { pool_->trim(keep); }
+  const cuda::ScratchPool::Stats& scratch() const { return pool_->stats(); }
+
+  std::uint64_t key_switches() const {
+    std::uint64_t total = 0;
+    for (const auto& w : scratch_)
+      total += w->switcher.key_switches();
+    return total;
+  }
+
+  void copy(u64* dst, const u64* src, std::size_t words) {
+    ranges(words, [&](std::size_t from, std::size_t to) {
+      std::memcpy(dst + from, src + from, (to - from) * sizeof(u64));
+    });
+  }
+  void scale_copy(u64* dst, const u64* src, u64 factor, std::size_t words) {
+    ranges(words, [&](std::size_t from, std::size_t to) {
+      for (std::size_t i = from; i < to; ++i)
+        dst[i] = src[i] * factor;
+    });
+  }
+  void add(u64* dst, const u64* src, std::size_t words) {
+    ranges(words, [&](std::size_t from, std::size_t to) {
+      for (std::size_t i = from; i < to; ++i)
+        dst[i] += src[i];
+    });
+  }
+
+  // Split level (block::split_thread, row by row): child s u of node u of input c is
+  // sum_j X^(-s delta - s j m) d_j.
+  void run_split(const cuda::block::SplitArgs& g, std::size_t threads) {
+    const std::size_t fan = std::size_t{g.step} * g.t;
+    rows(threads / g.N, [&](std::size_t x, unsigned) {
+      const std::size_t c = x / fan, rest = x % fan;
+      const auto s = static_cast<std::int64_t>(rest / g.step);
+      const std::size_t node = (c * g.step + rest % g.step) * g.N;
+      zero_row(g.out_a, g.out_b, x);
+      for (u32 j = 0; j < g.t; ++j) {
+        const std::int64_t e = -s * g.delta - s * j * std::int64_t{g.m};
+        add_monomial(g.a + node + j * g.plane, g.b + node + j * g.plane, e, g.out_a, g.out_b, x);
+      }
+    });
+  }
+
+  // Bottom level (block::bottom_thread): output u + v m of input c is
+  // sum_(k=1..t-1) (X^(-v k m) - X^(k m)) d_k, d_k in plane k - 1.
+  void run_bottom(const cuda::block::SplitArgs& g, std::size_t threads) {
+    rows(threads / g.N, [&](std::size_t x, unsigned) {
+      const std::size_t c = x / g.N, rest = x % g.N;
+      const std::size_t u = rest % g.m;
+      const auto v = static_cast<std::int64_t>(rest / g.m);
+      const std::size_t node = (c * g.m + u) * g.N;
+      zero_row(g.out_a, g.out_b, x);
+      for (u32 k = 1; k < g.t; ++k) {
+        const std::int64_t km = std::int64_t{k} * g.m;
+        const u64* a = g.a + node + (k - 1) * g.plane;
+        const u64* b = g.b + node + (k - 1) * g.plane;
+        add_monomial(a, b, -v * km, g.out_a, g.out_b, x);
+        add_monomial(a, b, km, g.out_a, g.out_b, x, true);
+      }
+    });
+  }
+
+  // Merge level, one representative (block::merge_thread): w_rho of a node is
+  // sum_s X^(e s rho^-1) c_s.
+  void run_merge(const cuda::block::MergeArgs& g, std::size_t threads) {
+    rows(threads / g.N, [&](std::size_t x, unsigned) {
+      const std::size_t p = x / g.nodes, sigma = x % g.nodes;
+      const std::size_t first = (p * g.prev + sigma) * g.N, stride = std::size_t{g.stride} * g.N;
+      zero_row(g.out_a, g.out_b, x);
+      for (u32 s = 0; s < g.items; ++s) {
+        const u64 e = u64{g.e} * s % g.M * g.rho_inv % g.M;
+        add_monomial(g.prev_a + first + s * stride, g.prev_b + first + s * stride,
+                     static_cast<std::int64_t>(e), g.out_a, g.out_b, x);
+      }
+    });
+  }
+
+  // out = X^e in, or out += X^e in (block::monomial_thread).
+  void run_monomial(const cuda::block::MonomialArgs& g, std::size_t threads) {
+    rows(threads / g.N, [&](std::size_t x, unsigned) {
+      const std::span<u64> out(g.out + x * g.N, g.N);
+      if (!g.accumulate) std::fill(out.begin(), out.end(), u64{0});
+      ring::add_monomial_product(ring_, {g.in + x * g.N, g.N}, g.e, out, false);
+    });
+  }
+
+  // The packing items of LWE samples: each mask embedded (block::embed_thread) ...
+  void run_embed(const u64* masks, u64* embedded, u32 N, u32 m, std::size_t threads) {
+    rows(threads / N, [&](std::size_t i, unsigned) {
+      elements::embed_mask(masks + i * N, embedded + i * N, N, m);
+    });
+  }
+  // ... then times (1 - X^m) and M^-1 (block::prepare_item_thread), block of m by block.
+  void run_prepare(const u64* embedded, const u64* bodies, u64* out_a, u64* out_b, u64 m_inv, u32 N,
+                   u32 m, std::size_t threads) {
+    rows(threads / N, [&](std::size_t i, unsigned) {
+      const u64* e = embedded + i * N;
+      u64* a = out_a + i * N;
+      for (u32 k = 0; k * m < N; ++k)
+        for (u32 r = 0; r < m; ++r)
+          a[k * m + r] = m_inv * elements::unit_minus_zeta_coefficient(e, k, r, N, m);
+      u64* b = out_b + i * N;
+      std::fill(b, b + N, u64{0});
+      b[0] = m_inv * bodies[i];
+      if (m < N) b[m] = u64{0} - m_inv * bodies[i];
+    });
+  }
+
+  // A part of each pack's LWE samples (block::gather_lwe_thread): row p N + first + j stride's
+  // mask and body, zeros past `values`.
+  void run_gather_lwe(const cuda::block::GatherLweArgs& g, std::size_t threads) {
+    rows(threads / (std::size_t{g.N} + 1), [&](std::size_t sample, unsigned) {
+      const std::size_t row = cuda::block::part_row(sample, g.items, g.first, g.stride, g.N);
+      u64* mask = g.masks + sample * g.N;
+      if (row >= g.values) {
+        std::fill(mask, mask + g.N, u64{0});
+        g.bodies[sample] = 0;
+      } else if (g.rows32 != nullptr) {
+        const u32* from = g.rows32 + row * g.W;
+        for (u32 i = 0; i < g.N; ++i)
+          mask[i] = widen_word(from[i]);
+        g.bodies[sample] = widen_word(from[g.N]);
+      } else {
+        std::memcpy(mask, g.rows + row * g.W, g.N * sizeof(u64));
+        g.bodies[sample] = g.rows[row * g.W + g.N];
+      }
+    });
+  }
+
+  // A part of each pack's blocks at gamma >= 1 (block::gather_blocks_thread): block beta = first
+  // + i stride of pack p embeds the lane sum of rows p N + beta + T z.
+  void run_gather_blocks(const cuda::block::GatherBlocksArgs& g, std::size_t threads) {
+    rows(threads / g.N, [&](std::size_t block, unsigned w) {
+      const std::size_t pack = block / g.items;
+      const std::size_t beta = g.first + std::size_t{g.stride} * (block % g.items);
+      Scratch& worker = *scratch_[w];
+      worker.wide.assign(g.L, nullptr);
+      worker.narrow.assign(g.L, nullptr);
+      for (u32 z = 0; z < g.L; ++z) {
+        const std::size_t s = pack * g.N + beta + std::size_t{g.T} * z;
+        if (s >= g.values) continue;
+        if (g.rows32 != nullptr) {
+          worker.narrow[z] = g.rows32 + s * g.W;
+        } else {
+          worker.wide[z] = g.rows + s * g.W;
+        }
+      }
+      const std::span<u64> a(g.out_a + block * g.N, g.N), b(g.out_b + block * g.N, g.N);
+      if (g.rows32 != nullptr) {
+        partial_->embed_lane_sum(worker.narrow, a, b);
+      } else {
+        partial_->embed_lane_sum(worker.wide, a, b);
+      }
+    });
+  }
+
+  // sigma_k with a key switch of `count` ciphertexts (out may alias in).
+  void automorphism(u64 k, const u64* in_a, const u64* in_b, u64* out_a, u64* out_b,
+                    std::size_t count) {
+    const rlwe::KeySwitchKey* key = &keys_->at(k);
+    const std::size_t N = ring_.N();
+    workers_->run(count, [&](std::size_t c, unsigned w) {
+      Scratch& worker = *scratch_[w];
+      const u64* a = in_a + c * N;
+      const u64* b = in_b + c * N;
+      if (a == out_a + c * N || b == out_b + c * N) {  // switch a copy
+        worker.copy.resize(2 * N);
+        std::memcpy(worker.copy.data(), a, N * sizeof(u64));
+        std::memcpy(worker.copy.data() + N, b, N * sizeof(u64));
+        a = worker.copy.data();
+        b = worker.copy.data() + N;
+      }
+      std::fill(out_a + c * N, out_a + (c + 1) * N, u64{0});
+      std::fill(out_b + c * N, out_b + (c + 1) * N, u64{0});
+      worker.switcher.automorphism_sum({&key, 1}, {&a, 1}, {&b, 1}, {out_a + c * N, N},
+                                       {out_b + c * N, N});
+    });
+  }
+
+  // out += sum_i sigma_(ks[i]) of input i (at + i plane), each switched back, summed before one
+  // inverse transform.
+  void automorphism_sum(std::span<const u64> ks, const u64* in_a, const u64* in_b,
+                        std::size_t plane, u64* out_a, u64* out_b, std::size_t count) {
+    std::vector<const rlwe::KeySwitchKey*> keys;
+    for (const u64 k : ks)
+      keys.push_back(&keys_->at(k));
+    const std::size_t N = ring_.N();
+    workers_->run(count, [&](std::size_t c, unsigned w) {
+      Scratch& worker = *scratch_[w];
+      worker.in_a.resize(ks.size());
+      worker.in_b.resize(ks.size());
+      for (std::size_t i = 0; i < ks.size(); ++i) {
+        worker.in_a[i] = in_a + i * plane + c * N;
+        worker.in_b[i] = in_b + i * plane + c * N;
+      }
+      worker.switcher.automorphism_sum(keys, worker.in_a, worker.in_b, {out_a + c * N, N},
+                                       {out_b + c * N, N});
+    });
+  }
+
+ private:
+  HostOps(const rlwe::ParameterSet& params, const rlwe::Gadget& gadget,
+          const rlwe::GaloisKeys& keys, std::unique_ptr<core::WorkerPool> own,
+          const rlwe::PartialExtraction* partial)
+      : HostOps(params, gadget, keys, *own, partial) {
+    own_workers_ = std::move(own);
+  }
+
+  // A worker's own: its key switcher and small scratch.
+  struct Scratch {
+    Scratch(const rlwe::ParameterSet& params, const rlwe::Gadget& gadget)
+        : switcher(params, gadget) {}
+    rlwe::KeySwitcher switcher;
+    std::vector<const u64*> in_a, in_b, wide;
+    std::vector<const u32*> narrow;
+    std::vector<u64> copy;
+  };
+
+  // body(x, worker) for each row x < count, shared by the workers.
+  template <class Body>
+  void rows(std::size_t count, Body body) {
+    workers_->run(count, body);
+  }
+  // body(from, to) over [0, words) in one range per worker.
+  template <class Body>
+  void ranges(std::size_t words, Body body) {
+    const std::size_t parts = words < kMinRange ? 1 : workers_->threads();
+    workers_->run(
+        parts, [&](std::size_t i, unsigned) { body(words * i / parts, words * (i + 1) / parts); });
+  }
+  static constexpr std::size_t kMinRange = std::size_t{1} << 16;
+
+  void zero_row(u64* a, u64* b, std::size_t x) const {
+    std::fill(a + x * ring_.N(), a + (x + 1) * ring_.N(), u64{0});
+    std::fill(b + x * ring_.N(), b + (x + 1) * ring_.N(), u64{0});
+  }
+  // Row x of out (a and b) +=, or -=, X^e times (a, b).
+  void add_monomial(const u64* a, const u64* b, std::int64_t e, u64* out_a, u64* out_b,
+                    std::size_t x, bool subtract = false) const {
+    const std::size_t N = ring_.N();
+    ring::add_monomial_product(ring_, {a, N}, e, {out_a + x * N, N}, subtract);
+    ring::add_monomial_product(ring_, {b, N}, e, {out_b + x * N, N}, subtract);
+  }
+
+  ring::RingParams ring_;
+  const rlwe::GaloisKeys* keys_;
+  const rlwe::PartialExtraction* partial_;
+  core::WorkerPool* workers_;
+  std::unique_ptr<core::WorkerPool> own_workers_;  // when it has its own
+  std::vector<std::unique_ptr<Scratch>> scratch_;  // one per worker
+  std::unique_ptr<cuda::HostWords> words_ = std::make_unique<cuda::HostWords>();
+  std::unique_ptr<cuda::ScratchPool> pool_ = std::make_unique<cuda::ScratchPool>(*words_);
+};
+
+}  // namespace safhire::backend
