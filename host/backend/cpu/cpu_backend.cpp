@@ -359,7 +359,6 @@ class CpuBackend final : public Backend {
                                  [&](std::uint32_t l) { return errors[l]; });
       std::fill(row + W, row + S, u32{0});
     };
-    std::vector<rlwe::Ciphertext> derived;  // [K][chunks], when derived
     for (std::size_t c = 0; c < chunks; ++c) {
       const std::size_t values = std::min(N, n - c * N);
       if (!partial_) {
@@ -375,9 +374,7 @@ class CpuBackend final : public Backend {
       }
       std::vector<rlwe::Ciphertext> powers;
       if (derive) {
-        if (c == 0) derived = derive_powers(cts);
-        for (std::size_t k = 0; k < K; ++k)
-          powers.push_back(std::move(derived[k * chunks + c]));
+        powers = derive_powers(cts[c].expand());
       } else {
         for (std::size_t k = 0; k < K; ++k)
           powers.push_back(cts[c * K + k].expand());
@@ -471,26 +468,19 @@ class CpuBackend final : public Backend {
  private:
   bool narrow() const { return config_.row_bits == 32; }
 
-  // The powers of every chunk from its first (cts, expanded), [K][chunks]: sigma_k with a key
-  // switch for each other element k, a batch of chunks at a time, as the device derives them.
-  std::vector<rlwe::Ciphertext> derive_powers(std::span<const rlwe::SeededCiphertext> cts) {
+  // The powers of a chunk from its first: sigma_k with a key switch for each other element k,
+  // one element per worker at a time, on its own ops (on one thread, ops_: workers_ then runs
+  // every loop on its caller, so the nested use is sound).
+  std::vector<rlwe::Ciphertext> derive_powers(const rlwe::Ciphertext& first) {
     const std::vector<std::uint64_t>& elements = partial_->elements();
-    const std::size_t chunks = cts.size(), N = params_.ring.N(), K = elements.size();
-    const std::size_t words = K * chunks * N;
-    auto a = ops_->alloc(words), b = ops_->alloc(words);
-    for (std::size_t c = 0; c < chunks; ++c) {
-      const rlwe::Ciphertext ct = cts[c].expand();
-      std::copy_n(ct.a.coeffs().begin(), N, a.data() + c * N);
-      std::copy_n(ct.b.coeffs().begin(), N, b.data() + c * N);
-    }
-    for (std::size_t k = 1; k < K; ++k)
-      ops_->automorphism(elements[k], a.data(), b.data(), a.data() + k * chunks * N,
-                         b.data() + k * chunks * N, chunks);
-    std::vector<rlwe::Ciphertext> powers(K * chunks, rlwe::Ciphertext(params_.ring));
-    for (std::size_t i = 0; i < K * chunks; ++i) {
-      std::copy_n(a.data() + i * N, N, powers[i].a.coeffs().begin());
-      std::copy_n(b.data() + i * N, N, powers[i].b.coeffs().begin());
-    }
+    std::vector<rlwe::Ciphertext> powers(elements.size(), first);
+    const u64* a = first.a.coeffs().data();
+    const u64* b = first.b.coeffs().data();
+    workers_.run(elements.size() - 1, [&](std::size_t i, unsigned w) {
+      HostOps& ops = solo_.empty() ? *ops_ : *solo_[w];
+      ops.automorphism(elements[i + 1], a, b, powers[i + 1].a.coeffs().data(),
+                       powers[i + 1].b.coeffs().data(), 1);
+    });
     return powers;
   }
 
