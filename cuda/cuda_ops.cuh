@@ -68,6 +68,13 @@ struct CudaOps {
     check(cudaMemcpyAsync(dst, src, words * sizeof(u64), cudaMemcpyDeviceToDevice, stream),
           "cudaMemcpyAsync (device to device)");
   }
+  void copy_rows(u64* dst, size_t dst_stride, const u64* src, size_t src_stride, size_t rows,
+                 size_t words) {
+    if (rows == 0 || words == 0) return;
+    check(cudaMemcpy2DAsync(dst, dst_stride * sizeof(u64), src, src_stride * sizeof(u64),
+                            words * sizeof(u64), rows, cudaMemcpyDeviceToDevice, stream),
+          "cudaMemcpy2DAsync (device to device)");
+  }
   void scale_copy(u64* dst, const u64* src, u64 factor, size_t words) {
     scale_copy_kernel<<<elementwise_blocks(words), kElementwiseThreads, 0, stream>>>(dst, src,
                                                                                      factor, words);

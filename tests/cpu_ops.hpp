@@ -105,6 +105,11 @@ struct CpuOps {
   std::uint64_t key_switches() const { return switcher.key_switches(); }
 
   void copy(u64* dst, const u64* src, std::size_t words) { std::copy(src, src + words, dst); }
+  void copy_rows(u64* dst, std::size_t dst_stride, const u64* src, std::size_t src_stride,
+                 std::size_t rows, std::size_t words) {
+    for (std::size_t r = 0; r < rows; ++r)
+      std::copy(src + r * src_stride, src + r * src_stride + words, dst + r * dst_stride);
+  }
   void scale_copy(u64* dst, const u64* src, u64 factor, std::size_t words) {
     for (std::size_t i = 0; i < words; ++i)
       dst[i] = src[i] * factor;

@@ -152,10 +152,10 @@ levels::Batch<Ops> pack_rows(Ops& ops, const ring::RingParams& r, const backend:
     levels::Batch<Ops> all{ops.alloc(packs * parts * N), ops.alloc(packs * parts * N)};
     for (u32 q = 0; q < parts; ++q) {
       const levels::Batch<Ops> done = part(q);
-      for (std::size_t p = 0; p < packs; ++p) {
-        ops.copy(all.a.data() + (p * parts + q) * N, done.a.data() + p * N, N);
-        ops.copy(all.b.data() + (p * parts + q) * N, done.b.data() + p * N, N);
-      }
+      ops.copy_rows(all.a.data() + std::size_t{q} * N, std::size_t{parts} * N, done.a.data(), N,
+                    packs, N);
+      ops.copy_rows(all.b.data() + std::size_t{q} * N, std::size_t{parts} * N, done.b.data(), N,
+                    packs, N);
     }
     merged = levels::merge_levels(ops, r, std::move(all), parts, packs, top - depth + 1, top,
                                   config.mode);

@@ -7,6 +7,8 @@
 // in fast mode; packing (the merge levels) in either mode.
 //
 // Ops provides: Buffer (with data()), alloc(words), copy(dst, src, words),
+// copy_rows(dst, dst_stride, src, src_stride, rows, words) (row r: words words from src + r
+// src_stride to dst + r dst_stride),
 // scale_copy(dst, src, factor, words) (dst may be src), add(dst, src, words) (dst += src),
 // run_split/run_bottom(SplitArgs, threads), run_merge(MergeArgs, threads),
 // run_monomial(MonomialArgs, threads), run_embed(masks, embedded, N, m, threads),
@@ -157,11 +159,9 @@ Batch<Ops> merge_level_paper(Ops& ops, const ring::RingParams& r, const Batch<Op
   for (u32 s = 0; s < items; ++s) {
     // Input s of every node, contiguous: [count][nodes][N].
     Batch<Ops> c{ops.alloc(words), ops.alloc(words)};
-    for (std::size_t p = 0; p < count; ++p) {
-      const std::size_t from = (p * prev_count + std::size_t{s} * nodes) * N;
-      ops.copy(c.a.data() + p * nodes * N, prev.a.data() + from, std::size_t{nodes} * N);
-      ops.copy(c.b.data() + p * nodes * N, prev.b.data() + from, std::size_t{nodes} * N);
-    }
+    const std::size_t row = std::size_t{nodes} * N, from = std::size_t{s} * row;
+    ops.copy_rows(c.a.data(), row, prev.a.data() + from, std::size_t{prev_count} * N, count, row);
+    ops.copy_rows(c.b.data(), row, prev.b.data() + from, std::size_t{prev_count} * N, count, row);
     Batch<Ops> traced;
     if (b == 0) {
       traced = trace_k1(ops, r, c.a.data(), c.b.data(), count * nodes);

@@ -25,6 +25,7 @@
 
 #include "portable/backend_element.cuh"
 #include "portable/tree_element.cuh"
+#include "safhire/core/error.hpp"
 #include "safhire/core/parallel.hpp"
 #include "safhire/cuda/scratch_pool.hpp"
 #include "safhire/elements/embed_lwe.hpp"
@@ -71,6 +72,12 @@ class HostOps {
   void copy(u64* dst, const u64* src, std::size_t words) {
     ranges(words, [&](std::size_t from, std::size_t to) {
       std::memcpy(dst + from, src + from, (to - from) * sizeof(u64));
+    });
+  }
+  void copy_rows(u64* dst, std::size_t dst_stride, const u64* src, std::size_t src_stride,
+                 std::size_t count, std::size_t words) {
+    rows(count, [&](std::size_t r, unsigned) {
+      std::memcpy(dst + r * dst_stride, src + r * src_stride, words * sizeof(u64));
     });
   }
   void scale_copy(u64* dst, const u64* src, u64 factor, std::size_t words) {
@@ -191,6 +198,8 @@ class HostOps {
   // A part of each pack's blocks at gamma >= 1 (block::gather_blocks_thread): block beta = first
   // + i stride of pack p embeds the lane sum of rows p N + beta + T z.
   void run_gather_blocks(const cuda::block::GatherBlocksArgs& g, std::size_t threads) {
+    require(partial_ != nullptr, ErrorCode::invalid_argument,
+            "HostOps: blocks gathered without a partial extraction (gamma = 0)");
     rows(threads / g.N, [&](std::size_t block, unsigned w) {
       const std::size_t pack = block / g.items;
       const std::size_t beta = g.first + std::size_t{g.stride} * (block % g.items);
