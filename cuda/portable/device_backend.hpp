@@ -137,13 +137,8 @@ levels::Batch<Ops> pack_rows(Ops& ops, const ring::RingParams& r, const backend:
     args.first = q;
     args.stride = parts;
     ops.run_gather_blocks(args, packs * items * std::size_t{N});
-    // Scaled by T^-1 (the factor of the trace), as TraceTrees::pack_blocks.
-    const std::size_t words = packs * items * std::size_t{N};
-    const std::uint64_t f_inv = core::inverse_mod_word<std::uint64_t>(per_pack);
-    ops.scale_copy(blocks.a.data(), blocks.a.data(), f_inv, words);
-    ops.scale_copy(blocks.b.data(), blocks.b.data(), f_inv, words);
-    return levels::merge_levels(ops, r, std::move(blocks), items, packs, gamma, top - depth,
-                                config.mode);
+    return levels::pack_blocks(ops, r, std::move(blocks), items, packs, gamma, top - depth,
+                               config.mode);
   };
   levels::Batch<Ops> merged;
   if (parts == 1) {

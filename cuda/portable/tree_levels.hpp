@@ -284,27 +284,28 @@ Batch<Ops> pack_lwes(Ops& ops, const ring::RingParams& r, const u64* masks, cons
                      k + 1);
 }
 
-// Packing of `count` groups of t^(a-gamma) block ciphertexts (a and b [count][T][N], 1 <= gamma
-// < a): the top a - gamma merge levels, outputs [count][N], as TraceTrees::pack_blocks. The blocks
-// are scaled by T^-1 in place.
+// The merges gamma .. to of `count` groups of `items` block ciphertexts ([count][items][N], 1 <=
+// gamma < a), scaled in place by T^-1 (T = t^(a-gamma), the trace's factor): the whole packing
+// of TraceTrees::pack_blocks with items = T and to = a - 1, or one part of it (pack_rows).
 template <class Ops>
-Batch<Ops> pack_blocks(Ops& ops, const ring::RingParams& r, Batch<Ops> blocks, std::size_t count,
-                       u32 gamma, rlwe::TreeMode mode = rlwe::TreeMode::fast) {
-  const u32 T = static_cast<u32>(power(r.t(), r.a() - gamma));
-  const std::size_t words = count * T * r.N();
-  const u64 f_inv = core::inverse_mod_word<u64>(T);
+Batch<Ops> pack_blocks(Ops& ops, const ring::RingParams& r, Batch<Ops> blocks, u32 items,
+                       std::size_t count, u32 gamma, u32 to, rlwe::TreeMode mode) {
+  const std::size_t words = count * items * r.N();
+  const u64 f_inv = core::inverse_mod_word<u64>(power(r.t(), r.a() - gamma));
   ops.scale_copy(blocks.a.data(), blocks.a.data(), f_inv, words);
   ops.scale_copy(blocks.b.data(), blocks.b.data(), f_inv, words);
-  return merge_levels(ops, r, std::move(blocks), T, count, gamma, r.a() - 1, mode);
+  return merge_levels(ops, r, std::move(blocks), items, count, gamma, to, mode);
 }
 
-// The same from blocks the caller keeps.
+// Packing of `count` groups of t^(a-gamma) block ciphertexts the caller keeps (a and b
+// [count][T][N]): outputs [count][N], as TraceTrees::pack_blocks.
 template <class Ops>
 Batch<Ops> pack_blocks(Ops& ops, const ring::RingParams& r, const u64* blocks_a,
                        const u64* blocks_b, std::size_t count, u32 gamma,
                        rlwe::TreeMode mode = rlwe::TreeMode::fast) {
-  const std::size_t words = count * power(r.t(), r.a() - gamma) * r.N();
-  return pack_blocks(ops, r, copy_of(ops, blocks_a, blocks_b, words), count, gamma, mode);
+  const u32 T = static_cast<u32>(power(r.t(), r.a() - gamma));
+  return pack_blocks(ops, r, copy_of(ops, blocks_a, blocks_b, count * T * r.N()), T, count, gamma,
+                     r.a() - 1, mode);
 }
 
 }  // namespace safhire::cuda::levels
