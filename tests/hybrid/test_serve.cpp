@@ -648,16 +648,32 @@ TEST(Rpc, HostileInputCostsNoMoreThanAsManyLegitimateSessions) {
 // SIGTERM's path: shutdown lets the request in flight finish and answers it; later calls fail.
 TEST(Rpc, ShutdownFinishesTheRequestInFlight) {
   Fixture f;
-  InferenceService service(f.model, safhire::rlwe::SecurityPolicy::require_128);
+  // The hello is held in flight, inside the making of its backend, until the shutdown has begun
+  // (polling for it raced with a fast hello on a loaded machine).
+  std::promise<void> entered, gate;
+  std::shared_future<void> open_gate = gate.get_future().share();
+  std::atomic<bool> first{true};
+  InferenceService service(
+      f.model, safhire::rlwe::SecurityPolicy::require_128,
+      [&](const safhire::rlwe::ParameterSet& params, const safhire::backend::Config& config,
+          const safhire::rlwe::GaloisKeys& keys) {
+        if (first.exchange(false)) {
+          entered.set_value();
+          open_gate.wait();
+        }
+        return safhire::backend::make_cpu_backend(params, config, keys, 1);
+      });
   RpcServer server(service, loopback());
   GrpcTransport transport(target(server));
   const Opening o = opening(14);
   auto reply = std::async(std::launch::async, [&] { return transport.exchange(o.hello); });
-  // The hello is being decoded once its memory is charged.
-  while (service.memory_charged() == 0 && reply.wait_for(0s) != std::future_status::ready)
-    std::this_thread::sleep_for(1ms);
+  entered.get_future().wait();
   EXPECT_EQ(service.sessions(), 0U);  // not welcomed yet: the shutdown finds it in flight
-  server.shutdown(30s);
+  auto shutdown = std::async(std::launch::async, [&] { server.shutdown(30s); });
+  std::this_thread::sleep_for(100ms);  // the shutdown waits for the request
+  EXPECT_EQ(shutdown.wait_for(0s), std::future_status::timeout);
+  gate.set_value();
+  shutdown.get();
   EXPECT_EQ(message_type(reply.get()), MessageType::welcome);
   RpcClientOptions quick;
   quick.deadline = 2s;
