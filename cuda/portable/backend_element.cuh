@@ -17,14 +17,26 @@
 
 namespace safhire::cuda::block {
 
+// Where extraction writes its rows (W words each, backend::row_words): row r at
+// rows + r stride. The kernels write 64-bit rows (rows32 null; narrow_thread rounds them later);
+// an Ops that rounds as it writes (cuda::narrows_as_it_writes, the CPU's) may instead be given
+// 32-bit rows, rows32 set and rows null, the key's mean map (backend::key_mean_map, L x L, or
+// null) and its padding words [W, stride) to zero.
+struct RowsOut {
+  u64* rows;
+  u32* rows32;
+  const std::int64_t* key_mean;
+  std::size_t stride;
+};
+
 // Sample extraction of every value of an upload at gamma = 0 (rlwe::sample_extract_into): value
 // v = c N + j is coefficient j of ciphertext c (a, b: [chunks][N]) and becomes row dest[v]: the
-// mask words of elements::extracted_mask_word, then b_j.
+// mask words of elements::extracted_mask_word, then b_j. One thread per word of the values' rows.
 struct ExtractArgs {
   const u64* a;
   const u64* b;
   const u32* dest;
-  u64* rows;
+  RowsOut out;
   u32 N, M, m, W;
 };
 
@@ -33,7 +45,7 @@ SAFHIRE_HD void extract_thread(const ExtractArgs& g, std::size_t x) {
   const auto i = static_cast<u32>(x % g.W);
   const std::size_t c = v / g.N;
   const auto j = static_cast<u32>(v % g.N);
-  g.rows[std::size_t{g.dest[v]} * g.W + i] =
+  g.out.rows[std::size_t{g.dest[v]} * g.out.stride + i] =
       i == g.N ? g.b[c * g.N + j]
                : elements::extracted_mask_word(g.a + c * g.N, j, i, g.N, g.M, g.m);
 }
@@ -73,7 +85,7 @@ struct CleanArgs {
   const u64* map;       // [K][L][L][L], PartialExtraction::clean_sample_map
   const u64* elements;  // the K Galois elements of the powers
   const u32* dest;
-  u64* rows;
+  RowsOut out;
   u32 N, T, L, K, Mg, mg, W;
 };
 
@@ -108,7 +120,7 @@ SAFHIRE_HD void clean_thread(const CleanArgs& g, std::size_t x) {
         sum += coefficients[l] * monomial_coefficient(src, l, e, g.L, g.Mg, g.mg);
     }
   }
-  g.rows[std::size_t{g.dest[value]} * g.W + w] = sum;
+  g.out.rows[std::size_t{g.dest[value]} * g.out.stride + w] = sum;
 }
 
 // 64-bit rows ([count][W], W = N + L) rounded to 32-bit ones: mask words by narrow_word, body

@@ -29,6 +29,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -41,9 +42,24 @@
 
 namespace safhire::cuda {
 
-// A served model's linear layers on the device, shared by the backends of all its sessions:
-// uploaded on first use (validated once) and kept while their backend::LayerWeights live
-// (backend::PerLayerCache). Thread-safe.
+// What an Ops keeps of a layer besides its taps, starts and biases: Ops::LayerForm, made by
+// ops.prepare_layer(weights) when the layer goes up and handed to its run_linear (the CPU's
+// prepared groups), or nothing.
+struct NoLayerForm {};
+template <class Ops>
+auto layer_form_of() {
+  if constexpr (requires { typename Ops::LayerForm; }) {
+    return std::type_identity<typename Ops::LayerForm>{};
+  } else {
+    return std::type_identity<NoLayerForm>{};
+  }
+}
+template <class Ops>
+using LayerForm = typename decltype(layer_form_of<Ops>())::type;
+
+// A served model's linear layers where the backend computes (on the device: uploaded), shared by
+// the backends of all its sessions: made on first use (validated once) and kept while their
+// backend::LayerWeights live (backend::PerLayerCache). Thread-safe.
 template <class Ops>
 class ResidentWeights {
  public:
@@ -52,6 +68,7 @@ class ResidentWeights {
     typename Ops::template Resident<backend::Tap> taps;
     typename Ops::template Resident<std::uint64_t> bias;
     std::vector<std::size_t> rows_read;  // LayerWeights::rows_read
+    LayerForm<Ops> form;
   };
 
   // The layer of `weights`, uploaded through `ops` if it is not resident yet.
@@ -64,6 +81,8 @@ class ResidentWeights {
       layer.taps = ops.template upload_resident<backend::Tap>(weights->taps);
       layer.bias = ops.template upload_resident<std::uint64_t>(weights->bias);
       layer.rows_read = weights->rows_read();
+      if constexpr (!std::is_same_v<LayerForm<Ops>, NoLayerForm>)
+        layer.form = ops.prepare_layer(*weights);
       return layer;
     });
   }
@@ -75,6 +94,41 @@ class ResidentWeights {
  private:
   backend::PerLayerCache<Layer> layers_;
 };
+
+// The linear step of both backends (backend::Backend::linear): output o of `layer` to row
+// layer.slot[o] of out (64-bit words) or out32 (32-bit ones, the other null), rows W words apart,
+// all W words computed: the sum over its taps of weight times the row read, plus its bias at word
+// N. sources[s]: where the rows of source s are (null where no tap reads it), counts[s] of them.
+// The weights are validated once, when they go up; a call checks only its slots and the rows its
+// sources hold, in O(outputs).
+template <class Ops>
+void linear_rows(Ops& ops, ResidentWeights<Ops>& resident, const backend::LinearLayer& layer,
+                 std::span<const void* const> sources, std::span<const std::size_t> counts,
+                 std::uint64_t* out, std::uint32_t* out32, std::uint32_t N, std::size_t W) {
+  const auto weights = resident.get(layer.weights, ops);
+  layer.validate(counts, weights->rows_read);
+  std::vector<std::uint64_t> addresses(sources.size());
+  for (std::size_t s = 0; s < sources.size(); ++s)
+    addresses[s] = reinterpret_cast<std::uintptr_t>(sources[s]);
+  const auto d_sources = ops.template upload<std::uint64_t>(addresses);
+  const auto d_slot = ops.template upload<std::uint32_t>(layer.slot);
+  block::LinearArgs args{};
+  args.sources = reinterpret_cast<const void* const*>(d_sources.data());
+  args.tap_start = weights->tap_start.data();
+  args.taps = weights->taps.data();
+  args.slot = d_slot.data();
+  args.bias = weights->bias.data();
+  args.out = out;
+  args.out32 = out32;
+  args.N = N;
+  args.W = static_cast<std::uint32_t>(W);
+  if constexpr (std::is_same_v<LayerForm<Ops>, NoLayerForm>) {
+    ops.run_linear(args, layer.outputs() * W);
+  } else {
+    ops.run_linear(args, weights->form, layer.outputs() * W);
+  }
+  ops.synchronize();  // the host vectors above die here
+}
 
 // Packing of `values` rows into RLWE ciphertexts, [packs][N] words of a and of b (pack p: rows
 // p N .. p N + N - 1, zeros past `values`), as backend::Backend::pack before its modulus switch:
@@ -159,6 +213,184 @@ levels::Batch<Ops> pack_rows(Ops& ops, const ring::RingParams& r, const backend:
   return merged;
 }
 
+// Whether Ops writes 32-bit rows itself (Ops::kNarrowsAsItWrites, block::RowsOut), or takes
+// 64-bit rows that run_narrow then rounds.
+template <class Ops>
+constexpr bool narrows_as_it_writes() {
+  if constexpr (requires { Ops::kNarrowsAsItWrites; }) {
+    return Ops::kNarrowsAsItWrites;
+  } else {
+    return false;
+  }
+}
+
+// The extraction step of both backends (backend::Backend::extract): an upload's ciphertexts to
+// one row per value, at row destination[v] of `out`. At gamma = 0 the sample extraction of each
+// coefficient (run_extract); at gamma >= 1 the clean module-LWE samples of each block (run_blocks
+// cuts the powers into blocks, run_clean makes the samples), from every power of each chunk as
+// uploaded or from its first, the others derived with a key switch each (when the keys hold
+// every power element). 32-bit rows are made as 64-bit ones and rounded (run_narrow), unless the
+// Ops rounds as it writes.
+//
+// `batch` chunks at a time (0: all): a batch's ciphertexts go up, its powers are derived and
+// its samples made before the next batch's, so a CPU keeps a batch's powers in its caches.
+template <class Ops>
+class Extraction {
+ public:
+  using u64 = std::uint64_t;
+  using u32 = std::uint32_t;
+
+  // `derives`: whether the keys behind `ops` cover every power element (backend::has_power_keys).
+  Extraction(Ops& ops, const rlwe::ParameterSet& params, const backend::Config& config,
+             bool derives)
+      : ring_(params.ring),
+        gamma_(config.gamma),
+        width_(backend::row_words(params, config.gamma)),
+        derives_(derives && config.gamma >= 1),
+        elements_(rlwe::power_elements(params.ring, config.gamma)) {
+    device_elements_ = ops.template upload<u64>(elements_);
+    std::vector<u64> map;  // outlives the asynchronous copy
+    if (gamma_ >= 1) {
+      map = rlwe::PartialExtraction(ring_, gamma_).clean_sample_map();
+      map_ = ops.template upload<u64>(map);
+    }
+    const std::vector<std::int64_t> key_mean = backend::key_mean_map(params, config.gamma);
+    has_key_mean_ = config.row_bits == 32 && !key_mean.empty();
+    if (has_key_mean_) key_mean_ = ops.template upload<std::int64_t>(key_mean);
+    ops.synchronize();
+  }
+
+  bool derives_powers() const { return derives_; }
+
+  // The rows of destination.size() values into `out` (rows or rows32 set, `stride` >= W words
+  // apart; its key_mean is set here).
+  void run(Ops& ops, std::span<const rlwe::SeededCiphertext> cts, std::span<const u32> destination,
+           block::RowsOut out, std::size_t batch) {
+    const std::size_t n = destination.size(), N = ring_.N(), W = width_;
+    const std::size_t chunks = (n + N - 1) / N, K = elements_.size();
+    // At gamma >= 1 either every power of each chunk, or the first only (the others derived).
+    const bool derive = K > 1 && derives_ && cts.size() == chunks;
+    const std::size_t per_chunk = derive ? 1 : K;
+    require(cts.size() == chunks * per_chunk, ErrorCode::invalid_argument,
+            "extract: " + std::to_string(chunks * K) + " ciphertexts expected for " +
+                std::to_string(n) + " values" +
+                (derives_ ? " (or " + std::to_string(chunks) + ", the first powers)" : ""));
+    backend::require_permutation(destination, "extract: destinations");
+    for (const rlwe::SeededCiphertext& ct : cts)
+      require(ct.b.ring() == ring_, ErrorCode::size_mismatch, "extract: wrong ring");
+    const auto dest = ops.template upload<u32>(destination);
+    // 32-bit rows through 64-bit ones, unless the Ops rounds as it writes.
+    typename Ops::Buffer wide;
+    block::RowsOut rows = out;
+    rows.key_mean = has_key_mean_ && out.rows32 != nullptr ? key_mean_.data() : nullptr;
+    if (out.rows32 != nullptr && !narrows_as_it_writes<Ops>()) {
+      require(out.stride == W, ErrorCode::invalid_argument, "extract: 32-bit rows W words apart");
+      wide = ops.alloc(n * W);
+      rows = {wide.data(), nullptr, nullptr, W};
+    }
+    const std::size_t step = batch == 0 ? std::max<std::size_t>(chunks, 1) : batch;
+    for (std::size_t first = 0; first < chunks; first += step) {
+      const std::size_t count = std::min(step, chunks - first);
+      const std::size_t values = std::min(n, (first + count) * N) - first * N;
+      // The batch's ciphertexts, expanded from their seeds on the host: [count][per_chunk][N].
+      std::vector<u64> a(count * per_chunk * N), b(count * per_chunk * N);
+      for (std::size_t c = 0; c < count * per_chunk; ++c) {
+        const rlwe::Ciphertext ct = cts[first * per_chunk + c].expand();
+        std::copy(ct.a.coeffs().begin(), ct.a.coeffs().end(), a.begin() + c * N);
+        std::copy(ct.b.coeffs().begin(), ct.b.coeffs().end(), b.begin() + c * N);
+      }
+      const auto da = ops.template upload<u64>(a);
+      const auto db = ops.template upload<u64>(b);
+      const u32* batch_dest = dest.data() + first * N;
+      if (gamma_ == 0) {
+        block::ExtractArgs args{};
+        args.a = da.data();
+        args.b = db.data();
+        args.dest = batch_dest;
+        args.out = rows;
+        args.N = static_cast<u32>(N);
+        args.M = ring_.M();
+        args.m = ring_.m();
+        args.W = static_cast<u32>(W);
+        ops.run_extract(args, values * W);
+      } else {
+        clean(ops, da.data(), db.data(), count, derive, batch_dest, rows, values);
+      }
+      ops.synchronize();  // the host vectors above die here
+    }
+    if constexpr (!narrows_as_it_writes<Ops>()) {
+      if (wide.data() == nullptr) return;
+      block::NarrowArgs args{};
+      args.rows = wide.data();
+      args.rows32 = out.rows32;
+      args.N = static_cast<u32>(N);
+      args.W = static_cast<u32>(W);
+      args.L = args.W - args.N;
+      args.map = has_key_mean_ ? key_mean_.data() : nullptr;
+      ops.run_narrow(args, n * W);
+      ops.synchronize();
+    }
+  }
+
+ private:
+  // The clean samples of `count` chunks, whose powers (or first powers, `derive`) are at a, b.
+  void clean(Ops& ops, const u64* a, const u64* b, std::size_t count, bool derive, const u32* dest,
+             block::RowsOut rows, std::size_t values) {
+    const std::size_t N = ring_.N(), K = elements_.size(), words = count * K * N;
+    // The powers: as uploaded, [count][K][N], or derived from the first of each chunk,
+    // [K][count][N] (sigma_k with a key switch, a batch of chunks per element; the blocks
+    // kernel reads either layout).
+    typename Ops::Buffer all_a, all_b;
+    if (derive) {
+      all_a = ops.alloc(words);
+      all_b = ops.alloc(words);
+      ops.copy(all_a.data(), a, count * N);
+      ops.copy(all_b.data(), b, count * N);
+      for (std::size_t i = 1; i < K; ++i)
+        ops.automorphism(elements_[i], a, b, all_a.data() + i * count * N,
+                         all_b.data() + i * count * N, count);
+    }
+    block::BlocksArgs blocks{};
+    auto blocks_a = ops.alloc(words), blocks_b = ops.alloc(words);
+    blocks.a = derive ? all_a.data() : a;
+    blocks.b = derive ? all_b.data() : b;
+    blocks.blocks_a = blocks_a.data();
+    blocks.blocks_b = blocks_b.data();
+    blocks.N = static_cast<u32>(N);
+    blocks.T = static_cast<u32>(levels::power(ring_.t(), ring_.a() - gamma_));
+    blocks.L = static_cast<u32>(N / blocks.T);
+    blocks.K = static_cast<u32>(K);
+    blocks.chunks = static_cast<u32>(count);
+    blocks.element_major = derive;
+    ops.run_blocks(blocks, words);
+    block::CleanArgs args{};
+    args.blocks_a = blocks_a.data();
+    args.blocks_b = blocks_b.data();
+    args.map = map_.data();
+    args.elements = device_elements_.data();
+    args.dest = dest;
+    args.out = rows;
+    args.N = static_cast<u32>(N);
+    args.T = blocks.T;
+    args.L = blocks.L;
+    args.K = static_cast<u32>(K);
+    args.Mg = static_cast<u32>(levels::power(ring_.t(), gamma_));
+    args.mg = static_cast<u32>(levels::power(ring_.t(), gamma_ - 1));
+    args.W = static_cast<u32>(width_);
+    ops.run_clean(args, values * width_);
+  }
+
+  ring::RingParams ring_;
+  u32 gamma_;
+  std::size_t width_;
+  bool derives_;
+  std::vector<u64> elements_;  // of the powers: {1} at gamma = 0
+  typename Ops::template Array<u64> device_elements_, map_;
+  // backend::key_mean_map, for 32-bit rows (empty otherwise, and for a key without a mean).
+  typename Ops::template Array<std::int64_t> key_mean_;
+  bool has_key_mean_ = false;
+};
+
 template <class Ops>
 class DeviceBackend final : public backend::Backend {
  public:
@@ -176,22 +408,11 @@ class DeviceBackend final : public backend::Backend {
         ops_(std::move(ops)),
         name_(std::move(name)),
         width_(backend::row_words(params, config.gamma)),
-        derives_(derives && config.gamma >= 1),
         weights_(weights != nullptr ? std::move(weights)
-                                    : std::make_shared<ResidentWeights<Ops>>()) {
+                                    : std::make_shared<ResidentWeights<Ops>>()),
+        extraction_(ops_, params, config, derives) {
     require(config.row_bits == 32 || config.row_bits == 64, ErrorCode::invalid_argument,
             "row_bits must be 32 or 64, not " + std::to_string(config.row_bits));
-    elements_ = rlwe::power_elements(params.ring, config.gamma);
-    device_elements_ = ops_.template upload<u64>(elements_);
-    std::vector<u64> map;  // outlives the asynchronous copy
-    if (config.gamma >= 1) {
-      map = rlwe::PartialExtraction(params.ring, config.gamma).clean_sample_map();
-      map_ = ops_.template upload<u64>(map);
-    }
-    const std::vector<std::int64_t> key_mean = backend::key_mean_map(params, config.gamma);
-    has_key_mean_ = config.row_bits == 32 && !key_mean.empty();
-    if (has_key_mean_) key_mean_ = ops_.template upload<std::int64_t>(key_mean);
-    ops_.synchronize();
   }
 
   std::string name() const override { return name_; }
@@ -203,126 +424,28 @@ class DeviceBackend final : public backend::Backend {
   const ResidentWeights<Ops>& weights() const { return *weights_; }
   const ScratchPool::Stats& scratch() const { return ops_.scratch(); }
 
-  bool derives_powers() const override { return derives_; }
+  bool derives_powers() const override { return extraction_.derives_powers(); }
 
   std::unique_ptr<backend::Rows> extract(std::span<const rlwe::SeededCiphertext> cts,
                                          std::span<const u32> destination) override {
-    const std::size_t n = destination.size(), N = params_.ring.N();
-    auto out = make_rows(n);
-    const std::size_t chunks = (n + N - 1) / N, K = elements_.size();
-    // At gamma >= 1 either every power of each chunk, or the first only (the others derived).
-    const bool derive = K > 1 && derives_ && cts.size() == chunks;
-    require(cts.size() == chunks * (derive ? 1 : K), ErrorCode::invalid_argument,
-            "extract: " + std::to_string(chunks * K) + " ciphertexts expected for " +
-                std::to_string(n) + " values" +
-                (derives_ ? " (or " + std::to_string(chunks) + ", the first powers)" : ""));
-    backend::require_permutation(destination, "extract: destinations");
-    // The ciphertexts, expanded from their seeds on the host: [chunks][K][N].
-    std::vector<u64> a(cts.size() * N), b(cts.size() * N);
-    for (std::size_t c = 0; c < cts.size(); ++c) {
-      require(cts[c].b.ring() == params_.ring, ErrorCode::size_mismatch, "extract: wrong ring");
-      const rlwe::Ciphertext ct = cts[c].expand();
-      std::copy(ct.a.coeffs().begin(), ct.a.coeffs().end(), a.begin() + c * N);
-      std::copy(ct.b.coeffs().begin(), ct.b.coeffs().end(), b.begin() + c * N);
-    }
-    const auto da = ops_.template upload<u64>(a);
-    const auto db = ops_.template upload<u64>(b);
-    const auto dest = ops_.template upload<u32>(destination);
-    // 32-bit rows are made as 64-bit ones here, then rounded (narrow below).
-    typename Ops::Buffer wide;
-    if (out->narrow() != nullptr) wide = ops_.alloc(n * width_);
-    u64* const rows = out->narrow() != nullptr ? wide.data() : out->wide();
-    if (config_.gamma >= 1) {
-      const ring::RingParams& r = params_.ring;
-      // The powers: uploaded, [chunks][K][N], or derived on the device from the first of each
-      // chunk, [K][chunks][N] (sigma_k with a key switch, a batch of chunks per element, written
-      // in place; the blocks kernel reads either layout).
-      const std::size_t words = chunks * K * N;
-      typename Ops::Buffer all_a, all_b;
-      if (derive) {
-        all_a = ops_.alloc(words);
-        all_b = ops_.alloc(words);
-        ops_.copy(all_a.data(), da.data(), chunks * N);
-        ops_.copy(all_b.data(), db.data(), chunks * N);
-        for (std::size_t i = 1; i < K; ++i)
-          ops_.automorphism(elements_[i], da.data(), db.data(), all_a.data() + i * chunks * N,
-                            all_b.data() + i * chunks * N, chunks);
-      }
-      block::BlocksArgs blocks{};
-      auto blocks_a = ops_.alloc(words), blocks_b = ops_.alloc(words);
-      blocks.a = derive ? all_a.data() : da.data();
-      blocks.b = derive ? all_b.data() : db.data();
-      blocks.blocks_a = blocks_a.data();
-      blocks.blocks_b = blocks_b.data();
-      blocks.N = static_cast<u32>(N);
-      blocks.T = static_cast<u32>(levels::power(r.t(), r.a() - config_.gamma));
-      blocks.L = static_cast<u32>(N / blocks.T);
-      blocks.K = static_cast<u32>(K);
-      blocks.chunks = static_cast<u32>(chunks);
-      blocks.element_major = derive;
-      ops_.run_blocks(blocks, words);
-      block::CleanArgs args{};
-      args.blocks_a = blocks_a.data();
-      args.blocks_b = blocks_b.data();
-      args.map = map_.data();
-      args.elements = device_elements_.data();
-      args.dest = dest.data();
-      args.rows = rows;
-      args.N = static_cast<u32>(N);
-      args.T = blocks.T;
-      args.L = blocks.L;
-      args.K = static_cast<u32>(K);
-      args.Mg = static_cast<u32>(levels::power(r.t(), config_.gamma));
-      args.mg = static_cast<u32>(levels::power(r.t(), config_.gamma - 1));
-      args.W = static_cast<u32>(width_);
-      ops_.run_clean(args, n * width_);
-      narrow(wide, *out);
-      ops_.synchronize();  // the host vectors above die here
-      return out;
-    }
-    block::ExtractArgs args{};
-    args.a = da.data();
-    args.b = db.data();
-    args.dest = dest.data();
-    args.rows = rows;
-    args.N = static_cast<u32>(N);
-    args.M = params_.ring.M();
-    args.m = params_.ring.m();
-    args.W = static_cast<u32>(width_);
-    ops_.run_extract(args, n * width_);
-    narrow(wide, *out);
-    ops_.synchronize();  // the host vectors above die here
+    auto out = make_rows(destination.size());
+    extraction_.run(ops_, cts, destination, {out->wide(), out->narrow(), nullptr, width_}, 0);
     return out;
   }
 
   std::unique_ptr<backend::Rows> linear(const backend::LinearLayer& layer,
                                         std::span<const backend::Rows* const> sources) override {
     std::vector<std::size_t> counts(sources.size(), 0);
-    std::vector<u64> addresses(sources.size(), 0);
+    std::vector<const void*> addresses(sources.size(), nullptr);
     for (std::size_t s = 0; s < sources.size(); ++s) {
       if (!sources[s]) continue;
       const Rows& r = rows_of(*sources[s]);
       counts[s] = r.values;
-      addresses[s] = reinterpret_cast<std::uintptr_t>(r.words.data());
+      addresses[s] = r.words.data();
     }
-    const auto weights = weights_->get(layer.weights, ops_);
-    layer.validate(counts, weights->rows_read);  // O(outputs): the taps were checked once
-    const auto d_sources = ops_.template upload<u64>(addresses);
-    const auto d_slot = ops_.template upload<u32>(layer.slot);
-    const std::size_t n = layer.outputs();
-    auto out = make_rows(n);
-    block::LinearArgs args{};
-    args.sources = reinterpret_cast<const void* const*>(d_sources.data());
-    args.tap_start = weights->tap_start.data();
-    args.taps = weights->taps.data();
-    args.slot = d_slot.data();
-    args.bias = weights->bias.data();
-    args.out = out->wide();
-    args.out32 = out->narrow();
-    args.N = params_.ring.N();
-    args.W = static_cast<u32>(width_);
-    ops_.run_linear(args, n * width_);
-    ops_.synchronize();
+    auto out = make_rows(layer.outputs());
+    linear_rows(ops_, *weights_, layer, addresses, counts, out->wide(), out->narrow(),
+                params_.ring.N(), width_);
     return out;
   }
 
@@ -371,19 +494,6 @@ class DeviceBackend final : public backend::Backend {
                                   narrow);
   }
 
-  // 32-bit rows `out` from the 64-bit rows in `wide` (none: 64-bit rows, already in place).
-  void narrow(typename Ops::Buffer& wide, Rows& out) {
-    if (out.narrow() == nullptr) return;
-    block::NarrowArgs args{};
-    args.rows = wide.data();
-    args.map = has_key_mean_ ? key_mean_.data() : nullptr;
-    args.rows32 = out.narrow();
-    args.N = params_.ring.N();
-    args.W = static_cast<u32>(width_);
-    args.L = args.W - args.N;
-    ops_.run_narrow(args, out.values * width_);
-  }
-
   static const Rows& rows_of(const backend::Rows& rows) {
     const auto* r = dynamic_cast<const Rows*>(&rows);
     require(r != nullptr, ErrorCode::invalid_argument, "rows of another backend");
@@ -395,13 +505,8 @@ class DeviceBackend final : public backend::Backend {
   Ops ops_;
   std::string name_;
   std::size_t width_;
-  bool derives_;
   std::shared_ptr<ResidentWeights<Ops>> weights_;
-  std::vector<u64> elements_;  // of the powers: {1} at gamma = 0
-  typename Ops::template Array<u64> device_elements_, map_;
-  // backend::key_mean_map, for 32-bit rows (empty otherwise, and for a key without a mean).
-  typename Ops::template Array<std::int64_t> key_mean_;
-  bool has_key_mean_ = false;
+  Extraction<Ops> extraction_;
 };
 
 }  // namespace safhire::cuda

@@ -343,14 +343,27 @@ void PartialExtraction::clean_samples(std::span<const ModuleLwe> conjugates,
   clean_from_lanes(rows, scratch);
 }
 
+void PartialExtraction::times_z(const u64* x, u64* out, std::size_t count) const {
+  const std::size_t L = lanes();
+  for (std::size_t p = 0; p < count; ++p)
+    monomial_times(x + p * L, 1, out + p * L);
+}
+
 void PartialExtraction::clean_samples(const PowerBlocks& powers, std::uint32_t i,
+                                      std::span<u64* const> rows, std::vector<u64>& scratch) const {
+  const std::size_t n = ring_.N(), K = elements_.size();
+  require(powers.a.size() == K * n && powers.za.size() == K * n && powers.b.size() == K * n,
+          ErrorCode::size_mismatch, "clean_samples: one chunk's power blocks expected");
+  clean_samples(PowerBlockView{powers.a.data(), powers.za.data(), powers.b.data()}, i, rows,
+                scratch);
+}
+
+void PartialExtraction::clean_samples(PowerBlockView powers, std::uint32_t i,
                                       std::span<u64* const> rows, std::vector<u64>& scratch) const {
   const std::uint32_t L = lanes(), T = blocks_, K = static_cast<std::uint32_t>(elements_.size());
   const std::size_t n = ring_.N();
-  require(powers.a.size() == K * n && powers.za.size() == K * n && powers.b.size() == K * n &&
-              i < T && rows.size() == L,
-          ErrorCode::size_mismatch,
-          "clean_samples: one chunk's power blocks, a block index and one row per lane expected");
+  require(i < T && rows.size() == L, ErrorCode::size_mismatch,
+          "clean_samples: a block index and one row per lane expected");
   // conjugates' sample(blocks of power kk, u, twist), written lane-major as clean_samples reads
   // it: word v of lane l is lane l of Z^twist a_(u-v) (v <= u) or of Z^twist Z a_(u+T-v) (v > u),
   // word T of Z^twist b_u, where lane l of Z^twist x is x[plus] - x[minus].
@@ -358,9 +371,9 @@ void PartialExtraction::clean_samples(const PowerBlocks& powers, std::uint32_t i
   scratch.resize(std::size_t{K} * L * len + std::size_t{L} * len);
   for (std::uint32_t kk = 0; kk < K; ++kk) {
     const auto [u, twist] = conjugate_block(elements_[kk], i);
-    const u64* a = powers.a.data() + kk * n + std::size_t{u} * L;          // v = 0
-    const u64* za = powers.za.data() + kk * n + (std::size_t{u} + T) * L;  // v = 0
-    const u64* b = powers.b.data() + kk * n + std::size_t{u} * L;
+    const u64* a = powers.a + kk * n + std::size_t{u} * L;          // v = 0
+    const u64* za = powers.za + kk * n + (std::size_t{u} + T) * L;  // v = 0
+    const u64* b = powers.b + kk * n + std::size_t{u} * L;
     for (std::uint32_t l = 0; l < L; ++l) {
       const LaneTerms terms = twist_terms_[std::size_t{twist} * L + l];
       u64* dst = scratch.data() + (std::size_t{kk} * L + l) * len;

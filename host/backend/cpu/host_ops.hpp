@@ -20,16 +20,20 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <numeric>
 #include <span>
 #include <vector>
 
 #include "portable/backend_element.cuh"
 #include "portable/tree_element.cuh"
+#include "prepared_layer.hpp"
 #include "safhire/core/error.hpp"
 #include "safhire/core/parallel.hpp"
 #include "safhire/cuda/scratch_pool.hpp"
 #include "safhire/elements/embed_lwe.hpp"
+#include "safhire/elements/sample_extract.hpp"
 #include "safhire/ring/cyclotomic.hpp"
+#include "safhire/ring/simd.hpp"
 #include "safhire/rlwe/keyswitch.hpp"
 #include "safhire/rlwe/partial.hpp"
 #include "safhire/rlwe/trees.hpp"
@@ -41,6 +45,20 @@ class HostOps {
   using u64 = std::uint64_t;
   using u32 = std::uint32_t;
   using Buffer = cuda::ScratchPool::Block;
+  template <class T>
+  using Array = cuda::Staged<T>;
+  // Extraction writes 32-bit rows itself, each made in a worker's 64-bit row and rounded there
+  // (cuda::Extraction).
+  static constexpr bool kNarrowsAsItWrites = true;
+  // A layer's taps, starts and biases are read where they are (a view of the LayerWeights, which
+  // cuda::ResidentWeights keeps no longer than they live), its groups prepared for the CPU's
+  // kernels (prepared_layer.hpp).
+  template <class T>
+  struct Resident {
+    const T* words = nullptr;
+    const T* data() const { return words; }
+  };
+  using LayerForm = PreparedLayer;
 
   // On `workers` (which must outlive the ops, and run nothing else meanwhile). `partial`: gamma
   // >= 1's extraction (its lane sums gather the blocks), or null at gamma = 0. `keys` and
@@ -58,6 +76,29 @@ class HostOps {
       : HostOps(params, gadget, keys, std::make_unique<core::WorkerPool>(threads), partial) {}
 
   Buffer alloc(std::size_t words) { return pool_->take(words); }
+  template <class T>
+  Array<T> upload(std::span<const T> host) {
+    Array<T> out(*pool_, host.size());
+    if (!host.empty()) std::memcpy(static_cast<void*>(out.data()), host.data(), host.size_bytes());
+    return out;
+  }
+  void synchronize() {}
+  template <class T>
+  Resident<T> upload_resident(std::span<const T> host) {
+    return {host.data()};
+  }
+  PreparedLayer prepare_layer(const LayerWeights& weights) {
+    return backend::prepare_layer(weights, *workers_);
+  }
+
+  // The linear layer (block::linear_thread's words) group by group in its prepared forms.
+  void run_linear(const cuda::block::LinearArgs& g, const PreparedLayer& form, std::size_t) {
+    if (g.out32 != nullptr) {
+      run_prepared<u32>(form, g, *workers_, simd_);
+    } else {
+      run_prepared<u64>(form, g, *workers_, simd_);
+    }
+  }
   // Idle scratch given back down to `keep` words.
   void trim(std::size_t keep) { pool_->trim(keep); }
   const cuda::ScratchPool::Stats& scratch() const { return pool_->stats(); }
@@ -224,6 +265,59 @@ class HostOps {
     });
   }
 
+  // Sample extraction (block::extract_thread), a row per value: its words by
+  // elements::extracted_mask_word, as rlwe::sample_extract_into.
+  void run_extract(const cuda::block::ExtractArgs& g, std::size_t threads) {
+    rows(threads / g.W, [&](std::size_t v, unsigned w) {
+      u64* row = row_for(g.out, g.dest[v], g.W, w, 0);
+      const u64* a = g.a + v / g.N * g.N;
+      const auto j = static_cast<u32>(v % g.N);
+      for (u32 i = 0; i < g.N; ++i)
+        row[i] = elements::extracted_mask_word(a, j, i, g.N, g.M, g.m);
+      row[g.N] = g.b[v];
+      if (g.out.rows32 != nullptr) narrow_row(g.out, row, g.dest[v], g.N, g.W, w);
+    });
+  }
+
+  // Powers cut into blocks (block::blocks_thread), a power per row.
+  void run_blocks(const cuda::block::BlocksArgs& g, std::size_t threads) {
+    rows(threads / g.N, [&](std::size_t power, unsigned) {
+      for (std::size_t x = power * g.N; x < (power + 1) * g.N; ++x)
+        cuda::block::blocks_thread(g, x);
+    });
+  }
+
+  // The clean samples (block::clean_thread) block by block, all lanes of a block at once through
+  // rlwe::PartialExtraction::clean_samples, which shares the block's conjugates between its lanes.
+  // Its map and elements are the partial extraction's own, those of g.map and g.elements.
+  void run_clean(const cuda::block::CleanArgs& g, std::size_t threads) {
+    require(partial_ != nullptr, ErrorCode::invalid_argument,
+            "HostOps: clean samples without a partial extraction (gamma = 0)");
+    const std::size_t values = threads / g.W, N = g.N, chunks = (values + N - 1) / N;
+    const std::size_t words = chunks * g.K * N;
+    Buffer za = alloc(words);
+    rows(chunks * g.K, [&](std::size_t power, unsigned) {
+      partial_->times_z(g.blocks_a + power * N, za.data() + power * N, g.T);
+    });
+    rows(chunks * g.T, [&](std::size_t x, unsigned w) {
+      const std::size_t c = x / g.T;
+      const auto i = static_cast<u32>(x % g.T);
+      Scratch& worker = *scratch_[w];
+      worker.lanes.assign(g.L, nullptr);
+      for (u32 j = 0; j < g.L; ++j) {
+        const std::size_t v = c * N + i + std::size_t{g.T} * j;
+        if (v < values) worker.lanes[j] = row_for(g.out, g.dest[v], g.W, w, j);
+      }
+      const std::size_t at = c * g.K * N;
+      partial_->clean_samples({g.blocks_a + at, za.data() + at, g.blocks_b + at}, i, worker.lanes,
+                              worker.clean);
+      if (g.out.rows32 == nullptr) return;
+      for (u32 j = 0; j < g.L; ++j)
+        if (worker.lanes[j] != nullptr)
+          narrow_row(g.out, worker.lanes[j], g.dest[c * N + i + std::size_t{g.T} * j], g.N, g.W, w);
+    });
+  }
+
   // sigma_k with a key switch of `count` ciphertexts (out may alias in).
   void automorphism(u64 k, const u64* in_a, const u64* in_b, u64* out_a, u64* out_b,
                     std::size_t count) {
@@ -284,7 +378,56 @@ class HostOps {
     std::vector<const u64*> in_a, in_b, wide;
     std::vector<const u32*> narrow;
     std::vector<u64> copy;
+    // Extraction: clean_samples' scratch and lane rows; 64-bit rows for 32-bit ones; a 32-bit
+    // row's mask rounding errors by position mod error_period(lanes), then by lane.
+    std::vector<u64> clean;
+    std::vector<u64*> lanes;
+    std::vector<u64> wide_rows;
+    std::vector<u64> period_errors;
+    std::vector<std::int64_t> lane_errors;
   };
+
+  // Where worker w makes row r (lane j of its block): in place for 64-bit rows, else in its own
+  // 64-bit row j.
+  u64* row_for(const cuda::block::RowsOut& out, std::size_t r, std::size_t W, unsigned w,
+               std::size_t j) {
+    if (out.rows32 == nullptr) return out.rows + r * out.stride;
+    std::vector<u64>& wide = scratch_[w]->wide_rows;
+    const std::size_t count = partial_ != nullptr ? partial_->lanes() : 1;
+    if (wide.size() < count * W) wide.resize(count * W);
+    return wide.data() + j * W;
+  }
+
+  // lcm(lanes, 8) where that is at most 1024 words, else lanes: the period by which a 32-bit
+  // row's mask errors are summed before they are folded into lanes.
+  static std::size_t error_period(std::size_t lanes) {
+    const std::size_t l = std::lcm(lanes, std::size_t{8});
+    return l <= 1024 ? l : lanes;
+  }
+
+  // The 64-bit row `from` (W = N + L words) rounded into 32-bit row r of `out` (block::
+  // narrow_thread's words): the mask by ring::narrow_words, which also sums its rounding errors
+  // by word position mod error_period(L) (a multiple of L, and of 8 to run whole registers),
+  // folded into lanes for the bodies' backend::narrow_body; the padding zeroed.
+  void narrow_row(const cuda::block::RowsOut& out, const u64* from, std::size_t r, u32 N, u32 W,
+                  unsigned w) {
+    Scratch& worker = *scratch_[w];
+    const u32 L = W - N;
+    u32* row = out.rows32 + r * out.stride;
+    worker.period_errors.assign(error_period(L), 0);
+    worker.lane_errors.resize(L);
+    ring::narrow_words({from, N}, {row, N}, worker.period_errors, simd_);
+    for (u32 l = 0; l < L; ++l) {
+      worker.lane_errors[l] = 0;
+      for (std::size_t j = l; j < worker.period_errors.size(); j += L)
+        worker.lane_errors[l] += static_cast<std::int64_t>(worker.period_errors[j]);
+    }
+    for (u32 k = 0; k < L; ++k)
+      row[N + k] = backend::narrow_body(from[N + k],
+                                        out.key_mean == nullptr ? nullptr : out.key_mean + k * L, L,
+                                        [&](u32 l) { return worker.lane_errors[l]; });
+    std::fill(row + W, row + out.stride, u32{0});
+  }
 
   // body(x, worker) for each row x < count, shared by the workers.
   template <class Body>
@@ -313,6 +456,7 @@ class HostOps {
   }
 
   ring::RingParams ring_;
+  ring::SimdIsa simd_ = ring::default_simd();
   const rlwe::GaloisKeys* keys_;
   const rlwe::PartialExtraction* partial_;
   core::WorkerPool* workers_;

@@ -97,9 +97,20 @@ class PartialExtraction {
     std::vector<u64> a, za, b;
   };
   PowerBlocks power_blocks(std::span<const Ciphertext> powers) const;
+  // The same blocks held elsewhere ([powers][T][lanes()] words each, as the CUDA backend's
+  // blocks kernel cuts them; za from times_z).
+  struct PowerBlockView {
+    const u64* a;
+    const u64* za;
+    const u64* b;
+  };
+  // out = Z x for each of `count` R_gamma elements (lanes() words each) at x.
+  void times_z(const u64* x, u64* out, std::size_t count) const;
   // clean_samples of block i straight from the chunk's blocks: the lanes of conjugates(powers)
   // [i lanes(), (i + 1) lanes()) are formed in `scratch`, with no sample in between.
   void clean_samples(const PowerBlocks& powers, std::uint32_t i, std::span<u64* const> rows,
+                     std::vector<u64>& scratch) const;
+  void clean_samples(PowerBlockView powers, std::uint32_t i, std::span<u64* const> rows,
                      std::vector<u64>& scratch) const;
 
   // The linear map of clean_samples as a dense table: lane r of the clean sample of lane j is
