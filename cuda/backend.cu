@@ -108,14 +108,15 @@ class LaneLease {
 };
 
 // What a backend holds on the device: its lane (stream and scratch), the uploaded keys and the key
-// switcher. Destroyed in reverse: keys and switcher free their memory on the lane's stream before
-// the lane goes back.
+// switcher (its NTT tables; its scratch from the lane's pool, so a later session's switches
+// allocate nothing). Destroyed in reverse: keys and switcher free their memory on the lane's
+// stream before the lane goes back.
 struct Resources {
   Resources(std::shared_ptr<Lanes> from, const rlwe::ParameterSet& params,
             const rlwe::Gadget& gadget, const rlwe::GaloisKeys& host_keys)
       : lane(std::move(from)),
         keys(host_keys, lane->stream.get()),
-        switcher(params, gadget, lane->stream.get()) {}
+        switcher(params, gadget, lane->stream.get(), &lane->pool) {}
   LaneLease lane;
   DeviceGaloisKeys keys;
   DeviceKeySwitcher switcher;

@@ -86,8 +86,8 @@ DeviceKeySwitchKey::DeviceKeySwitchKey(const rlwe::KeySwitchKey& key, cudaStream
 }
 
 DeviceKeySwitcher::DeviceKeySwitcher(const rlwe::ParameterSet& params, const rlwe::Gadget& gadget,
-                                     cudaStream_t stream)
-    : params_(params), decomposer_(gadget), split_(rlwe::key_split(params, gadget)) {
+                                     cudaStream_t stream, ScratchPool* pool)
+    : params_(params), decomposer_(gadget), split_(rlwe::key_split(params, gadget)), pool_(pool) {
   rlwe::require_exact_key_switching(params.ring, gadget);
   const ring::NttPlan* plans[1] = {&ring::LimbProduct::shared(params.ring).plan()};
   tables_ = std::make_unique<DeviceNttTables>(plans, stream);
@@ -116,22 +116,35 @@ void DeviceKeySwitcher::key_switch(const DeviceKeySwitchKey& key, const u64* in_
   check_key(key);
   if (count == 0) return;
   NvtxRange range("keyswitch", NvtxCategory::rlwe, kNvtxKeySwitch);
-  reserve(count, stream);
   const u32 n = params_.ring.N(), l = decomposer_.gadget().levels;
   const size_t len = count * n;
+  ScratchPool::Block pooled_digits, pooled_residues, pooled_acc;
+  u64 *digits, *residues, *acc;
+  if (pool_ != nullptr) {
+    pooled_digits = pool_->take(l * len);
+    pooled_residues = pool_->take(l * len);
+    pooled_acc = pool_->take(2 * split_.limbs * len);
+    digits = pooled_digits.data();
+    residues = pooled_residues.data();
+    acc = pooled_acc.data();
+  } else {
+    reserve(count, stream);
+    digits = digits_.data();
+    residues = residues_.data();
+    acc = acc_.data();
+  }
   decompose_kernel<<<elementwise_blocks(len), kElementwiseThreads, 0, stream>>>(
-      decomposer_.view(), in_a, digits_.data(), len);
+      decomposer_.view(), in_a, digits, len);
   check_launch("decompose_kernel");
-  lift_torus(*tables_, digits_.data(), residues_.data(), l * count, stream);
-  ntt_forward(*tables_, residues_.data(), l * count, stream);
+  lift_torus(*tables_, digits, residues, l * count, stream);
+  ntt_forward(*tables_, residues, l * count, stream);
   const dim3 grid(elementwise_blocks(len), split_.limbs);
   multiply_accumulate_kernel<<<grid, kElementwiseThreads, 0, stream>>>(
-      q_, q_inv_, residues_.data(), key.data(), acc_.data(), l, n, count, split_.limbs);
+      q_, q_inv_, residues, key.data(), acc, l, n, count, split_.limbs);
   check_launch("multiply_accumulate_kernel");
-  ntt_inverse(*tables_, acc_.data(), 2 * split_.limbs * count, ring::InverseScale::montgomery,
-              stream);
+  ntt_inverse(*tables_, acc, 2 * split_.limbs * count, ring::InverseScale::montgomery, stream);
   combine_kernel<<<elementwise_blocks(len), kElementwiseThreads, 0, stream>>>(
-      q_, acc_.data(), split_.limbs, split_.shift, in_b, out_a, out_b, len);
+      q_, acc, split_.limbs, split_.shift, in_b, out_a, out_b, len);
   check_launch("combine_kernel");
   count_ += count;
 }
@@ -141,11 +154,19 @@ void DeviceKeySwitcher::automorphism(const DeviceKeySwitchKey& key, const u64* i
                                      cudaStream_t stream) {
   check_key(key);
   if (count == 0) return;
-  reserve(count, stream);
   const size_t len = count * params_.ring.N();
-  apply_automorphism(params_.ring, key.galois_element(), in_a, sigma_.data(), count, stream);
-  apply_automorphism(params_.ring, key.galois_element(), in_b, sigma_.data() + len, count, stream);
-  key_switch(key, sigma_.data(), sigma_.data() + len, out_a, out_b, count, stream);
+  ScratchPool::Block pooled;
+  u64* sigma;
+  if (pool_ != nullptr) {
+    pooled = pool_->take(2 * len);
+    sigma = pooled.data();
+  } else {
+    reserve(count, stream);
+    sigma = sigma_.data();
+  }
+  apply_automorphism(params_.ring, key.galois_element(), in_a, sigma, count, stream);
+  apply_automorphism(params_.ring, key.galois_element(), in_b, sigma + len, count, stream);
+  key_switch(key, sigma, sigma + len, out_a, out_b, count, stream);
 }
 
 void apply_automorphism(const ring::RingParams& ring, u64 k, const u64* in, u64* out, size_t count,

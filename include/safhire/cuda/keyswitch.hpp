@@ -13,6 +13,7 @@
 
 #include "safhire/cuda/device_buffer.hpp"
 #include "safhire/cuda/kernels.hpp"
+#include "safhire/cuda/scratch_pool.hpp"
 #include "safhire/rlwe/keyswitch.hpp"
 
 namespace safhire::cuda {
@@ -38,9 +39,13 @@ class DeviceKeySwitchKey {
 class DeviceKeySwitcher {
  public:
   // Uses the prime of ring::LimbProduct::shared(params.ring), as the CPU path does; throws
-  // like rlwe::KeySwitcher for a gadget beyond its bound.
+  // like rlwe::KeySwitcher for a gadget beyond its bound. Its scratch comes from `pool` where
+  // given (blocks taken for a call and given back when it returns, so every call must be on the
+  // stream the pool's blocks are ordered on; a pool kept between sessions makes a later
+  // session's switches allocate nothing), else from buffers of its own, grown to the largest
+  // batch seen.
   DeviceKeySwitcher(const rlwe::ParameterSet& params, const rlwe::Gadget& gadget,
-                    cudaStream_t stream);
+                    cudaStream_t stream, ScratchPool* pool = nullptr);
 
   // out = in switched with `key` (each ciphertext valid under the key's s'); out may alias in.
   void key_switch(const DeviceKeySwitchKey& key, const std::uint64_t* in_a,
@@ -63,7 +68,8 @@ class DeviceKeySwitcher {
   ring::LimbSplit split_;
   std::unique_ptr<DeviceNttTables> tables_;  // one prime
   std::uint64_t q_ = 0, q_inv_ = 0;
-  std::size_t capacity_ = 0;  // ciphertexts the scratch holds
+  ScratchPool* pool_ = nullptr;
+  std::size_t capacity_ = 0;  // ciphertexts its own scratch holds (no pool)
   DeviceBuffer<std::uint64_t> digits_, residues_, acc_, sigma_;
   std::uint64_t count_ = 0;
 };
