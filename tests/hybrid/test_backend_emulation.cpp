@@ -42,8 +42,8 @@ TEST_P(BackendEmulation, DownloadsEqualTheCpuBackendWordForWord) {
   });
 }
 
-// The CPU backend on one thread against its two-thread self, which cuts the packings of rounds
-// with few packs into parts on both workers (rlwe::TraceTrees::pack_*_part): the same words.
+// The CPU backend on one thread against its two-thread self, which extracts two chunks at a time
+// and shares each step of rounds with few packs between both workers: the same words.
 TEST_P(BackendEmulation, OneThreadDownloadsTheSameAsTwo) {
   hybrid::testing::expect_same_downloads(
       GetParam(), [](const rlwe::ParameterSet& params, const backend::Config& config,
