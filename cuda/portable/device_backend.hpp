@@ -1,7 +1,11 @@
-// The CUDA backend's algorithm, written once over an `Ops` type as cuda/tree_levels.hpp is:
-// cuda/backend.cu instantiates it with kernel launches on a stream (rows, weights and packing all
-// on the device), tests/hybrid/test_backend_emulation.cpp with plain loops on the CPU, where whole
-// inferences through it must equal the CPU backend's downloads word for word.
+// The server's steps, written once over an `Ops` type as cuda/tree_levels.hpp is, and run by
+// both backends: Extraction, linear_rows and pack_rows, and DeviceBackend, the CUDA backend
+// around them. cuda/backend.cu instantiates them with kernel launches on a stream (rows, weights
+// and packing all on the device); the CPU backend (host/backend/cpu) with backend::HostOps, whose
+// primitives run the host's vectorised forms of the same bodies on a worker pool;
+// tests/hybrid/test_backend_emulation.cpp DeviceBackend with plain loops over the device bodies
+// (tests/cpu_ops.hpp), where whole inferences through it must equal the CPU backend's downloads
+// word for word.
 //
 // Ops provides, besides what tree_levels.hpp needs (Buffer, alloc, ...): Array<T> and
 // upload<T>(span) -> Array<T> (a round's small uploads, in the scratch pool); Resident<T> and
@@ -9,9 +13,11 @@
 // ResidentWeights keeps them for every session); download(device words, host span);
 // synchronize(); scratch() (the pool's ScratchPool::Stats, where DeviceBackend::scratch is
 // called); run_extract(ExtractArgs, threads), run_blocks(BlocksArgs, threads),
-// run_clean(CleanArgs, threads), run_narrow(NarrowArgs, threads), run_linear(LinearArgs,
-// threads), run_gather_lwe(GatherLweArgs, threads), run_gather_blocks(GatherBlocksArgs, threads);
-// key_switches().
+// run_clean(CleanArgs, threads), run_narrow(NarrowArgs, threads) (unless kNarrowsAsItWrites),
+// run_linear(LinearArgs, [LayerForm,] threads), run_gather_lwe(GatherLweArgs, threads),
+// run_gather_blocks(GatherBlocksArgs, threads); key_switches(). Optionally kNarrowsAsItWrites
+// (narrows_as_it_writes) and LayerForm with prepare_layer(LayerWeights, rows_read)
+// (layer_form_of).
 //
 // Device residency: rows stay on the device from extraction to packing; a served model's layer
 // weights (taps, their starts, biases) go up once, on a session's first use of them, and stay for
@@ -43,7 +49,7 @@
 namespace safhire::cuda {
 
 // What an Ops keeps of a layer besides its taps, starts and biases: Ops::LayerForm, made by
-// ops.prepare_layer(weights) when the layer goes up and handed to its run_linear (the CPU's
+// ops.prepare_layer(weights, rows_read) when the layer goes up and handed to its run_linear (the CPU's
 // prepared groups), or nothing.
 struct NoLayerForm {};
 template <class Ops>
@@ -82,7 +88,7 @@ class ResidentWeights {
       layer.bias = ops.template upload_resident<std::uint64_t>(weights->bias);
       layer.rows_read = weights->rows_read();
       if constexpr (!std::is_same_v<LayerForm<Ops>, NoLayerForm>)
-        layer.form = ops.prepare_layer(*weights);
+        layer.form = ops.prepare_layer(*weights, layer.rows_read);
       return layer;
     });
   }
@@ -224,6 +230,21 @@ constexpr bool narrows_as_it_writes() {
   }
 }
 
+// sigma_(ks[i]) with a key switch of `count` ciphertexts (a, b: [count][N]) for each i, into plane
+// i of out (count N words apart): all at once where Ops has automorphisms(ks, ...) (the CPU's
+// workers share the element-ciphertext pairs), else an element at a time.
+template <class Ops>
+void automorphisms(Ops& ops, std::span<const std::uint64_t> ks, const std::uint64_t* in_a,
+                   const std::uint64_t* in_b, std::uint64_t* out_a, std::uint64_t* out_b,
+                   std::size_t count, std::size_t N) {
+  if constexpr (requires { ops.automorphisms(ks, in_a, in_b, out_a, out_b, count); }) {
+    ops.automorphisms(ks, in_a, in_b, out_a, out_b, count);
+  } else {
+    for (std::size_t i = 0; i < ks.size(); ++i)
+      ops.automorphism(ks[i], in_a, in_b, out_a + i * count * N, out_b + i * count * N, count);
+  }
+}
+
 // The extraction step of both backends (backend::Backend::extract): an upload's ciphertexts to
 // one row per value, at row destination[v] of `out`. At gamma = 0 the sample extraction of each
 // coefficient (run_extract); at gamma >= 1 the clean module-LWE samples of each block (run_blocks
@@ -247,16 +268,15 @@ class Extraction {
         gamma_(config.gamma),
         width_(backend::row_words(params, config.gamma)),
         derives_(derives && config.gamma >= 1),
-        elements_(rlwe::power_elements(params.ring, config.gamma)) {
+        elements_(rlwe::power_elements(params.ring, config.gamma)),
+        key_mean_words_(backend::key_mean_map(params, config.gamma)) {
     device_elements_ = ops.template upload<u64>(elements_);
-    std::vector<u64> map;  // outlives the asynchronous copy
     if (gamma_ >= 1) {
-      map = rlwe::PartialExtraction(ring_, gamma_).clean_sample_map();
-      map_ = ops.template upload<u64>(map);
+      map_words_ = rlwe::PartialExtraction(ring_, gamma_).clean_sample_map();
+      map_ = ops.template upload<u64>(map_words_);
     }
-    const std::vector<std::int64_t> key_mean = backend::key_mean_map(params, config.gamma);
-    has_key_mean_ = config.row_bits == 32 && !key_mean.empty();
-    if (has_key_mean_) key_mean_ = ops.template upload<std::int64_t>(key_mean);
+    has_key_mean_ = config.row_bits == 32 && !key_mean_words_.empty();
+    if (has_key_mean_) key_mean_ = ops.template upload<std::int64_t>(key_mean_words_);
     ops.synchronize();
   }
 
@@ -346,9 +366,8 @@ class Extraction {
       all_b = ops.alloc(words);
       ops.copy(all_a.data(), a, count * N);
       ops.copy(all_b.data(), b, count * N);
-      for (std::size_t i = 1; i < K; ++i)
-        ops.automorphism(elements_[i], a, b, all_a.data() + i * count * N,
-                         all_b.data() + i * count * N, count);
+      automorphisms(ops, std::span<const u64>(elements_).subspan(1), a, b,
+                    all_a.data() + count * N, all_b.data() + count * N, count, N);
     }
     block::BlocksArgs blocks{};
     auto blocks_a = ops.alloc(words), blocks_b = ops.alloc(words);
@@ -385,8 +404,12 @@ class Extraction {
   std::size_t width_;
   bool derives_;
   std::vector<u64> elements_;  // of the powers: {1} at gamma = 0
+  // PartialExtraction::clean_sample_map, backend::key_mean_map: kept on the host too (an Ops may
+  // read its uploads where they are).
+  std::vector<u64> map_words_;
+  std::vector<std::int64_t> key_mean_words_;
   typename Ops::template Array<u64> device_elements_, map_;
-  // backend::key_mean_map, for 32-bit rows (empty otherwise, and for a key without a mean).
+  // key_mean_words_ for 32-bit rows (has_key_mean_: not for 64-bit ones or a key without a mean).
   typename Ops::template Array<std::int64_t> key_mean_;
   bool has_key_mean_ = false;
 };

@@ -208,7 +208,8 @@ TEST(LinearRows, HostOpsGiveTheReplaysWordsInEveryForm) {
   std::shuffle(layer.slot.begin(), layer.slot.end(), rng);
   // The forms this layer is meant to take.
   core::WorkerPool pool(1);
-  const backend::PreparedLayer prepared = backend::prepare_layer(*weights, pool);
+  const backend::PreparedLayer prepared =
+      backend::prepare_layer(*weights, weights->rows_read(), pool);
   using Form = backend::PreparedGroup::Form;
   ASSERT_EQ(prepared.groups.size(), 4U);
   EXPECT_EQ(prepared.groups[0].form, Form::per_output);

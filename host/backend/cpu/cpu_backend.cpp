@@ -1,10 +1,9 @@
-// The CPU backend: rows in host memory (storage reused across rounds), every step shared by
-// `threads` workers; the linear layer cache-blocked per group of outputs, dense groups on
-// ring::torus_matmul, sparse ones on ring::torus_spmm and small ones on ring::torus_dot, on 64-bit
-// or (Config::row_bits = 32) 32-bit words, each group's form prepared once per LayerWeights;
-// extraction at gamma >= 1 through PartialExtraction::clean_samples from the chunk's power
-// blocks; packing by the CUDA backend's algorithm (cuda::pack_rows over HostOps, host_ops.hpp),
-// a pack at a time on each worker.
+// The CPU backend: rows in host memory (storage reused across rounds), every step run by the CUDA
+// backend's algorithm (cuda/portable/device_backend.hpp) over backend::HostOps (host_ops.hpp),
+// shared by `threads` workers: extraction a batch of chunks per worker count at a time, 32-bit
+// rows rounded as they are written; the linear layer cache-blocked per group of outputs in the
+// forms of prepared_layer.hpp, each prepared once per LayerWeights; packing a pack at a time on
+// each worker.
 #include <algorithm>
 #include <map>
 #include <mutex>

@@ -1,15 +1,21 @@
-// The Ops of cuda/portable/tree_levels.hpp and of cuda::pack_rows for the CPU backend: the
-// packing algorithm the CUDA backend runs, on host memory. Each batched primitive shares its work
-// among the workers of a core::WorkerPool: rows one by one, key switches ciphertext by ciphertext
-// with one rlwe::KeySwitcher per worker. A row is computed whole, by the host's vectorised form
-// of the device's per-coefficient body, with equal words:
+// The Ops of the server's steps (cuda/portable/device_backend.hpp, tree_levels.hpp) for the CPU
+// backend: the algorithms the CUDA backend runs, on host memory. Each batched primitive shares its
+// work among the workers of a core::WorkerPool: rows one by one, blocks of clean samples, groups
+// of a linear layer, key switches ciphertext by ciphertext with one rlwe::KeySwitcher per worker.
+// A row is computed whole, by the host's vectorised form of the device's per-word body, with
+// equal words:
+// - sample extraction: elements::extracted_mask_word, row by row;
+// - clean samples at gamma >= 1: rlwe::PartialExtraction::clean_samples, all lanes of a block at
+//   once (clean_thread), 32-bit rows rounded as they are written (narrow_thread);
+// - the linear layer: the prepared groups of prepared_layer.hpp (linear_thread);
 // - monomial products: ring::add_monomial_product (the runs of elements::monomial_coefficient);
 // - the LWE embedding: elements::embed_mask (the recurrence of embedded_mask_coefficient);
 // - the lane sums at gamma >= 1: rlwe::PartialExtraction::embed_lane_sum (gather_blocks_words);
 // - a merge's key switches, summed before one inverse transform
 //   (rlwe::KeySwitcher::automorphism_sum).
-// tests/rlwe/test_trees_emulation.cpp checks every level against rlwe::TraceTrees, and
-// tests/backend/test_pack_rows.cpp whole packings against the device algorithm's replay.
+// tests/rlwe/test_trees_emulation.cpp checks every level against rlwe::TraceTrees,
+// tests/backend/test_pack_rows.cpp whole packings and tests/backend/test_steps.cpp extraction and
+// linear layers against the device algorithm's replay.
 //
 // Scratch comes from a cuda::ScratchPool over host memory, used by the calling thread only (the
 // workers write into blocks it took); the CPU backend empties it after each packing.
@@ -45,8 +51,13 @@ class HostOps {
   using u64 = std::uint64_t;
   using u32 = std::uint32_t;
   using Buffer = cuda::ScratchPool::Block;
+  // A round's "uploads" are read where they are: the algorithms keep the host memory until they
+  // synchronize.
   template <class T>
-  using Array = cuda::Staged<T>;
+  struct Array {
+    const T* words = nullptr;
+    const T* data() const { return words; }
+  };
   // Extraction writes 32-bit rows itself, each made in a worker's 64-bit row and rounded there
   // (cuda::Extraction).
   static constexpr bool kNarrowsAsItWrites = true;
@@ -78,17 +89,16 @@ class HostOps {
   Buffer alloc(std::size_t words) { return pool_->take(words); }
   template <class T>
   Array<T> upload(std::span<const T> host) {
-    Array<T> out(*pool_, host.size());
-    if (!host.empty()) std::memcpy(static_cast<void*>(out.data()), host.data(), host.size_bytes());
-    return out;
+    return {host.data()};
   }
   void synchronize() {}
   template <class T>
   Resident<T> upload_resident(std::span<const T> host) {
     return {host.data()};
   }
-  PreparedLayer prepare_layer(const LayerWeights& weights) {
-    return backend::prepare_layer(weights, *workers_);
+  PreparedLayer prepare_layer(const LayerWeights& weights,
+                              std::span<const std::size_t> rows_read) {
+    return backend::prepare_layer(weights, rows_read, *workers_);
   }
 
   // The linear layer (block::linear_thread's words) group by group in its prepared forms.
@@ -268,6 +278,7 @@ class HostOps {
   // Sample extraction (block::extract_thread), a row per value: its words by
   // elements::extracted_mask_word, as rlwe::sample_extract_into.
   void run_extract(const cuda::block::ExtractArgs& g, std::size_t threads) {
+    const std::size_t period = error_period(g.W - g.N);
     rows(threads / g.W, [&](std::size_t v, unsigned w) {
       u64* row = row_for(g.out, g.dest[v], g.W, w, 0);
       const u64* a = g.a + v / g.N * g.N;
@@ -275,15 +286,25 @@ class HostOps {
       for (u32 i = 0; i < g.N; ++i)
         row[i] = elements::extracted_mask_word(a, j, i, g.N, g.M, g.m);
       row[g.N] = g.b[v];
-      if (g.out.rows32 != nullptr) narrow_row(g.out, row, g.dest[v], g.N, g.W, w);
+      if (g.out.rows32 != nullptr) narrow_row(g.out, row, g.dest[v], g.N, g.W, period, w);
     });
   }
 
-  // Powers cut into blocks (block::blocks_thread), a power per row.
+  // Powers cut into blocks (block::blocks_thread's words), a power per row: lane j of block u is
+  // coefficient u + T j.
   void run_blocks(const cuda::block::BlocksArgs& g, std::size_t threads) {
     rows(threads / g.N, [&](std::size_t power, unsigned) {
-      for (std::size_t x = power * g.N; x < (power + 1) * g.N; ++x)
-        cuda::block::blocks_thread(g, x);
+      const std::size_t kk = power % g.K, c = power / g.K;
+      const std::size_t from = (g.element_major ? kk * g.chunks + c : power) * g.N;
+      const u64* a = g.a + from;
+      const u64* b = g.b + from;
+      u64* to_a = g.blocks_a + power * g.N;
+      u64* to_b = g.blocks_b + power * g.N;
+      for (u32 u = 0; u < g.T; ++u, to_a += g.L, to_b += g.L)
+        for (u32 j = 0; j < g.L; ++j) {
+          to_a[j] = a[u + std::size_t{g.T} * j];
+          to_b[j] = b[u + std::size_t{g.T} * j];
+        }
     });
   }
 
@@ -294,7 +315,7 @@ class HostOps {
     require(partial_ != nullptr, ErrorCode::invalid_argument,
             "HostOps: clean samples without a partial extraction (gamma = 0)");
     const std::size_t values = threads / g.W, N = g.N, chunks = (values + N - 1) / N;
-    const std::size_t words = chunks * g.K * N;
+    const std::size_t words = chunks * g.K * N, period = error_period(g.W - g.N);
     Buffer za = alloc(words);
     rows(chunks * g.K, [&](std::size_t power, unsigned) {
       partial_->times_z(g.blocks_a + power * N, za.data() + power * N, g.T);
@@ -314,30 +335,40 @@ class HostOps {
       if (g.out.rows32 == nullptr) return;
       for (u32 j = 0; j < g.L; ++j)
         if (worker.lanes[j] != nullptr)
-          narrow_row(g.out, worker.lanes[j], g.dest[c * N + i + std::size_t{g.T} * j], g.N, g.W, w);
+          narrow_row(g.out, worker.lanes[j], g.dest[c * N + i + std::size_t{g.T} * j], g.N, g.W,
+                     period, w);
     });
   }
 
   // sigma_k with a key switch of `count` ciphertexts (out may alias in).
   void automorphism(u64 k, const u64* in_a, const u64* in_b, u64* out_a, u64* out_b,
                     std::size_t count) {
-    const rlwe::KeySwitchKey* key = &keys_->at(k);
+    automorphisms({&k, 1}, in_a, in_b, out_a, out_b, count);
+  }
+  // The same for each element ks[i], into plane i of out (count N words apart), every
+  // (element, ciphertext) pair shared by the workers (out may alias in only with one element).
+  void automorphisms(std::span<const u64> ks, const u64* in_a, const u64* in_b, u64* out_a,
+                     u64* out_b, std::size_t count) {
+    std::vector<const rlwe::KeySwitchKey*> keys;
+    for (const u64 k : ks)
+      keys.push_back(&keys_->at(k));
     const std::size_t N = ring_.N();
-    workers_->run(count, [&](std::size_t c, unsigned w) {
+    workers_->run(ks.size() * count, [&](std::size_t x, unsigned w) {
       Scratch& worker = *scratch_[w];
+      const std::size_t c = x % count, to = x * N;  // plane x / count, ciphertext c
       const u64* a = in_a + c * N;
       const u64* b = in_b + c * N;
-      if (a == out_a + c * N || b == out_b + c * N) {  // switch a copy
+      if (a == out_a + to || b == out_b + to) {  // switch a copy
         worker.copy.resize(2 * N);
         std::memcpy(worker.copy.data(), a, N * sizeof(u64));
         std::memcpy(worker.copy.data() + N, b, N * sizeof(u64));
         a = worker.copy.data();
         b = worker.copy.data() + N;
       }
-      std::fill(out_a + c * N, out_a + (c + 1) * N, u64{0});
-      std::fill(out_b + c * N, out_b + (c + 1) * N, u64{0});
-      worker.switcher.automorphism_sum({&key, 1}, {&a, 1}, {&b, 1}, {out_a + c * N, N},
-                                       {out_b + c * N, N});
+      std::fill(out_a + to, out_a + to + N, u64{0});
+      std::fill(out_b + to, out_b + to + N, u64{0});
+      worker.switcher.automorphism_sum({&keys[x / count], 1}, {&a, 1}, {&b, 1}, {out_a + to, N},
+                                       {out_b + to, N});
     });
   }
 
@@ -407,14 +438,14 @@ class HostOps {
 
   // The 64-bit row `from` (W = N + L words) rounded into 32-bit row r of `out` (block::
   // narrow_thread's words): the mask by ring::narrow_words, which also sums its rounding errors
-  // by word position mod error_period(L) (a multiple of L, and of 8 to run whole registers),
-  // folded into lanes for the bodies' backend::narrow_body; the padding zeroed.
+  // by word position mod `period` (error_period(L): a multiple of L, and of 8 to run whole
+  // registers), folded into lanes for the bodies' backend::narrow_body; the padding zeroed.
   void narrow_row(const cuda::block::RowsOut& out, const u64* from, std::size_t r, u32 N, u32 W,
-                  unsigned w) {
+                  std::size_t period, unsigned w) {
     Scratch& worker = *scratch_[w];
     const u32 L = W - N;
     u32* row = out.rows32 + r * out.stride;
-    worker.period_errors.assign(error_period(L), 0);
+    worker.period_errors.assign(period, 0);
     worker.lane_errors.resize(L);
     ring::narrow_words({from, N}, {row, N}, worker.period_errors, simd_);
     for (u32 l = 0; l < L; ++l) {

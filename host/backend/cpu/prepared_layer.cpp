@@ -139,11 +139,11 @@ PreparedGroup prepare_group(const LayerWeights& weights, std::uint32_t g,
 
 }  // namespace
 
-PreparedLayer prepare_layer(const LayerWeights& weights, core::WorkerPool& workers) {
+PreparedLayer prepare_layer(const LayerWeights& weights, std::span<const std::size_t> rows_read,
+                            core::WorkerPool& workers) {
   PreparedLayer prepared;
   prepared.group_start = weights.group_start;
   prepared.groups.resize(weights.groups());
-  const std::vector<std::size_t> rows_read = weights.rows_read();
   std::vector<std::vector<std::vector<std::uint32_t>>> column_of_row(workers.threads());
   for (auto& worker : column_of_row)
     for (std::size_t rows : rows_read)

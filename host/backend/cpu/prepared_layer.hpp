@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -37,8 +38,10 @@ struct PreparedLayer {
   std::vector<PreparedGroup> groups;
 };
 
-// Each group of `weights` (valid) in its form, the groups shared by `workers`.
-PreparedLayer prepare_layer(const LayerWeights& weights, core::WorkerPool& workers);
+// Each group of `weights` (valid; rows_read: its rows_read()) in its form, the groups shared by
+// `workers`.
+PreparedLayer prepare_layer(const LayerWeights& weights, std::span<const std::size_t> rows_read,
+                            core::WorkerPool& workers);
 
 // The layer of block::LinearArgs g (rows g.W words apart, all of them computed: 32-bit rows'
 // zero padding stays zero) on rows of Word (u64: mod 2^64, out; u32: mod 2^32, out32, the bias
