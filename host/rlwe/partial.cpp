@@ -329,18 +329,25 @@ void PartialExtraction::clean_samples(std::span<const ModuleLwe> conjugates,
           "clean_samples: one block's conjugates and one row per lane expected");
   for (const ModuleLwe& x : conjugates)
     require_sample(x, "clean_samples input");
-  // Lane-major: lane l of conjugate kk is T + 1 words (the a blocks, then b) at (kk L + l)(T + 1).
-  const std::size_t len = std::size_t{T} + 1;
-  scratch.resize(std::size_t{K} * L * len + std::size_t{L} * len);
+  // Lane-major: lane l of conjugate kk is T + 1 words (the a blocks, then b) at lane kk L + l.
+  const LaneScratch lanes_at = lane_scratch(scratch);
   for (std::uint32_t kk = 0; kk < K; ++kk)
     for (std::uint32_t l = 0; l < L; ++l) {
-      u64* dst = scratch.data() + (std::size_t{kk} * L + l) * len;
+      u64* dst = lanes_at.lane(std::size_t{kk} * L + l);
       const u64* a = conjugates[kk].a.data() + l;
       for (std::uint32_t v = 0; v < T; ++v)
         dst[v] = a[std::size_t{v} * L];
       dst[T] = conjugates[kk].b[l];
     }
-  clean_from_lanes(rows, scratch);
+  clean_from_lanes(rows, lanes_at);
+}
+
+PartialExtraction::LaneScratch PartialExtraction::lane_scratch(std::vector<u64>& scratch) const {
+  const std::size_t L = lanes(), K = elements_.size();
+  const std::size_t stride = (std::size_t{blocks_} + 1 + 7) / 8 * 8;
+  scratch.resize((K * L + L) * stride + 8);
+  const auto at = reinterpret_cast<std::uintptr_t>(scratch.data());
+  return {scratch.data() + (64 - at % 64) % 64 / sizeof(u64), stride};
 }
 
 void PartialExtraction::times_z(const u64* x, u64* out, std::size_t count) const {
@@ -367,8 +374,7 @@ void PartialExtraction::clean_samples(PowerBlockView powers, std::uint32_t i,
   // conjugates' sample(blocks of power kk, u, twist), written lane-major as clean_samples reads
   // it: word v of lane l is lane l of Z^twist a_(u-v) (v <= u) or of Z^twist Z a_(u+T-v) (v > u),
   // word T of Z^twist b_u, where lane l of Z^twist x is x[plus] - x[minus].
-  const std::size_t len = std::size_t{T} + 1;
-  scratch.resize(std::size_t{K} * L * len + std::size_t{L} * len);
+  const LaneScratch lanes_at = lane_scratch(scratch);
   for (std::uint32_t kk = 0; kk < K; ++kk) {
     const auto [u, twist] = conjugate_block(elements_[kk], i);
     const u64* a = powers.a + kk * n + std::size_t{u} * L;          // v = 0
@@ -376,7 +382,7 @@ void PartialExtraction::clean_samples(PowerBlockView powers, std::uint32_t i,
     const u64* b = powers.b + kk * n + std::size_t{u} * L;
     for (std::uint32_t l = 0; l < L; ++l) {
       const LaneTerms terms = twist_terms_[std::size_t{twist} * L + l];
-      u64* dst = scratch.data() + (std::size_t{kk} * L + l) * len;
+      u64* dst = lanes_at.lane(std::size_t{kk} * L + l);
       // Word v of lane l from the block at base - v L, for v in [first, last).
       const auto lanes = [&](const u64* base, std::size_t first, std::size_t last) {
         if (terms.minus < 0) {
@@ -397,15 +403,16 @@ void PartialExtraction::clean_samples(PowerBlockView powers, std::uint32_t i,
       dst[T] = terms.of(b);
     }
   }
-  clean_from_lanes(rows, scratch);
+  clean_from_lanes(rows, lanes_at);
 }
 
 void PartialExtraction::clean_from_lanes(std::span<u64* const> rows,
-                                         std::vector<u64>& scratch) const {
+                                         const LaneScratch& lanes_at) const {
   const std::uint32_t L = lanes(), T = blocks_, K = static_cast<std::uint32_t>(elements_.size());
   const std::size_t len = std::size_t{T} + 1;
-  // Output lane rr of a row at out + rr len, then written into the row block by block.
-  u64* out = scratch.data() + std::size_t{K} * L * len;
+  // Output lane rr of a row in lane K L + rr, then written into the row block by block.
+  const std::size_t stride = lanes_at.stride;
+  u64* out = lanes_at.lane(std::size_t{K} * L);
   std::vector<const u64*> sources;
   std::vector<u64> weights;
   for (std::uint32_t j = 0; j < L; ++j) {
@@ -414,18 +421,17 @@ void PartialExtraction::clean_from_lanes(std::span<u64* const> rows,
       sources.clear();
       weights.clear();
       for (std::uint32_t d = dual_start_[j * L + rr]; d < dual_start_[j * L + rr + 1]; ++d) {
-        sources.push_back(scratch.data() +
-                          (std::size_t{dual_terms_[d].kk} * L + dual_terms_[d].l) * len);
+        sources.push_back(lanes_at.lane(std::size_t{dual_terms_[d].kk} * L + dual_terms_[d].l));
         weights.push_back(dual_terms_[d].coefficient);
       }
-      ring::torus_dot(sources, weights, std::span<u64>(out + rr * len, len), simd_);
+      ring::torus_dot(sources, weights, std::span<u64>(out + rr * stride, len), simd_);
     }
     u64* row = rows[j];
     for (std::uint32_t v = 0; v < T; ++v, row += L)
       for (std::uint32_t rr = 0; rr < L; ++rr)
-        row[rr] = out[rr * len + v];
+        row[rr] = out[rr * stride + v];
     for (std::uint32_t rr = 0; rr < L; ++rr)
-      row[rr] = out[rr * len + T];  // row + T L = the b lanes at N
+      row[rr] = out[rr * stride + T];  // row + T L = the b lanes at N
   }
 }
 

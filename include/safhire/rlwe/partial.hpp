@@ -139,9 +139,17 @@ class PartialExtraction {
   void blocks_into(const Ciphertext& ct, u64* a, u64* za, u64* b) const;
   // conjugate k of block i: its block u = k i mod T and its twist Z^twist (conjugates' comment).
   std::pair<std::uint32_t, std::uint32_t> conjugate_block(std::uint64_t k, std::uint32_t i) const;
-  // The dot products of clean_samples over lane-major conjugates in scratch (K lanes() lanes of
-  // T + 1 words, then room for one output lane).
-  void clean_from_lanes(std::span<u64* const> rows, std::vector<u64>& scratch) const;
+  // clean_samples' lanes in its scratch: K lanes() conjugate lanes, then lanes() output lanes, of
+  // T + 1 words each, every lane on a 64-byte line (`stride`: T + 1 rounded up to 8 words), so
+  // that the vector kernels' loads do not straddle lines.
+  struct LaneScratch {
+    u64* base;
+    std::size_t stride;
+    u64* lane(std::size_t index) const { return base + index * stride; }
+  };
+  LaneScratch lane_scratch(std::vector<u64>& scratch) const;
+  // The dot products of clean_samples over the lane-major conjugates, into `rows`.
+  void clean_from_lanes(std::span<u64* const> rows, const LaneScratch& lanes_at) const;
   ModuleLwe sample(const Blocks& blocks, std::uint32_t u, std::uint32_t twist) const;
   void monomial_times(const u64* x, std::uint32_t e, u64* out) const;
   template <class Word>
