@@ -154,9 +154,7 @@ u64 sample_extract_into(const RingParams& r, const Ciphertext& ct, std::uint32_t
     throw Error(ErrorCode::invalid_argument, "sample_extract: coefficient " + std::to_string(j) +
                                                  " of a ring of degree " + std::to_string(r.N()));
   const std::uint32_t N = r.N(), M = r.M(), m = r.m();
-  const u64* ct_a = ct.a.coeffs().data();
-  for (std::uint32_t i = 0; i < N; ++i)
-    a[i] = elements::extracted_mask_word(ct_a, j, i, N, M, m);
+  elements::extract_mask(ct.a.coeffs().data(), j, a.data(), N, M, m);
   return ct.b[j];
 }
 

@@ -4,7 +4,7 @@
 // of a linear layer, key switches ciphertext by ciphertext with one rlwe::KeySwitcher per worker.
 // A row is computed whole, by the host's vectorised form of the device's per-word body, with
 // equal words:
-// - sample extraction: elements::extracted_mask_word, row by row;
+// - sample extraction: elements::extract_mask (the runs of extracted_mask_word), row by row;
 // - clean samples at gamma >= 1: rlwe::PartialExtraction::clean_samples, all lanes of a block at
 //   once (clean_thread), 32-bit rows rounded as they are written (narrow_thread);
 // - the linear layer: the prepared groups of prepared_layer.hpp (linear_thread);
@@ -96,8 +96,7 @@ class HostOps {
   Resident<T> upload_resident(std::span<const T> host) {
     return {host.data()};
   }
-  PreparedLayer prepare_layer(const LayerWeights& weights,
-                              std::span<const std::size_t> rows_read) {
+  PreparedLayer prepare_layer(const LayerWeights& weights, std::span<const std::size_t> rows_read) {
     return backend::prepare_layer(weights, rows_read, *workers_);
   }
 
@@ -275,16 +274,13 @@ class HostOps {
     });
   }
 
-  // Sample extraction (block::extract_thread), a row per value: its words by
-  // elements::extracted_mask_word, as rlwe::sample_extract_into.
+  // Sample extraction (block::extract_thread), a row per value: the words of
+  // elements::extracted_mask_word in runs (elements::extract_mask), as rlwe::sample_extract_into.
   void run_extract(const cuda::block::ExtractArgs& g, std::size_t threads) {
     const std::size_t period = error_period(g.W - g.N);
     rows(threads / g.W, [&](std::size_t v, unsigned w) {
       u64* row = row_for(g.out, g.dest[v], g.W, w, 0);
-      const u64* a = g.a + v / g.N * g.N;
-      const auto j = static_cast<u32>(v % g.N);
-      for (u32 i = 0; i < g.N; ++i)
-        row[i] = elements::extracted_mask_word(a, j, i, g.N, g.M, g.m);
+      elements::extract_mask(g.a + v / g.N * g.N, static_cast<u32>(v % g.N), row, g.N, g.M, g.m);
       row[g.N] = g.b[v];
       if (g.out.rows32 != nullptr) narrow_row(g.out, row, g.dest[v], g.N, g.W, period, w);
     });
