@@ -133,8 +133,8 @@ void DeviceKeySwitcher::key_switch(const DeviceKeySwitchKey& key, const u64* in_
     residues = residues_.data();
     acc = acc_.data();
   }
-  decompose_kernel<<<elementwise_blocks(len), kElementwiseThreads, 0, stream>>>(
-      decomposer_.view(), in_a, digits, len);
+  decompose_kernel<<<elementwise_blocks(len), kElementwiseThreads, 0, stream>>>(decomposer_.view(),
+                                                                                in_a, digits, len);
   check_launch("decompose_kernel");
   lift_torus(*tables_, digits, residues, l * count, stream);
   ntt_forward(*tables_, residues, l * count, stream);

@@ -49,8 +49,8 @@
 namespace safhire::cuda {
 
 // What an Ops keeps of a layer besides its taps, starts and biases: Ops::LayerForm, made by
-// ops.prepare_layer(weights, rows_read) when the layer goes up and handed to its run_linear (the CPU's
-// prepared groups), or nothing.
+// ops.prepare_layer(weights, rows_read) when the layer goes up and handed to its run_linear (the
+// CPU's prepared groups), or nothing.
 struct NoLayerForm {};
 template <class Ops>
 auto layer_form_of() {
@@ -312,15 +312,20 @@ class Extraction {
     for (std::size_t first = 0; first < chunks; first += step) {
       const std::size_t count = std::min(step, chunks - first);
       const std::size_t values = std::min(n, (first + count) * N) - first * N;
-      // The batch's ciphertexts, expanded from their seeds on the host: [count][per_chunk][N].
-      std::vector<u64> a(count * per_chunk * N), b(count * per_chunk * N);
+      // The batch's ciphertexts, expanded from their seeds on the host: [count][per_chunk][N]
+      // (host_a_, host_b_: kept between batches and calls).
+      const std::size_t words = count * per_chunk * N;
+      if (host_a_.size() < words) {
+        host_a_.resize(words);
+        host_b_.resize(words);
+      }
       for (std::size_t c = 0; c < count * per_chunk; ++c) {
         const rlwe::Ciphertext ct = cts[first * per_chunk + c].expand();
-        std::copy(ct.a.coeffs().begin(), ct.a.coeffs().end(), a.begin() + c * N);
-        std::copy(ct.b.coeffs().begin(), ct.b.coeffs().end(), b.begin() + c * N);
+        std::copy(ct.a.coeffs().begin(), ct.a.coeffs().end(), host_a_.begin() + c * N);
+        std::copy(ct.b.coeffs().begin(), ct.b.coeffs().end(), host_b_.begin() + c * N);
       }
-      const auto da = ops.template upload<u64>(a);
-      const auto db = ops.template upload<u64>(b);
+      const auto da = ops.template upload<u64>({host_a_.data(), words});
+      const auto db = ops.template upload<u64>({host_b_.data(), words});
       const u32* batch_dest = dest.data() + first * N;
       if (gamma_ == 0) {
         block::ExtractArgs args{};
@@ -336,7 +341,7 @@ class Extraction {
       } else {
         clean(ops, da.data(), db.data(), count, derive, batch_dest, rows, values);
       }
-      ops.synchronize();  // the host vectors above die here
+      ops.synchronize();  // before the next batch overwrites host_a_ and host_b_
     }
     if constexpr (!narrows_as_it_writes<Ops>()) {
       if (wide.data() == nullptr) return;
@@ -366,8 +371,8 @@ class Extraction {
       all_b = ops.alloc(words);
       ops.copy(all_a.data(), a, count * N);
       ops.copy(all_b.data(), b, count * N);
-      automorphisms(ops, std::span<const u64>(elements_).subspan(1), a, b,
-                    all_a.data() + count * N, all_b.data() + count * N, count, N);
+      automorphisms(ops, std::span<const u64>(elements_).subspan(1), a, b, all_a.data() + count * N,
+                    all_b.data() + count * N, count, N);
     }
     block::BlocksArgs blocks{};
     auto blocks_a = ops.alloc(words), blocks_b = ops.alloc(words);
@@ -408,6 +413,7 @@ class Extraction {
   // read its uploads where they are).
   std::vector<u64> map_words_;
   std::vector<std::int64_t> key_mean_words_;
+  std::vector<u64> host_a_, host_b_;  // a batch's expanded ciphertexts
   typename Ops::template Array<u64> device_elements_, map_;
   // key_mean_words_ for 32-bit rows (has_key_mean_: not for 64-bit ones or a key without a mean).
   typename Ops::template Array<std::int64_t> key_mean_;

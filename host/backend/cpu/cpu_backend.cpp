@@ -5,9 +5,7 @@
 // forms of prepared_layer.hpp, each prepared once per LayerWeights; packing a pack at a time on
 // each worker.
 #include <algorithm>
-#include <map>
 #include <mutex>
-#include <numeric>
 #include <optional>
 #include <string>
 

@@ -52,23 +52,19 @@ class HostOps {
   using u32 = std::uint32_t;
   using Buffer = cuda::ScratchPool::Block;
   // A round's "uploads" are read where they are: the algorithms keep the host memory until they
-  // synchronize.
+  // synchronize. So are a layer's taps, starts and biases (Resident: a view of the LayerWeights,
+  // which cuda::ResidentWeights keeps no longer than they live).
   template <class T>
   struct Array {
     const T* words = nullptr;
     const T* data() const { return words; }
   };
+  template <class T>
+  using Resident = Array<T>;
   // Extraction writes 32-bit rows itself, each made in a worker's 64-bit row and rounded there
   // (cuda::Extraction).
   static constexpr bool kNarrowsAsItWrites = true;
-  // A layer's taps, starts and biases are read where they are (a view of the LayerWeights, which
-  // cuda::ResidentWeights keeps no longer than they live), its groups prepared for the CPU's
-  // kernels (prepared_layer.hpp).
-  template <class T>
-  struct Resident {
-    const T* words = nullptr;
-    const T* data() const { return words; }
-  };
+  // A layer's groups, prepared for the CPU's kernels (prepared_layer.hpp).
   using LayerForm = PreparedLayer;
 
   // On `workers` (which must outlive the ops, and run nothing else meanwhile). `partial`: gamma
@@ -345,12 +341,10 @@ class HostOps {
   // (element, ciphertext) pair shared by the workers (out may alias in only with one element).
   void automorphisms(std::span<const u64> ks, const u64* in_a, const u64* in_b, u64* out_a,
                      u64* out_b, std::size_t count) {
-    std::vector<const rlwe::KeySwitchKey*> keys;
-    for (const u64 k : ks)
-      keys.push_back(&keys_->at(k));
     const std::size_t N = ring_.N();
     workers_->run(ks.size() * count, [&](std::size_t x, unsigned w) {
       Scratch& worker = *scratch_[w];
+      const rlwe::KeySwitchKey* key = &keys_->at(ks[x / count]);
       const std::size_t c = x % count, to = x * N;  // plane x / count, ciphertext c
       const u64* a = in_a + c * N;
       const u64* b = in_b + c * N;
@@ -363,7 +357,7 @@ class HostOps {
       }
       std::fill(out_a + to, out_a + to + N, u64{0});
       std::fill(out_b + to, out_b + to + N, u64{0});
-      worker.switcher.automorphism_sum({&keys[x / count], 1}, {&a, 1}, {&b, 1}, {out_a + to, N},
+      worker.switcher.automorphism_sum({&key, 1}, {&a, 1}, {&b, 1}, {out_a + to, N},
                                        {out_b + to, N});
     });
   }
