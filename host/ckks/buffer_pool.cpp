@@ -13,7 +13,6 @@
 #endif
 
 namespace safhire::ckks {
-
 namespace {
 
 constexpr std::size_t kSmall = std::size_t{64} << 10;
@@ -22,8 +21,10 @@ constexpr std::size_t kSmall = std::size_t{64} << 10;
 // transparent huge pages (Linux): a fresh page costs a fault and a clear, and on this project's
 // VMs clearing runs near 1 GB/s, so at N = 2^16 the fresh pages of key generation and of a
 // bootstrap took as long as their arithmetic (45% of a profile in clear_page). A large block is
-// handed out again for any request it holds with at most a quarter to spare: the sizes of a
-// computation drift down with its level, and exact-size reuse missed most of them.
+// handed out again for any request it holds, the smallest cached one that does: the sizes of a
+// computation drift down with its level, exact-size reuse missed most of them, and a block
+// already resident costs no memory a fresh one would not (allowing only a quarter to spare left
+// 0.9 GB of a bootstrap's top-level blocks cached through EvalMod at N = 2^16).
 constexpr std::size_t kLarge = std::size_t{4} << 20, kHugePage = std::size_t{2} << 20;
 
 std::size_t capacity_for(std::size_t bytes) {
@@ -61,6 +62,7 @@ struct Pool {
   std::size_t cached = 0;
   std::size_t live = 0;       // capacity of the large blocks handed out
   std::size_t peak_live = 0;  // the most ever handed out at once
+  std::size_t mapped = 0;     // bytes of large blocks ever mapped afresh
   std::uint64_t clock = 0;
 };
 
@@ -78,7 +80,7 @@ void* allocate_large(Pool& p, std::size_t bytes) {
   {
     std::lock_guard lock(p.mutex);
     auto it = p.large.lower_bound(need);
-    if (it != p.large.end() && it->first <= need + need / 4) {
+    if (it != p.large.end()) {
       void* block = it->second.block;
       p.cached -= it->first;
       p.live += it->first;
@@ -87,13 +89,15 @@ void* allocate_large(Pool& p, std::size_t bytes) {
       return block;
     }
     // No cached block fits: a fresh one. The pool's footprint (handed out and cached) stays
-    // within the most ever handed out at once plus an eighth: past that, the blocks cached
+    // within the most ever handed out at once plus a slack: past that, the blocks cached
     // longest are unmapped first. So the process's peak is about its working set's, not that
-    // plus the blocks of an earlier phase (a bootstrap's EvalMod sizes while CoeffToSlot runs:
-    // 0.7 GB at N = 2^16), while the eighth keeps a steady state from unmapping blocks it maps
-    // again a phase later (fresh pages cost a fault and a clear each; evicting down to the peak
-    // itself cost 3% of a bootstrap).
-    const std::size_t ceiling = std::max(p.peak_live + p.peak_live / 8, p.live + need);
+    // plus the blocks of an earlier phase, while the slack keeps a steady state from unmapping
+    // blocks it maps again a phase later (fresh pages cost a fault and a clear each; evicting
+    // down to the peak itself cost 3% of a bootstrap). The slack is an eighth of the peak up to
+    // kPoolSlack: the peak includes long-lived blocks (3.5 GB of keys at N = 2^16), and an eighth
+    // of those was 0.6 GB that no phase needed.
+    const std::size_t slack = std::min(p.peak_live / 8, kPoolSlack);
+    const std::size_t ceiling = std::max(p.peak_live + slack, p.live + need);
     while (!p.large.empty() && p.live + p.cached + need > ceiling) {
       auto oldest = p.large.begin();
       for (auto at = p.large.begin(); at != p.large.end(); ++at) {
@@ -105,6 +109,7 @@ void* allocate_large(Pool& p, std::size_t bytes) {
       p.large.erase(oldest);
     }
     p.live += need;
+    p.mapped += need;
     p.peak_live = std::max(p.peak_live, p.live);
   }
   for (const auto& [block, capacity] : evicted)
@@ -192,7 +197,7 @@ void pool_release(void* block, std::size_t bytes) noexcept {
 PoolStats pool_stats() {
   Pool& p = pool();
   std::lock_guard lock(p.mutex);
-  return {p.live, p.cached, p.peak_live};
+  return {p.live, p.cached, p.peak_live, p.mapped};
 }
 
 std::size_t pool_cached_bytes() {

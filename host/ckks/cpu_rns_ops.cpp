@@ -248,6 +248,130 @@ class CpuRnsOps final : public RnsOps {
     });
   }
 
+  // Limb by limb: every baby rotation's limb into a thread-local buffer (a seeded key's a_j
+  // regenerated for that limb alone), then that limb of every row, tile by tile as in
+  // inner_product_rows. The babies never exist whole.
+  void rotate_hoisted_rows(std::span<const RnsPoly* const> d, std::span<const HoistedKey> keys,
+                           const RnsPoly& x0, const RnsPoly& x1,
+                           std::span<const std::vector<const RnsPoly*>> rows,
+                           std::span<RnsPoly* const> out0,
+                           std::span<RnsPoly* const> out1) const override {
+    require(!rows.empty() && out0.size() == rows.size() && out1.size() == rows.size(),
+            ErrorCode::size_mismatch, "hoisted rows: mismatched counts");
+    require(keys.empty() || (!d.empty() && d.size() <= 16), ErrorCode::size_mismatch,
+            "hoisted rows: 1 .. 16 digits");
+    const RnsPoly& shape = *out0[0];
+    const std::uint32_t n = shape.n;
+    check_pair(x0, x1, shape);
+    require(x0.ntt, ErrorCode::size_mismatch, "hoisted rows take NTT-form polynomials");
+    const std::size_t babies = keys.size() + 1;
+    for (const HoistedKey& key : keys) {
+      require(key.b.size() == d.size() &&
+                  (key.prf != nullptr ? key.a.empty() : key.a.size() == d.size()) &&
+                  key.perm.size() == n,
+              ErrorCode::size_mismatch, "hoisted rows: a key with another digit count");
+      for (std::size_t i = 0; i < d.size(); ++i) {
+        check_pair(*d[i], *key.b[i], shape);
+        require(d[i]->ntt, ErrorCode::size_mismatch, "hoisted rows take NTT-form polynomials");
+        if (key.prf == nullptr) check_pair(*d[i], *key.a[i], shape);
+      }
+    }
+    for (std::size_t g = 0; g < rows.size(); ++g) {
+      require(rows[g].size() == babies, ErrorCode::size_mismatch,
+              "hoisted rows: a row's length differs from the baby count");
+      require(out0[g]->moduli == shape.moduli && out1[g]->moduli == shape.moduli &&
+                  out0[g]->n == n && out1[g]->n == n,
+              ErrorCode::size_mismatch, "hoisted rows: outputs of different shapes");
+      std::size_t terms = 0;
+      for (const RnsPoly* pt : rows[g]) {
+        if (pt == nullptr) continue;
+        ++terms;
+        block_shift(*pt, n, false);
+        require(pt->ntt, ErrorCode::size_mismatch,
+                "inner product of polynomials in different forms");
+      }
+      require(terms != 0, ErrorCode::size_mismatch, "hoisted rows: a row without terms");
+    }
+    for (std::size_t g = 0; g < rows.size(); ++g)
+      out0[g]->ntt = out1[g]->ntt = true;
+    const std::size_t digits = d.size();
+    for_limbs(shape, [&](std::size_t k) {
+      const ModulusIndex mod = shape.moduli[k];
+      const u64 q = barrett_[mod].q;
+      thread_local std::vector<u64> rotated, sums, regenerated;
+      rotated.resize(2 * keys.size() * std::size_t{n});
+      sums.resize(2 * std::size_t{n});
+      std::array<const u64*, 16> x{}, y0{}, y1{};
+      std::array<unsigned, 16> step{};
+      for (std::size_t i = 0; i < digits; ++i)
+        x[i] = d[i]->limb(d[i]->position(mod)).data();
+      std::vector<const u64*> r0(babies), r1(babies);
+      r0[0] = x0.limb(x0.position(mod)).data();
+      r1[0] = x1.limb(x1.position(mod)).data();
+      for (std::size_t j = 0; j < keys.size(); ++j) {
+        const HoistedKey& key = keys[j];
+        if (key.prf != nullptr) regenerated.resize(digits * std::size_t{n});
+        for (std::size_t i = 0; i < digits; ++i) {
+          y0[i] = key.b[i]->limb(key.b[i]->position(mod)).data();
+          if (key.prf == nullptr) {
+            y1[i] = key.a[i]->limb(key.a[i]->position(mod)).data();
+          } else {
+            u64* a = regenerated.data() + i * std::size_t{n};
+            uniform_from_stream(*key.prf, std::uint64_t{i} << 32 | mod, q, a, n);
+            y1[i] = a;
+          }
+        }
+        u64* s0 = sums.data();
+        u64* s1 = s0 + n;
+        sum_products(digits, x.data(), step.data(), y0.data(), y1.data(), n, mod, s0, s1);
+        u64* o0 = rotated.data() + 2 * j * std::size_t{n};
+        u64* o1 = o0 + n;
+        const auto& perm = key.perm;
+        for (std::uint32_t t = 0; t < n; ++t) {
+          const std::uint32_t from = perm[t];
+          o0[t] = core::add_mod(s0[from], r0[0][from], q);
+          o1[t] = s1[from];
+        }
+        r0[j + 1] = o0;
+        r1[j + 1] = o1;
+      }
+      for (std::uint32_t t0 = 0; t0 < n; t0 += kTile) {
+        const std::uint32_t len = std::min(kTile, n - t0);
+        for (std::size_t g = 0; g < rows.size(); ++g) {
+          u64* dst0 = out0[g]->limb(k).data() + t0;
+          u64* dst1 = out1[g]->limb(k).data() + t0;
+          std::array<u64, kTile> part0, part1;  // a later part of a row of more than 16 terms
+          std::size_t terms = 0, done = 0;
+          for (std::size_t j = 0; j <= babies; ++j) {
+            const bool flush = terms == 16 || (j == babies && terms != 0);
+            if (flush) {
+              u64* w0 = done == 0 ? dst0 : part0.data();
+              u64* w1 = done == 0 ? dst1 : part1.data();
+              sum_products(terms, x.data(), step.data(), y0.data(), y1.data(), len, mod, w0, w1);
+              if (done != 0) {
+                for (std::uint32_t t = 0; t < len; ++t) {
+                  dst0[t] = core::add_mod(dst0[t], w0[t], q);
+                  dst1[t] = core::add_mod(dst1[t], w1[t], q);
+                }
+              }
+              done += terms;
+              terms = 0;
+            }
+            if (j == babies) break;
+            const RnsPoly* pt = rows[g][j];
+            if (pt == nullptr) continue;
+            const auto shift = static_cast<unsigned>(__builtin_ctz(n / pt->n));
+            x[terms] = pt->limb(pt->position(mod)).data() + (t0 >> shift);
+            step[terms] = shift;
+            y0[terms] = r0[j] + t0;
+            y1[terms] = r1[j] + t0;
+            ++terms;
+          }
+        }
+      }
+    });
+  }
+
   void sub_scale(const RnsPoly& a, const RnsPoly& b, std::span<const u64> scalars,
                  RnsPoly& out) const override {
     check_pair(a, b, out);
@@ -566,6 +690,80 @@ void RnsOps::rotate_hoisted(std::span<const RnsPoly* const> d,
     if (add0 != nullptr) add(u0, *add0, u0);
     permute(u0, perm[j], *out0[j]);
     permute(u1, perm[j], *out1[j]);
+  }
+}
+
+void RnsOps::rotate_hoisted_rows(std::span<const RnsPoly* const> d,
+                                 std::span<const HoistedKey> keys, const RnsPoly& x0,
+                                 const RnsPoly& x1,
+                                 std::span<const std::vector<const RnsPoly*>> rows,
+                                 std::span<RnsPoly* const> out0,
+                                 std::span<RnsPoly* const> out1) const {
+  require(!rows.empty() && out0.size() == rows.size() && out1.size() == rows.size(),
+          ErrorCode::size_mismatch, "hoisted rows: mismatched counts");
+  const std::vector<ModulusIndex>& moduli = out0[0]->moduli;
+  // r_1 .. r_m, one key at a time (a seeded key's a regenerated whole for its call).
+  std::vector<std::array<RnsPoly, 2>> rotated(keys.size());
+  std::vector<RnsPoly> regenerated;
+  for (std::size_t j = 0; j < keys.size(); ++j) {
+    const HoistedKey& key = keys[j];
+    std::vector<const RnsPoly*> a = key.a;
+    if (key.prf != nullptr) {
+      regenerated.resize(d.size());
+      a.resize(d.size());
+      for (std::size_t i = 0; i < d.size(); ++i) {
+        uniform(*key.prf, std::uint64_t{i} << 32, moduli, regenerated[i]);
+        a[i] = &regenerated[i];
+      }
+    }
+    for (RnsPoly& r : rotated[j])
+      reshape(r, moduli, true);
+    RnsPoly* r0 = &rotated[j][0];
+    RnsPoly* r1 = &rotated[j][1];
+    rotate_hoisted(d, std::span(&key.b, 1), std::span(&a, 1), std::span(&key.perm, 1), &x0,
+                   std::span(&r0, 1), std::span(&r1, 1));
+  }
+  std::vector<const RnsPoly*> b0{&x0}, b1{&x1};
+  for (const auto& r : rotated) {
+    b0.push_back(&r[0]);
+    b1.push_back(&r[1]);
+  }
+  // Rows of more than 16 terms in parts: the first into the output, the others added to it.
+  constexpr std::size_t kTerms = 16;
+  std::vector<std::vector<const RnsPoly*>> parts;
+  std::vector<RnsPoly*> p0, p1;
+  std::vector<std::size_t> owner;  // the row each part beyond the first adds to
+  std::vector<std::array<RnsPoly, 2>> extra;
+  extra.reserve(rows.size() * (keys.size() + kTerms) / kTerms);
+  for (std::size_t g = 0; g < rows.size(); ++g) {
+    require(rows[g].size() == b0.size(), ErrorCode::size_mismatch,
+            "hoisted rows: a row's length differs from the baby count");
+    std::size_t terms = 0;
+    for (std::size_t j = 0; j < b0.size(); ++j) {
+      if (rows[g][j] == nullptr) continue;
+      if (terms % kTerms == 0) {
+        parts.emplace_back(b0.size(), nullptr);
+        if (terms == 0) {
+          p0.push_back(out0[g]);
+          p1.push_back(out1[g]);
+        } else {
+          auto& e = extra.emplace_back();
+          for (RnsPoly& r : e)
+            reshape(r, moduli, true);
+          p0.push_back(&e[0]);
+          p1.push_back(&e[1]);
+          owner.push_back(g);
+        }
+      }
+      parts.back()[j] = rows[g][j];
+      ++terms;
+    }
+    require(terms != 0, ErrorCode::size_mismatch, "hoisted rows: a row without terms");
+  }
+  inner_product_rows(parts, b0, b1, p0, p1);
+  for (std::size_t e = 0; e < extra.size(); ++e) {
+    add(*out0[owner[e]], extra[e][0], *out0[owner[e]]);
+    add(*out1[owner[e]], extra[e][1], *out1[owner[e]]);
   }
 }
 

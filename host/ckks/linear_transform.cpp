@@ -185,9 +185,76 @@ Ciphertext LinearTransform::apply(const Evaluator& evaluator, const Ciphertext& 
       ops.copy(scaled, lifted[i], 0, q.size());
     }
   }
+  std::vector<std::uint32_t> order;               // the giants in the order they are consumed
+  std::vector<std::uint32_t> chain_length{0, 0};  // chained: a (up) and b (down)
+  if (!chained_) {
+    for (const auto& [g, row] : plain_)
+      order.push_back(g);
+  } else {
+    if (plain_.count(0) != 0) order.push_back(0);
+    for (const auto& [g, row] : plain_) {
+      if (g == 0) continue;
+      const bool up = g <= slots_ / 2;
+      chain_length[up ? 0 : 1] = std::max(chain_length[up ? 0 : 1], (up ? g : slots_ - g) / n1_);
+    }
+    for (std::uint32_t m = chain_length[0]; m >= 1; --m)
+      order.push_back(m * n1_);
+    for (std::uint32_t m = chain_length[1]; m >= 1; --m)
+      order.push_back(slots_ - m * n1_);
+  }
+  std::vector<std::uint32_t> baby_list(babies.begin(), babies.end());
+  const std::size_t nonzero_babies = baby_list.size() - (babies.count(0) != 0 ? 1 : 0);
+  constexpr std::size_t kBatch = 8, kRowTerms = 16;
+  // Every giant's sum E_g at once from RnsOps::rotate_hoisted_rows, which never holds the baby
+  // rotations whole, when the giants' sums take less memory than the babies plus a batch of
+  // sums (a DFT group at N = 2^16: 4 sums against 15 babies and 4 sums); else the babies first,
+  // then the sums in batches.
+  const bool fused =
+      nonzero_babies != 0 && order.size() <= nonzero_babies + std::min(kBatch, order.size());
+  std::vector<std::array<RnsPoly, 2>> sums(fused ? order.size() : std::min(kBatch, order.size()));
+  if (fused) {
+    const std::vector<RnsPoly> digits = evaluator.mod_up(x.c[1]);
+    std::vector<const RnsPoly*> d;
+    for (const RnsPoly& digit : digits)
+      d.push_back(&digit);
+    std::vector<RnsOps::HoistedKey> hoisted;
+    std::vector<core::AesCtr> prfs;
+    prfs.reserve(nonzero_babies);
+    for (std::uint32_t b : baby_list) {
+      if (b == 0) continue;
+      const std::uint64_t galois = rotation_galois_element(*context_, static_cast<int>(b));
+      const SwitchingKey& key = keys.at(galois);
+      require(key.b.size() >= d.size(), ErrorCode::invalid_argument,
+              "switching key has fewer digits than the ciphertext needs");
+      auto& h = hoisted.emplace_back();
+      h.b.assign(d.size(), nullptr);
+      for (std::size_t i = 0; i < d.size(); ++i) {
+        h.b[i] = &key.b[i];
+        if (!key.seeded()) h.a.push_back(&key.a[i]);
+      }
+      if (key.seeded()) h.prf = &prfs.emplace_back(*key.seed);
+      h.perm = evaluator.permutation(galois);
+    }
+    // The column of baby 0 (x itself) first, then the nonzero babies in baby_list's order.
+    const std::size_t zero_column = babies.count(0) != 0 ? 0 : 1;
+    std::vector<std::vector<const RnsPoly*>> rows(order.size());
+    std::vector<RnsPoly*> out0, out1;
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      rows[i].assign(nonzero_babies + 1, nullptr);
+      for (const auto& [b, pt] : plain_.at(order[i])) {
+        const auto at = std::lower_bound(baby_list.begin(), baby_list.end(), b) - baby_list.begin();
+        rows[i][static_cast<std::size_t>(at) + zero_column] = &pt;
+      }
+      for (int c = 0; c < 2; ++c)
+        ops.reshape(sums[i][c], qp, true);
+      out0.push_back(&sums[i][0]);
+      out1.push_back(&sums[i][1]);
+    }
+    ops.rotate_hoisted_rows(d, hoisted, lifted[0], lifted[1], rows, out0, out1);
+  }
   // The baby rotations rot_b(x) over Q_l P, all kept for the giants' sums.
   std::map<std::uint32_t, std::array<RnsPoly, 2>> rotated;
-  if (babies.size() > 1 || babies.count(0) == 0) {
+  if (!fused && (babies.size() > 1 || babies.count(0) == 0)) {
     const std::vector<RnsPoly> digits = evaluator.mod_up(x.c[1]);
     std::vector<const RnsPoly*> d;
     for (const RnsPoly& digit : digits)
@@ -245,31 +312,13 @@ Ciphertext LinearTransform::apply(const Evaluator& evaluator, const Ciphertext& 
   // + E_1) and the same with -n1: the same key switches, two keys. The sums of up to kBatch
   // giants at a time come from one call of inner_product_rows (each row at most 16 babies), so
   // that the baby rotations are read once per batch, not once per giant.
-  std::vector<std::uint32_t> order;               // the giants in the order they are consumed
-  std::vector<std::uint32_t> chain_length{0, 0};  // chained: a (up) and b (down)
-  if (!chained_) {
-    for (const auto& [g, row] : plain_)
-      order.push_back(g);
-  } else {
-    if (plain_.count(0) != 0) order.push_back(0);
-    for (const auto& [g, row] : plain_) {
-      if (g == 0) continue;
-      const bool up = g <= slots_ / 2;
-      chain_length[up ? 0 : 1] = std::max(chain_length[up ? 0 : 1], (up ? g : slots_ - g) / n1_);
-    }
-    for (std::uint32_t m = chain_length[0]; m >= 1; --m)
-      order.push_back(m * n1_);
-    for (std::uint32_t m = chain_length[1]; m >= 1; --m)
-      order.push_back(slots_ - m * n1_);
-  }
-  std::vector<std::uint32_t> baby_list(babies.begin(), babies.end());
   std::vector<const RnsPoly*> x0, x1;
-  for (std::uint32_t b : baby_list) {
-    x0.push_back(&baby(b, 0));
-    x1.push_back(&baby(b, 1));
+  if (!fused) {
+    for (std::uint32_t b : baby_list) {
+      x0.push_back(&baby(b, 0));
+      x1.push_back(&baby(b, 1));
+    }
   }
-  constexpr std::size_t kBatch = 8, kRowTerms = 16;
-  std::vector<std::array<RnsPoly, 2>> sums(std::min(kBatch, order.size()));
   std::vector<std::array<RnsPoly, 2>> extra;  // the second and later parts of long rows
   // E_g for order[first, first + count) into sums[0, count).
   auto batch_sums = [&](std::size_t first, std::size_t count) {
@@ -332,9 +381,10 @@ Ciphertext LinearTransform::apply(const Evaluator& evaluator, const Ciphertext& 
   };
   for (std::size_t first = 0; first < order.size(); first += kBatch) {
     const std::size_t count = std::min(kBatch, order.size() - first);
-    batch_sums(first, count);
-    for (std::size_t i = 0; i < count; ++i) {
-      const std::uint32_t g = order[first + i];
+    if (!fused) batch_sums(first, count);
+    for (std::size_t c = 0; c < count; ++c) {
+      const std::size_t i = fused ? first + c : c;  // the sum's place in sums
+      const std::uint32_t g = order[first + c];
       if (g == 0) {
         add_to(total, any, sums[i]);
       } else if (!chained_) {

@@ -2,9 +2,9 @@
 // tens of megabytes; the C library returns such blocks to the kernel on release, and the fresh
 // pages of the next one cost as much as the arithmetic. Released blocks of 64 KiB or more are
 // kept (up to kPoolLimit bytes in all, process-wide, behind a mutex) and handed out again for
-// the same size (large ones for up to a quarter less); smaller ones go straight to operator new
+// the same size (a large one for any size it holds); smaller ones go straight to operator new
 // and delete. A large block that has to be mapped afresh first unmaps the cached ones beyond
-// the most ever handed out at once plus an eighth, so that the pool's footprint follows its
+// the most ever handed out at once plus kPoolSlack, so that the pool's footprint follows its
 // working set's peak.
 #pragma once
 
@@ -15,6 +15,8 @@
 namespace safhire::ckks {
 
 inline constexpr std::size_t kPoolLimit = std::size_t{2} << 30;
+// Cached bytes kept beyond the peak working set (at most an eighth of that peak).
+inline constexpr std::size_t kPoolSlack = std::size_t{256} << 20;
 
 void* pool_allocate(std::size_t bytes);
 void pool_release(void* p, std::size_t bytes) noexcept;
@@ -24,6 +26,7 @@ struct PoolStats {
   std::size_t live;       // large blocks handed out now (capacity)
   std::size_t cached;     // blocks held for reuse, large and small
   std::size_t peak_live;  // the most ever handed out at once in large blocks
+  std::size_t mapped;  // bytes of large blocks ever mapped afresh (each page a fault and a clear)
 };
 PoolStats pool_stats();
 

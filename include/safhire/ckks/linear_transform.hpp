@@ -13,11 +13,13 @@
 // (both halves of Bossuat et al.'s double hoisting, Eurocrypt 2021). x enters as P x, whose
 // ModDown is x exactly; the pre-rotated diagonals are encoded over Q_l P.
 //
-// Memory and traffic: the baby rotations run limb by limb from one ModUp (RnsOps::
-// rotate_hoisted); the giant steps' sums read them once per batch of giants
-// (RnsOps::inner_product_rows); a diagonal periodic in the slots (period p) is a polynomial in
-// X^(N/2p) and is stored in 2p words per prime (compact_blocks), as are the DFT's groups of
-// low stages; contiguous giants run as two Horner chains by n1 and -n1, two keys in all.
+// Memory and traffic: where the giants' sums take less memory than the baby rotations (a DFT
+// group's 4 giants against 15 babies), every sum comes from one RnsOps::rotate_hoisted_rows,
+// which the CPU runs limb by limb without ever holding a baby whole; else the baby rotations run
+// limb by limb from one ModUp (RnsOps::rotate_hoisted) and the giant steps' sums read them once
+// per batch of giants (RnsOps::inner_product_rows). A diagonal periodic in the slots (period p) is
+// a polynomial in X^(N/2p) and is stored in 2p words per prime (compact_blocks), as are the DFT's
+// groups of low stages; contiguous giants run as two Horner chains by n1 and -n1, two keys in all.
 //
 // Level and scale: the diagonals are encoded at the ciphertext's level with a scale chosen at
 // construction (by default q_level, so that rescaling the output restores x's scale exactly);

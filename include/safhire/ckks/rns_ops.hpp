@@ -110,6 +110,30 @@ class RnsOps {
                               std::span<const std::span<const std::uint32_t>> perm,
                               const RnsPoly* add0, std::span<RnsPoly* const> out0,
                               std::span<RnsPoly* const> out1) const;
+  // One key of rotate_hoisted_rows: its halves per digit (b, and a unless it is seeded), and the
+  // automorphism. A seeded key's a is regenerated where it is used: digit i's is
+  // uniform(*prf, i << 32, ...) over out's moduli (ckks.hpp: seeded_a), limb by limb or whole.
+  struct HoistedKey {
+    std::vector<const RnsPoly*> b, a;  // a empty when prf is set
+    const core::AesCtr* prf = nullptr;
+    std::span<const std::uint32_t> perm;
+  };
+  // The giant-step sums of a hoisted baby-step giant-step transform, without the baby rotations
+  // in memory: with r_0 = (x0, x1) and r_j, j >= 1, the hoisted rotation of x by keys[j - 1] as
+  // in rotate_hoisted with add0 = x0,
+  //   out0[g] = sum_j rows[g][j] r_j,0,   out1[g] = sum_j rows[g][j] r_j,1,
+  // rows[g] holding keys.size() + 1 entries (null: no term, at least one not null; compact
+  // allowed as in inner_product). The CPU runs it limb by limb: a limb of every baby rotation,
+  // then that limb of every row, so that a transform holds its giant sums and one limb of its
+  // babies rather than every baby (450 MB for a CoeffToSlot group at N = 2^16). The default
+  // makes the rotations (rotate_hoisted, a seeded key's a regenerated whole, one key at a time),
+  // then the rows (inner_product_rows, in parts of at most 16 terms): the same words.
+  virtual void rotate_hoisted_rows(std::span<const RnsPoly* const> d,
+                                   std::span<const HoistedKey> keys, const RnsPoly& x0,
+                                   const RnsPoly& x1,
+                                   std::span<const std::vector<const RnsPoly*>> rows,
+                                   std::span<RnsPoly* const> out0,
+                                   std::span<RnsPoly* const> out1) const;
   // out = (a - b) * scalars[modulus] per limb; scalars indexed by modulus index, in [0, q).
   virtual void sub_scale(const RnsPoly& a, const RnsPoly& b, std::span<const u64> scalars,
                          RnsPoly& out) const = 0;
