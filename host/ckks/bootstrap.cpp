@@ -280,8 +280,8 @@ Ciphertext Bootstrapper::eval_mod(const Ciphertext& v, const BootstrapKeys& keys
   const SwitchingKey& rlk = keys.relinearization;
   Ciphertext c = PolynomialEvaluator(*ev_).evaluate(v, cosine_, rlk);
   for (std::uint32_t i = 0; i < params_.double_angles; ++i) {
-    Ciphertext sq = ev_->multiply_constant(ev_->multiply_relinearize(c, c, rlk), 2.0, 1.0);
-    c = ev_->rescale(ev_->add_constant(sq, -1.0));
+    Ciphertext sq = ev_->multiply_constant(ev_->multiply(c, c), 2.0, 1.0);
+    c = ev_->relinearize_rescale(ev_->add_constant(sq, -1.0), rlk);
   }
   if (params_.arcsine_degree > 0) return PolynomialEvaluator(*ev_).evaluate(c, arcsine_, rlk);
   c.scale *= kTwoPi;  // a label: the slots now read sin(2 pi v) / (2 pi)

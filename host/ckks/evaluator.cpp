@@ -50,10 +50,12 @@ Evaluator::Evaluator(const CkksContext& context, const RnsOps& ops)
   for (ModulusIndex i = 0; i <= context.max_level(); ++i)
     p_inv_[i] = core::inv_mod(context.p_mod()[i], context.prime(i));
   q_last_inv_.assign(context.max_level() + 1, std::vector<u64>(count, 0));
+  pq_last_inv_ = q_last_inv_;
   for (std::uint32_t l = 1; l <= context.max_level(); ++l) {
     for (ModulusIndex i = 0; i < l; ++i) {
       const u64 q = context.prime(i);
       q_last_inv_[l][i] = core::inv_mod(context.prime(l) % q, q);
+      pq_last_inv_[l][i] = core::mul_mod(q_last_inv_[l][i], p_inv_[i], q);
     }
   }
 }
@@ -88,6 +90,18 @@ const BaseConverter& Evaluator::rescale_converter(std::uint32_t level) const {
   if (!slot) {
     slot = std::make_unique<BaseConverter>(*context_, std::vector<ModulusIndex>{level},
                                            context_->q_moduli(level - 1));
+  }
+  return *slot;
+}
+
+const BaseConverter& Evaluator::fused_converter(std::uint32_t level) const {
+  std::lock_guard lock(cache_mutex_);
+  auto& slot = fused_[level];
+  if (!slot) {
+    std::vector<ModulusIndex> from{static_cast<ModulusIndex>(level)};
+    const auto p = context_->p_moduli();
+    from.insert(from.end(), p.begin(), p.end());
+    slot = std::make_unique<BaseConverter>(*context_, from, context_->q_moduli(level - 1));
   }
   return *slot;
 }
@@ -499,6 +513,46 @@ std::vector<Ciphertext> Evaluator::rotate_hoisted(const Ciphertext& x, std::span
     auto [u0, u1] = key_switch_extended(digits, keys.at(g), x.level(), {});
     ops_->add(x.c[0], u0, u0);
     out.push_back(permuted(u0, u1, g, x));
+  }
+  return out;
+}
+
+Ciphertext Evaluator::relinearize_rescale(const Ciphertext& x, const SwitchingKey& rlk) const {
+  if (x.size() == 2) return rescale(x);
+  require(x.size() == 3, ErrorCode::invalid_argument, "relinearize takes 3 components");
+  const std::uint32_t l = x.level();
+  require(l >= 1, ErrorCode::invalid_argument, "cannot rescale at level 0");
+  Scratch& s = scratch();
+  mod_up_into(x.c[2], s.digits);
+  key_switch_inner_into(s.digits, rlk, l, {}, s.acc0, s.acc1);
+  const auto& converter = fused_converter(l);
+  const auto below = context_->q_moduli(l - 1);
+  const ModulusIndex top[] = {static_cast<ModulusIndex>(l)};
+  Ciphertext out;
+  out.scale = x.scale / static_cast<double>(context_->prime(l));
+  out.slots = x.slots;
+  RnsPoly last, part, lifted, sum;
+  for (int i = 0; i < 2; ++i) {
+    // w = P c_i + u_i over Q_l P; out = (w - [w]_{P q_l}) / (P q_l) on q_0 .. q_(l-1), with
+    // [w]_{P q_l} the exact (centred) conversion of w's limbs at q_l and P.
+    const RnsPoly& u = i == 0 ? s.acc0 : s.acc1;
+    ops_->reshape(last, top, true);
+    ops_->multiply_scalars(x.c[i], context_->p_mod(), last);
+    ops_->add(u, last, last);
+    ops_->reshape(part, converter.from(), true);
+    ops_->copy(u, part, 1);  // P's limbs
+    ops_->copy(last, part, 0, 1);
+    ops_->inverse(part);
+    ops_->reshape(lifted, below, false);
+    ops_->convert(converter, part, lifted, Conversion::exact);
+    ops_->forward(lifted);
+    ops_->reshape(sum, below, true);
+    ops_->multiply_scalars(x.c[i], context_->p_mod(), sum);
+    ops_->add(u, sum, sum);
+    RnsPoly r;
+    ops_->reshape(r, below, true);
+    ops_->sub_scale(sum, lifted, pq_last_inv_[l], r);
+    out.c.push_back(std::move(r));
   }
   return out;
 }

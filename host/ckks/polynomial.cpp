@@ -146,21 +146,21 @@ class Run {
     if (i % 2 == 1) power(k + 1);
     Ciphertext pre;
     if (i % 2 == 0) {  // 2 T_k^2 - 1
-      pre = ev_.multiply_constant(ev_.multiply_relinearize(t.at(k), t.at(k), rlk_), 2.0, 1.0);
+      pre = ev_.multiply_constant(ev_.multiply(t.at(k), t.at(k)), 2.0, 1.0);
       pre = ev_.add_constant(pre, -1.0);
     } else {  // 2 T_k T_k+1 - T_1
       const std::uint32_t l = std::min(t.at(k).level(), t.at(k + 1).level());
-      pre = ev_.multiply_constant(ev_.multiply_relinearize(at(k, l), at(k + 1, l), rlk_), 2.0, 1.0);
+      pre = ev_.multiply_constant(ev_.multiply(at(k, l), at(k + 1, l)), 2.0, 1.0);
       pre = ev_.sub(pre, ev_.multiply_constant(at(1, l), 1.0, pre.scale / t.at(1).scale));
     }
-    t[i] = ev_.rescale(pre);
+    t[i] = ev_.relinearize_rescale(pre, rlk_);
     levels[i] = t[i].level();
   }
 
   // n at exactly `scale` after its rescale.
   Ciphertext post(const Node& n, double scale) {
     const std::uint32_t l = pre_level(n, levels);
-    return ev_.rescale(pre(n, scale * q(l), l));
+    return ev_.relinearize_rescale(pre(n, scale * q(l), l), rlk_);
   }
 
  private:
@@ -203,7 +203,7 @@ class Run {
       product = ev_.multiply_constant_at(giant, n.q->c[0], scale / giant.scale, l);
     } else {
       const Ciphertext qv = post(*n.q, scale / giant.scale);
-      product = ev_.multiply_relinearize(ev_.drop_to_level(qv, l), at(n.g, l), rlk_);
+      product = ev_.multiply(ev_.drop_to_level(qv, l), at(n.g, l));
     }
     return ev_.add(product, pre(*n.r, product.scale, l));
   }

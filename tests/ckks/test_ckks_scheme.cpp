@@ -138,6 +138,46 @@ TEST_P(CkksScheme, MultiplyRelinearizeRescaleMatchesTheProduct) {
             std::sqrt(2.0) * bound + 2 * e + rescale_bound(f, twice.scale));
 }
 
+// relinearize_rescale divides the relinearization's inner product and P times the product by
+// P q_l at once: within the separate path's bound of the plaintext product, close to that path's
+// own result, for a sum of two products (lazy relinearization: one key switch) as well; two
+// components are rescale() word for word.
+TEST_P(CkksScheme, RelinearizeAndRescaleInOneDivision) {
+  auto& f = fixture(GetParam());
+  auto& k = keys(f, GetParam());
+  const auto [a, b, ca, cb, scale, top] = encrypt_two(f, k, 16);
+  const auto& ev = f.evaluator;
+  Values prod(a.size()), sum(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    prod[i] = a[i] * b[i];
+    sum[i] = prod[i] + b[i] * b[i];
+  }
+  const auto tensor = ev.multiply(ca, cb);
+  const auto fused = ev.relinearize_rescale(tensor, k.rlk);
+  const auto separate = ev.rescale(ev.relinearize(tensor, k.rlk));
+  EXPECT_EQ(fused.size(), 2U);
+  EXPECT_EQ(fused.level(), top - 1);
+  EXPECT_DOUBLE_EQ(fused.scale, separate.scale);
+  const double e = fresh_bound(f, scale);
+  const double bound = 2 * std::sqrt(2.0) * e + e * e + rescale_bound(f, fused.scale) +
+                       key_switch_bound(f, top, scale * scale) * scale / fused.scale;
+  const Values got = decrypt_values(f, fused, k.sk);
+  EXPECT_LE(max_error(got, prod), bound);
+  // The two paths differ by their roundings only: far below the bound's key-switch share.
+  EXPECT_LE(max_error(got, decrypt_values(f, separate, k.sk)), 2 * rescale_bound(f, fused.scale));
+  // Lazy: a b + b b from one key switch.
+  const auto both = ev.relinearize_rescale(ev.add(tensor, ev.multiply(cb, cb)), k.rlk);
+  EXPECT_LE(max_error(decrypt_values(f, both, k.sk), sum), 2 * bound);
+  // Two components: the plain rescale.
+  const auto relin = ev.relinearize(tensor, k.rlk);
+  const auto plain = ev.relinearize_rescale(relin, k.rlk);
+  const auto reference = ev.rescale(relin);
+  for (int i = 0; i < 2; ++i)
+    EXPECT_TRUE(plain.c[i].data == reference.c[i].data);
+  EXPECT_EQ(code_of([&] { ev.relinearize_rescale(ev.drop_to_level(tensor, 0), k.rlk); }),
+            ErrorCode::invalid_argument);
+}
+
 TEST_P(CkksScheme, RotationsAndConjugationPermuteTheSlots) {
   auto& f = fixture(GetParam());
   auto& k = keys(f, GetParam());
