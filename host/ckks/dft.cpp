@@ -219,7 +219,7 @@ Ciphertext HomomorphicDft::apply(const Evaluator& evaluator, const Ciphertext& x
               ") outside the " + std::to_string(depth()) + " groups");
   Ciphertext y = x;
   for (std::uint32_t g = from; g < to; ++g)
-    y = evaluator.rescale(groups_[g].apply(evaluator, y, keys));
+    y = groups_[g].apply(evaluator, y, keys, true);  // ModDown and rescale in one division
   return y;
 }
 

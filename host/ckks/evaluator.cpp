@@ -525,34 +525,48 @@ Ciphertext Evaluator::relinearize_rescale(const Ciphertext& x, const SwitchingKe
   Scratch& s = scratch();
   mod_up_into(x.c[2], s.digits);
   key_switch_inner_into(s.digits, rlk, l, {}, s.acc0, s.acc1);
-  const auto& converter = fused_converter(l);
-  const auto below = context_->q_moduli(l - 1);
-  const ModulusIndex top[] = {static_cast<ModulusIndex>(l)};
   Ciphertext out;
   out.scale = x.scale / static_cast<double>(context_->prime(l));
   out.slots = x.slots;
-  RnsPoly last, part, lifted, sum;
-  for (int i = 0; i < 2; ++i) {
-    // w = P c_i + u_i over Q_l P; out = (w - [w]_{P q_l}) / (P q_l) on q_0 .. q_(l-1), with
-    // [w]_{P q_l} the exact (centred) conversion of w's limbs at q_l and P.
-    const RnsPoly& u = i == 0 ? s.acc0 : s.acc1;
+  out.c = {divide_extended(s.acc0, &x.c[0], l), divide_extended(s.acc1, &x.c[1], l)};
+  return out;
+}
+
+RnsPoly Evaluator::mod_down_rescale(const RnsPoly& w, std::uint32_t level) const {
+  require(level >= 1, ErrorCode::invalid_argument, "cannot rescale at level 0");
+  return divide_extended(w, nullptr, level);
+}
+
+RnsPoly Evaluator::divide_extended(const RnsPoly& u, const RnsPoly* c, std::uint32_t l) const {
+  // w = P c + u over Q_l P (u alone without c); (w - [w]_{P q_l}) / (P q_l) on q_0 .. q_(l-1),
+  // with [w]_{P q_l} the exact (centred) conversion of w's limbs at q_l and P.
+  const auto& converter = fused_converter(l);
+  const auto below = context_->q_moduli(l - 1);
+  Scratch& s = scratch();
+  RnsPoly& part = s.p_part;
+  ops_->reshape(part, converter.from(), true);
+  ops_->copy(u, part);
+  if (c != nullptr) {
+    const ModulusIndex top[] = {static_cast<ModulusIndex>(l)};
+    RnsPoly last;
     ops_->reshape(last, top, true);
-    ops_->multiply_scalars(x.c[i], context_->p_mod(), last);
+    ops_->multiply_scalars(*c, context_->p_mod(), last);
     ops_->add(u, last, last);
-    ops_->reshape(part, converter.from(), true);
-    ops_->copy(u, part, 1);  // P's limbs
     ops_->copy(last, part, 0, 1);
-    ops_->inverse(part);
-    ops_->reshape(lifted, below, false);
-    ops_->convert(converter, part, lifted, Conversion::exact);
-    ops_->forward(lifted);
-    ops_->reshape(sum, below, true);
-    ops_->multiply_scalars(x.c[i], context_->p_mod(), sum);
-    ops_->add(u, sum, sum);
-    RnsPoly r;
-    ops_->reshape(r, below, true);
-    ops_->sub_scale(sum, lifted, pq_last_inv_[l], r);
-    out.c.push_back(std::move(r));
+  }
+  ops_->inverse(part);
+  RnsPoly& lifted = s.converted;
+  ops_->reshape(lifted, below, false);
+  ops_->convert(converter, part, lifted, Conversion::exact);
+  ops_->forward(lifted);
+  RnsPoly out;
+  ops_->reshape(out, below, true);
+  if (c != nullptr) {
+    ops_->multiply_scalars(*c, context_->p_mod(), out);
+    ops_->add(u, out, out);
+    ops_->sub_scale(out, lifted, pq_last_inv_[l], out);
+  } else {
+    ops_->sub_scale(u, lifted, pq_last_inv_[l], out);
   }
   return out;
 }

@@ -148,7 +148,7 @@ std::vector<int> LinearTransform::rotations() const {
 }
 
 Ciphertext LinearTransform::apply(const Evaluator& evaluator, const Ciphertext& x,
-                                  const GaloisKeys& keys) const {
+                                  const GaloisKeys& keys, bool rescale) const {
   require(&evaluator.context() == context_, ErrorCode::invalid_argument,
           "linear transform built for another context");
   require(x.size() == 2, ErrorCode::invalid_argument,
@@ -405,7 +405,14 @@ Ciphertext LinearTransform::apply(const Evaluator& evaluator, const Ciphertext& 
   Ciphertext out;
   out.scale = x.scale * scale_;
   out.slots = slots_;
-  out.c = {evaluator.mod_down(total[0], level_), evaluator.mod_down(total[1], level_)};
+  if (rescale) {
+    require(level_ >= 1, ErrorCode::invalid_argument, "cannot rescale at level 0");
+    out.scale /= static_cast<double>(context_->prime(level_));
+    out.c = {evaluator.mod_down_rescale(total[0], level_),
+             evaluator.mod_down_rescale(total[1], level_)};
+  } else {
+    out.c = {evaluator.mod_down(total[0], level_), evaluator.mod_down(total[1], level_)};
+  }
   return out;
 }
 

@@ -122,6 +122,13 @@ TEST(CkksLinearTransform, DenseMatrixOnSparseSlotsMatchesThePlainProduct) {
   const Ciphertext r = f.evaluator.rescale(y);
   EXPECT_EQ(r.scale, ct.scale);
   EXPECT_LE(max_error(s.decrypt(r), expect), bound + rescale_bound(f, ct.scale));
+  // The rescale fused into the ModDown's division: the same level, scale and bound, and close
+  // to the separate path's result.
+  const Ciphertext fused = transform.apply(f.evaluator, ct, keys, true);
+  EXPECT_EQ(fused.level(), r.level());
+  EXPECT_EQ(fused.scale, ct.scale);
+  EXPECT_LE(max_error(s.decrypt(fused), expect), bound + rescale_bound(f, ct.scale));
+  EXPECT_LE(max_error(s.decrypt(fused), s.decrypt(r)), 2 * rescale_bound(f, ct.scale));
 }
 
 TEST(CkksLinearTransform, ThreeDiagonalsOnFullSlotsEveryBabyStepCount) {

@@ -227,6 +227,9 @@ class Evaluator {
   std::vector<RnsPoly> mod_up(const RnsPoly& d) const;
   // (x - ([x]_P converted to Q_l)) P^-1 for x in NTT form over Q_l and P.
   RnsPoly mod_down(const RnsPoly& x, std::uint32_t level) const;
+  // ModDown and rescale in one division: w over Q_level P to (w - [w]_{P q_level}) / (P q_level)
+  // over q_0 .. q_(level-1) (the exact conversion from q_level and P); level >= 1.
+  RnsPoly mod_down_rescale(const RnsPoly& w, std::uint32_t level) const;
   // The inner product of mod_up's digits (permuted by perm when non-empty) with a key, then
   // ModDown.
   std::pair<RnsPoly, RnsPoly> key_switch_extended(const std::vector<RnsPoly>& digits,
@@ -252,6 +255,9 @@ class Evaluator {
   const BaseConverter& mod_up_converter(std::uint32_t level, std::uint32_t digit) const;
   const BaseConverter& mod_down_converter(std::uint32_t level) const;
   const BaseConverter& rescale_converter(std::uint32_t level) const;
+  // (P c + u) / (P q_l) rounded, over q_0 .. q_(l-1), for u over Q_l P and c over Q_l (none:
+  // u alone).
+  RnsPoly divide_extended(const RnsPoly& u, const RnsPoly* c, std::uint32_t l) const;
   // From q_level and P to q_0 .. q_(level-1) (relinearize_rescale).
   const BaseConverter& fused_converter(std::uint32_t level) const;
   const BaseConverter& raise_converter(std::uint32_t level) const;

@@ -77,7 +77,10 @@ class LinearTransform {
   // M x for x at this transform's level with slots() slots, or fewer that divide them (a vector of
   // n slots is n-periodic in 2n: the same vector), Error(invalid_argument) otherwise: at x's
   // level with slots() slots, scale x.scale * scale(), 2 components.
-  Ciphertext apply(const Evaluator& evaluator, const Ciphertext& x, const GaloisKeys& keys) const;
+  // With rescale, the output is divided by q_level in the ModDown's division
+  // (Evaluator::mod_down_rescale): one level lower, scale x.scale * scale() / q_level.
+  Ciphertext apply(const Evaluator& evaluator, const Ciphertext& x, const GaloisKeys& keys,
+                   bool rescale = false) const;
 
  private:
   const CkksContext* context_;
