@@ -142,6 +142,8 @@ int run_bootstrap(int argc, char** argv) {
   const unsigned log_ratio_option = opt.number("log-ratio", 0);
   // --seeded-keys: switching keys store a seed for their uniform halves (half the memory).
   const bool seeded = opt.flag("seeded-keys");
+  // --lazy-matrices: the DFT diagonals that are not compact encoded where they are used.
+  const bool lazy = opt.flag("lazy-matrices");
   // --unpacked: sparse slots' real and imaginary parts through EvalMod apart (twice).
   const bool unpacked = opt.flag("unpacked");
   // --arcsine D: the arcsine correction of odd degree D after EvalMod (0: none).
@@ -165,6 +167,7 @@ int run_bootstrap(int argc, char** argv) {
   BootstrapParams boot_params = default_bootstrap_params(context.params(), slot_option);
   boot_params.slim = slim;
   boot_params.max_babies = max_babies;
+  boot_params.lazy_matrices = lazy;
   boot_params.pack_parts = !unpacked;
   const std::size_t n = slot_option == 0 ? context.degree() / 2 : slot_option;
   const unsigned log_ratio =
@@ -248,7 +251,7 @@ int run_bootstrap(int argc, char** argv) {
     std::printf(
         "{\"set\": \"%s\", \"N\": %u, \"slots\": %zu, \"backend\": \"%s\", "
         "\"threads\": %u, \"security_bits\": %.1f, \"slim\": %s, \"max_babies\": %u, "
-        "\"seeded_keys\": %s, "
+        "\"seeded_keys\": %s, \"lazy_matrices\": %s, "
         "\"log2_message_ratio\": %u, "
         "\"runs\": %u, "
         "\"bootstrap_ms\": %.3f, "
@@ -257,9 +260,9 @@ int run_bootstrap(int argc, char** argv) {
         "\"rotation_keys\": %zu, \"key_mb\": %.1f, \"matrix_mb\": %.1f, "
         "\"peak_rss_mb\": %.1f, \"steps\": [",
         set.c_str(), context.degree(), n, backend.c_str(), threads, security,
-        slim ? "true" : "false", max_babies, seeded ? "true" : "false", log_ratio, runs, total,
-        totals.front(), mean_bits, worst_bits, out.level(), failure, keys.galois.keys.size(),
-        key_mb, matrix_mb, peak_rss_mb());
+        slim ? "true" : "false", max_babies, seeded ? "true" : "false", lazy ? "true" : "false",
+        log_ratio, runs, total, totals.front(), mean_bits, worst_bits, out.level(), failure,
+        keys.galois.keys.size(), key_mb, matrix_mb, peak_rss_mb());
     for (std::size_t i = 0; i < steps.size(); ++i) {
       std::printf("%s{\"step\": \"%s\", \"ms\": %.3f}", i ? ", " : "", steps[i].name.c_str(),
                   steps[i].ms);
@@ -294,7 +297,8 @@ int run_ckks(int argc, char** argv) {
       sub == "demo", ErrorCode::invalid_argument,
       "usage: safhire ckks demo [--set NAME] [--threads T] [--backend cpu|cuda] [--json]\n"
       "       safhire ckks bootstrap [--set NAME] [--slots S] [--slim] [--runs R] [--log-ratio B] "
-      "[--max-babies B] [--seeded-keys] [--unpacked] [--arcsine D] [--threads T] [--backend "
+      "[--max-babies B] [--seeded-keys] [--lazy-matrices] [--unpacked] [--arcsine D] [--threads T] "
+      "[--backend "
       "cpu|cuda] [--json] [--insecure]");
   Options opt(argc, argv, 3);
   const std::string set = opt.get("set", "n14-l7");

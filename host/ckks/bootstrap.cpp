@@ -93,11 +93,12 @@ Bootstrapper::Bootstrapper(const Encoder& encoder, const Evaluator& evaluator,
     stc_halves.front() = {0, 1};
   }
   cts_.emplace(encoder, DftDirection::coeff_to_slot, 0, stages, params_.cts_split, top_, slots,
-               eval_scale_ / (2 * q0 * params_.k * gap), params_.max_babies, cts_halves);
+               eval_scale_ / (2 * q0 * params_.k * gap), params_.max_babies, cts_halves,
+               params_.lazy_matrices);
   // SlotToCoeff starts where EvalMod ends, or (slim) on the input's lowest levels.
   const std::uint32_t stc_level = params_.slim ? stc_groups : output_level() + stc_groups;
   stc_.emplace(encoder, DftDirection::slot_to_coeff, 0, stages, params_.stc_split, stc_level, slots,
-               1, params_.max_babies, stc_halves);
+               1, params_.max_babies, stc_halves, params_.lazy_matrices && !params_.slim);
   if (!packed_) {
     // The exact plaintexts -i and i (X^(N/2) negated and itself, scale 1) where they are used:
     // after CoeffToSlot and before SlotToCoeff.

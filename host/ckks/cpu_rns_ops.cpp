@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -41,6 +43,20 @@ struct Barrett {
     return r >= q ? r - q : r;
   }
 };
+
+// out[t] = c[t] mod q for signed c[t] (|c[t]| < 2^63) and q < 2^62: |c[t]| - q floor(|c[t]| m
+// / 2^64) with m = floor(2^64 / q) is below 3q (no division per word).
+void reduce_signed(const std::int64_t* c, std::size_t n, u64 q, u64* out) {
+  const u64 m = static_cast<u64>((static_cast<u128>(1) << 64) / q);
+  for (std::size_t t = 0; t < n; ++t) {
+    const std::int64_t v = c[t];
+    const u64 x = v < 0 ? static_cast<u64>(0) - static_cast<u64>(v) : static_cast<u64>(v);
+    u64 r = x - static_cast<u64>((static_cast<u128>(x) * m) >> 64) * q;
+    r = r >= 2 * q ? r - 2 * q : r;
+    r = r >= q ? r - q : r;
+    out[t] = v < 0 && r != 0 ? q - r : r;
+  }
+}
 
 class CpuRnsOps final : public RnsOps {
  public:
@@ -254,8 +270,8 @@ class CpuRnsOps final : public RnsOps {
   void rotate_hoisted_rows(std::span<const RnsPoly* const> d, std::span<const HoistedKey> keys,
                            const RnsPoly& x0, const RnsPoly& x1,
                            std::span<const std::vector<const RnsPoly*>> rows,
-                           std::span<RnsPoly* const> out0,
-                           std::span<RnsPoly* const> out1) const override {
+                           std::span<RnsPoly* const> out0, std::span<RnsPoly* const> out1,
+                           std::span<const std::vector<const Coefficients*>> lazy) const override {
     require(!rows.empty() && out0.size() == rows.size() && out1.size() == rows.size(),
             ErrorCode::size_mismatch, "hoisted rows: mismatched counts");
     require(keys.empty() || (!d.empty() && d.size() <= 16), ErrorCode::size_mismatch,
@@ -283,7 +299,15 @@ class CpuRnsOps final : public RnsOps {
                   out0[g]->n == n && out1[g]->n == n,
               ErrorCode::size_mismatch, "hoisted rows: outputs of different shapes");
       std::size_t terms = 0;
-      for (const RnsPoly* pt : rows[g]) {
+      for (std::size_t j = 0; j < babies; ++j) {
+        const RnsPoly* pt = rows[g][j];
+        const Coefficients* c = lazy.empty() ? nullptr : lazy[g][j];
+        require(pt == nullptr || c == nullptr, ErrorCode::invalid_argument,
+                "hoisted rows: a term both lazy and given");
+        if (c != nullptr) {
+          require(c->size() == n, ErrorCode::size_mismatch, "lazy coefficients of another degree");
+          ++terms;
+        }
         if (pt == nullptr) continue;
         ++terms;
         block_shift(*pt, n, false);
@@ -292,6 +316,11 @@ class CpuRnsOps final : public RnsOps {
       }
       require(terms != 0, ErrorCode::size_mismatch, "hoisted rows: a row without terms");
     }
+    require(lazy.empty() || lazy.size() == rows.size(), ErrorCode::size_mismatch,
+            "hoisted rows: lazy terms shaped unlike the rows");
+    for (std::size_t g = 0; g < lazy.size(); ++g)
+      require(lazy[g].size() == babies, ErrorCode::size_mismatch,
+              "hoisted rows: lazy terms shaped unlike the rows");
     for (std::size_t g = 0; g < rows.size(); ++g)
       out0[g]->ntt = out1[g]->ntt = true;
     const std::size_t digits = d.size();
@@ -335,6 +364,25 @@ class CpuRnsOps final : public RnsOps {
         r0[j + 1] = o0;
         r1[j + 1] = o1;
       }
+      // This limb of every lazy term: its coefficients modulo q, in NTT form.
+      thread_local std::vector<u64> expanded;
+      thread_local std::vector<const u64*> made;
+      made.assign(lazy.empty() ? 0 : rows.size() * babies, nullptr);
+      std::size_t lazy_terms = 0;
+      for (std::size_t g = 0; g < lazy.size(); ++g) {
+        for (std::size_t j = 0; j < babies; ++j)
+          lazy_terms += lazy[g][j] != nullptr ? 1 : 0;
+      }
+      expanded.resize(lazy_terms * std::size_t{n});
+      for (std::size_t g = 0, at = 0; g < lazy.size(); ++g) {
+        for (std::size_t j = 0; j < babies; ++j) {
+          if (lazy[g][j] == nullptr) continue;
+          u64* limb = expanded.data() + at++ * std::size_t{n};
+          reduce_signed(lazy[g][j]->data(), n, q, limb);
+          context().ntt(mod).forward(std::span<u64>(limb, n));
+          made[g * babies + j] = limb;
+        }
+      }
       for (std::uint32_t t0 = 0; t0 < n; t0 += kTile) {
         const std::uint32_t len = std::min(kTile, n - t0);
         for (std::size_t g = 0; g < rows.size(); ++g) {
@@ -359,10 +407,16 @@ class CpuRnsOps final : public RnsOps {
             }
             if (j == babies) break;
             const RnsPoly* pt = rows[g][j];
-            if (pt == nullptr) continue;
-            const auto shift = static_cast<unsigned>(__builtin_ctz(n / pt->n));
-            x[terms] = pt->limb(pt->position(mod)).data() + (t0 >> shift);
-            step[terms] = shift;
+            const u64* lazy_limb = made.empty() ? nullptr : made[g * babies + j];
+            if (pt == nullptr && lazy_limb == nullptr) continue;
+            if (lazy_limb != nullptr) {
+              x[terms] = lazy_limb + t0;
+              step[terms] = 0;
+            } else {
+              const auto shift = static_cast<unsigned>(__builtin_ctz(n / pt->n));
+              x[terms] = pt->limb(pt->position(mod)).data() + (t0 >> shift);
+              step[terms] = shift;
+            }
             y0[terms] = r0[j] + t0;
             y1[terms] = r1[j] + t0;
             ++terms;
@@ -693,15 +747,48 @@ void RnsOps::rotate_hoisted(std::span<const RnsPoly* const> d,
   }
 }
 
+void RnsOps::expand_coefficients(const Coefficients& c, std::span<const ModulusIndex> moduli,
+                                 RnsPoly& out) const {
+  const std::uint32_t n = context().degree();
+  require(c.size() == n, ErrorCode::size_mismatch, "lazy coefficients of another degree");
+  RnsPoly host(n, {moduli.begin(), moduli.end()}, false);
+  for (std::size_t k = 0; k < moduli.size(); ++k)
+    reduce_signed(c.data(), n, context().prime(moduli[k]), host.limb(k).data());
+  make_resident(host);
+  forward(host);
+  out = std::move(host);
+}
+
 void RnsOps::rotate_hoisted_rows(std::span<const RnsPoly* const> d,
                                  std::span<const HoistedKey> keys, const RnsPoly& x0,
                                  const RnsPoly& x1,
                                  std::span<const std::vector<const RnsPoly*>> rows,
-                                 std::span<RnsPoly* const> out0,
-                                 std::span<RnsPoly* const> out1) const {
+                                 std::span<RnsPoly* const> out0, std::span<RnsPoly* const> out1,
+                                 std::span<const std::vector<const Coefficients*>> lazy) const {
   require(!rows.empty() && out0.size() == rows.size() && out1.size() == rows.size(),
           ErrorCode::size_mismatch, "hoisted rows: mismatched counts");
   const std::vector<ModulusIndex>& moduli = out0[0]->moduli;
+  if (!lazy.empty()) {
+    // The lazy terms made whole first, then the rows as given.
+    require(lazy.size() == rows.size(), ErrorCode::size_mismatch,
+            "hoisted rows: lazy terms shaped unlike the rows");
+    std::vector<std::vector<const RnsPoly*>> eager(rows.begin(), rows.end());
+    std::vector<std::unique_ptr<RnsPoly>> made;
+    for (std::size_t g = 0; g < rows.size(); ++g) {
+      require(lazy[g].size() == rows[g].size(), ErrorCode::size_mismatch,
+              "hoisted rows: lazy terms shaped unlike the rows");
+      for (std::size_t j = 0; j < rows[g].size(); ++j) {
+        if (lazy[g][j] == nullptr) continue;
+        require(rows[g][j] == nullptr, ErrorCode::invalid_argument,
+                "hoisted rows: a term both lazy and given");
+        made.push_back(std::make_unique<RnsPoly>());
+        expand_coefficients(*lazy[g][j], moduli, *made.back());
+        eager[g][j] = made.back().get();
+      }
+    }
+    RnsOps::rotate_hoisted_rows(d, keys, x0, x1, eager, out0, out1);
+    return;
+  }
   // r_1 .. r_m, one key at a time (a seeded key's a regenerated whole for its call).
   std::vector<std::array<RnsPoly, 2>> rotated(keys.size());
   std::vector<RnsPoly> regenerated;

@@ -148,7 +148,7 @@ HomomorphicDft::HomomorphicDft(const Encoder& encoder, DftDirection direction, s
                                std::uint32_t last, std::vector<std::uint32_t> split,
                                std::uint32_t level, std::uint32_t slots, double factor,
                                std::uint32_t max_babies,
-                               const std::vector<std::complex<double>>& halves)
+                               const std::vector<std::complex<double>>& halves, bool lazy)
     : direction_(direction), first_(first), last_(last) {
   const std::uint32_t n_degree = encoder.context().degree();
   if (slots == 0) slots = n_degree / 2;
@@ -185,7 +185,7 @@ HomomorphicDft::HomomorphicDft(const Encoder& encoder, DftDirection direction, s
     const bool lifted = !halves.empty() && halves[g] != 0.0;
     groups_.emplace_back(encoder, lifted ? lift_to_halves(diagonals, slots, halves[g]) : diagonals,
                          level - static_cast<std::uint32_t>(g), lifted ? 2 * slots : slots, 0, 0,
-                         max_babies);
+                         max_babies, lazy);
     done += size;
   }
 }

@@ -208,6 +208,18 @@ RnsPoly Encoder::encode_extended(std::span<const std::complex<double>> values, d
   return out;
 }
 
+std::optional<std::vector<std::int64_t>> Encoder::integer_coefficients(
+    std::span<const std::complex<double>> values, double scale, std::uint32_t slots) const {
+  const std::vector<long double> scaled = scaled_coefficients(values, scale, slots);
+  std::vector<std::int64_t> out(scaled.size());
+  constexpr long double kLimit = 9223372036854775808.0L;  // 2^63
+  for (std::size_t i = 0; i < scaled.size(); ++i) {
+    if (!(std::fabs(scaled[i]) < kLimit)) return std::nullopt;
+    out[i] = static_cast<std::int64_t>(scaled[i]);
+  }
+  return out;
+}
+
 std::vector<long double> Encoder::scaled_coefficients(std::span<const std::complex<double>> values,
                                                       double scale, std::uint32_t& slots) const {
   const std::uint32_t n_degree = context_->degree();

@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <set>
 #include <span>
 #include <string>
@@ -50,7 +51,7 @@ std::uint32_t choose_baby_steps(const std::set<std::uint32_t>& indices, std::uin
 
 LinearTransform::LinearTransform(const Encoder& encoder, const Diagonals& diagonals,
                                  std::uint32_t level, std::uint32_t slots, double scale,
-                                 std::uint32_t baby_steps, std::uint32_t max_babies)
+                                 std::uint32_t baby_steps, std::uint32_t max_babies, bool lazy)
     : context_(&encoder.context()), level_(level) {
   const CkksContext& context = *context_;
   slots_ = slots == 0 ? context.degree() / 2 : slots;
@@ -80,7 +81,15 @@ LinearTransform::LinearTransform(const Encoder& encoder, const Diagonals& diagon
       const std::uint32_t from = (j + slots_ - g) % slots_;
       rotated[j] = from < values.size() ? values[from] : 0.0;
     }
-    plain_[g][b] = compact_blocks(encoder.encode_extended(rotated, scale_, level_, slots_));
+    RnsPoly encoded = compact_blocks(encoder.encode_extended(rotated, scale_, level_, slots_));
+    if (lazy && encoded.n == context.degree()) {
+      if (auto coeffs = encoder.integer_coefficients(rotated, scale_, slots_)) {
+        lazy_[g][b] = std::move(*coeffs);
+        plain_[g][b] = RnsPoly();  // a placeholder: the lazy coefficients stand for it
+        continue;
+      }
+    }
+    plain_[g][b] = std::move(encoded);
   }
   // Chained giant steps when the nonzero giants are the contiguous runs n1, 2 n1, .., a n1 and
   // -n1, .., -b n1 (a DFT group's are): as many key switches as one per giant, two keys.
@@ -121,9 +130,17 @@ LinearTransform LinearTransform::from_matrix(const Encoder& encoder,
 
 void LinearTransform::make_resident(const RnsOps& ops) {
   for (auto& [g, babies] : plain_) {
-    for (auto& [b, poly] : babies)
-      ops.make_resident(poly);
+    for (auto& [b, poly] : babies) {
+      if (lazy_at(g, b) == nullptr) ops.make_resident(poly);
+    }
   }
+}
+
+const RnsOps::Coefficients* LinearTransform::lazy_at(std::uint32_t g, std::uint32_t b) const {
+  const auto row = lazy_.find(g);
+  if (row == lazy_.end()) return nullptr;
+  const auto it = row->second.find(b);
+  return it == row->second.end() ? nullptr : &it->second;
 }
 
 std::size_t LinearTransform::bytes() const {
@@ -131,6 +148,10 @@ std::size_t LinearTransform::bytes() const {
   for (const auto& [g, row] : plain_) {
     for (const auto& [b, poly] : row)
       words += poly.limbs() * std::size_t{poly.n};
+  }
+  for (const auto& [g, row] : lazy_) {
+    for (const auto& [b, coeffs] : row)
+      words += coeffs.size();
   }
   return words * sizeof(u64);
 }
@@ -238,19 +259,27 @@ Ciphertext LinearTransform::apply(const Evaluator& evaluator, const Ciphertext& 
     // The column of baby 0 (x itself) first, then the nonzero babies in baby_list's order.
     const std::size_t zero_column = babies.count(0) != 0 ? 0 : 1;
     std::vector<std::vector<const RnsPoly*>> rows(order.size());
+    std::vector<std::vector<const RnsOps::Coefficients*>> lazy_rows;
+    if (!lazy_.empty()) lazy_rows.assign(order.size(), {});
     std::vector<RnsPoly*> out0, out1;
     for (std::size_t i = 0; i < order.size(); ++i) {
       rows[i].assign(nonzero_babies + 1, nullptr);
+      if (!lazy_.empty()) lazy_rows[i].assign(nonzero_babies + 1, nullptr);
       for (const auto& [b, pt] : plain_.at(order[i])) {
         const auto at = std::lower_bound(baby_list.begin(), baby_list.end(), b) - baby_list.begin();
-        rows[i][static_cast<std::size_t>(at) + zero_column] = &pt;
+        const std::size_t column = static_cast<std::size_t>(at) + zero_column;
+        if (const auto* coeffs = lazy_at(order[i], b)) {
+          lazy_rows[i][column] = coeffs;
+        } else {
+          rows[i][column] = &pt;
+        }
       }
       for (int c = 0; c < 2; ++c)
         ops.reshape(sums[i][c], qp, true);
       out0.push_back(&sums[i][0]);
       out1.push_back(&sums[i][1]);
     }
-    ops.rotate_hoisted_rows(d, hoisted, lifted[0], lifted[1], rows, out0, out1);
+    ops.rotate_hoisted_rows(d, hoisted, lifted[0], lifted[1], rows, out0, out1, lazy_rows);
   }
   // The baby rotations rot_b(x) over Q_l P, all kept for the giants' sums.
   std::map<std::uint32_t, std::array<RnsPoly, 2>> rotated;
@@ -323,6 +352,7 @@ Ciphertext LinearTransform::apply(const Evaluator& evaluator, const Ciphertext& 
   // E_g for order[first, first + count) into sums[0, count).
   auto batch_sums = [&](std::size_t first, std::size_t count) {
     std::vector<std::vector<const RnsPoly*>> rows;
+    std::vector<std::unique_ptr<RnsPoly>> expanded;  // this batch's lazy diagonals, made whole
     std::vector<RnsPoly*> out0, out1;
     std::vector<std::size_t> owner;  // the sum each extra part adds to
     std::size_t parts = 0;
@@ -349,7 +379,13 @@ Ciphertext LinearTransform::apply(const Evaluator& evaluator, const Ciphertext& 
             ++parts;
           }
         }
-        rows.back()[j] = &it->second;
+        if (const auto* coeffs = lazy_at(order[first + i], baby_list[j])) {
+          expanded.push_back(std::make_unique<RnsPoly>());
+          ops.expand_coefficients(*coeffs, qp, *expanded.back());
+          rows.back()[j] = expanded.back().get();
+        } else {
+          rows.back()[j] = &it->second;
+        }
         ++terms;
       }
     }

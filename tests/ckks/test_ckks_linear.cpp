@@ -150,6 +150,40 @@ TEST(CkksLinearTransform, ThreeDiagonalsOnFullSlotsEveryBabyStepCount) {
   }
 }
 
+// Lazy diagonals (kept as integer coefficients, encoded limb by limb where they are used) give
+// the eager transform's words exactly, through the hoisted rows (many babies) and through the
+// batched sums (one baby), with full and seeded keys; compact diagonals stay eager, and the
+// lazy ones take N words each.
+TEST(CkksLinearTransform, LazyDiagonalsGiveTheEagerWords) {
+  Client s("n13-l3");
+  auto& f = s.f;
+  const std::uint32_t n = f.context.degree() / 2, level = 2;
+  // Random (not periodic) diagonals, and one constant one (compact).
+  auto diagonals = random_diagonals({0, 1, 2, 5, 9, 17, n - 3, n - 1}, n, 60);
+  diagonals[4] = std::vector<std::complex<double>>(n, {0.25, -0.5});
+  const Values x = random_values(n, 1.0, 61);
+  const auto ct = s.encrypt(x, n, level);
+  for (const bool seeded : {false, true}) {
+    for (std::uint32_t n1 : {1U, 4U, 0U}) {
+      const LinearTransform eager(f.encoder, diagonals, level, n, 0, n1);
+      const LinearTransform lazy(f.encoder, diagonals, level, n, 0, n1, 0, true);
+      const auto keys = s.keys_for(eager.rotations(), seeded);
+      const Ciphertext want = eager.apply(f.evaluator, ct, keys);
+      const Ciphertext got = lazy.apply(f.evaluator, ct, keys);
+      for (int i = 0; i < 2; ++i)
+        EXPECT_TRUE(got.c[i].data == want.c[i].data) << "n1 " << n1 << " seeded " << seeded;
+      if (n1 == 0) {
+        // 8 lazy diagonals of N words; the constant one compact.
+        EXPECT_LT(lazy.bytes(), eager.bytes() / 4);
+        EXPECT_GE(lazy.bytes(), std::size_t{8} * f.context.degree() * 8);
+      }
+    }
+  }
+  // Coefficients beyond 2^63 have no 64-bit form (such a diagonal stays eager).
+  EXPECT_TRUE(f.encoder.integer_coefficients(x, std::exp2(40)).has_value());
+  EXPECT_FALSE(f.encoder.integer_coefficients(x, std::exp2(70)).has_value());
+}
+
 TEST(CkksLinearTransform, RotationsAreExactlyTheBabyAndGiantSteps) {
   auto& f = fixture("n13-l3");
   const std::uint32_t n = 256;

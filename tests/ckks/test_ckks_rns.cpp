@@ -7,6 +7,7 @@
 #include <cmath>
 #include <functional>
 #include <memory>
+#include <random>
 #include <string>
 
 #include "ckks_fixture.hpp"
@@ -492,6 +493,27 @@ TEST(CkksRns, HoistedRowsMatchTheirDefinition) {
   rows[1][4] = &compact;
   rows[1][kKeys] = &polys[3];
   rows[2][3] = rows[2][9] = &compact;
+  // A lazy term (signed coefficients up to 2^62, encoded per limb) in row 2, column 5; the
+  // oracle reads its encoding, made here with % and the ring's NTT.
+  std::vector<std::int64_t> coeffs(n);
+  std::mt19937_64 mt(77);
+  for (auto& v : coeffs)
+    v = static_cast<std::int64_t>(mt() >> 1) - (std::int64_t{1} << 62);
+  coeffs[0] = -(std::int64_t{1} << 62);
+  coeffs[1] = (std::int64_t{1} << 62) - 1;
+  RnsPoly lazy_poly(n, all, false);
+  for (std::size_t k = 0; k < all.size(); ++k) {
+    const auto p = static_cast<std::int64_t>(c.prime(all[k]));
+    for (std::uint32_t t = 0; t < n; ++t)
+      lazy_poly.limb(k)[t] = static_cast<u64>(((coeffs[t] % p) + p) % p);
+    c.ntt(all[k]).forward(lazy_poly.limb(k));
+  }
+  lazy_poly.ntt = true;
+  std::vector<std::vector<const RnsOps::Coefficients*>> lazy(
+      3, std::vector<const RnsOps::Coefficients*>(kKeys + 1));
+  lazy[2][5] = &coeffs;
+  auto oracle_rows = rows;  // what the oracle sums: the lazy term's encoding in its place
+  oracle_rows[2][5] = &lazy_poly;
   // r_j,c[t] by the definition.
   auto rotated = [&](std::size_t j, int half, std::size_t k, std::uint32_t t) -> u64 {
     const u64 p = c.prime(q[k]);
@@ -513,8 +535,8 @@ TEST(CkksRns, HoistedRowsMatchTheirDefinition) {
         for (std::uint32_t t = 0; t < n; t += 13) {
           u64 e0 = 0, e1 = 0;
           for (std::size_t j = 0; j <= kKeys; ++j) {
-            if (rows[g][j] == nullptr) continue;
-            const u64 w = read(*rows[g][j], k, t);
+            if (oracle_rows[g][j] == nullptr) continue;
+            const u64 w = read(*oracle_rows[g][j], k, t);
             e0 = (e0 + safhire::core::mul_mod(w, rotated(j, 0, k, t), p)) % p;
             e1 = (e1 + safhire::core::mul_mod(w, rotated(j, 1, k, t), p)) % p;
           }
@@ -534,10 +556,11 @@ TEST(CkksRns, HoistedRowsMatchTheirDefinition) {
       };
   for (const auto isa : safhire::ring::available_simd()) {
     const auto ops = make_cpu_rns_ops(c, 2, isa);
-    run([&](auto p0, auto p1) { ops->rotate_hoisted_rows(d, keys, x0, x1, rows, p0, p1); },
+    run([&](auto p0, auto p1) { ops->rotate_hoisted_rows(d, keys, x0, x1, rows, p0, p1, lazy); },
         std::string(to_string(isa)));
   }
-  run([&](auto p0, auto p1) { ops0->RnsOps::rotate_hoisted_rows(d, keys, x0, x1, rows, p0, p1); },
+  run([&](auto p0,
+          auto p1) { ops0->RnsOps::rotate_hoisted_rows(d, keys, x0, x1, rows, p0, p1, lazy); },
       "default");
   // Refused: a row of another length, and a row without terms.
   std::vector<RnsPoly> o(2, RnsPoly(n, q, true));
@@ -548,6 +571,13 @@ TEST(CkksRns, HoistedRowsMatchTheirDefinition) {
             ErrorCode::size_mismatch);
   EXPECT_EQ(code_of([&] { ops0->rotate_hoisted_rows(d, keys, x0, x1, empty_row, p0, p1); }),
             ErrorCode::size_mismatch);
+  // A term both lazy and given.
+  auto both = lazy;
+  both[0][0] = &coeffs;
+  std::vector<RnsPoly> o3(6, RnsPoly(n, q, true));
+  const std::vector<RnsPoly*> q0{&o3[0], &o3[1], &o3[2]}, q1{&o3[3], &o3[4], &o3[5]};
+  EXPECT_EQ(code_of([&] { ops0->rotate_hoisted_rows(d, keys, x0, x1, rows, q0, q1, both); }),
+            ErrorCode::invalid_argument);
 }
 
 // On every instruction set: sums of up to 16 products (the most a key switch takes), inputs at

@@ -65,6 +65,12 @@ struct BootstrapParams {
   // of the top level's size (150 MB at N = 2^16) while the giants take two keys whatever their
   // number, so a cap trades rotation keys, and so memory, for giant key switches.
   std::uint32_t max_babies = 0;
+  // The DFT groups' diagonals that are not compact (CoeffToSlot's first group and SlotToCoeff's
+  // last: 0.75 GB of the 0.78 GB of matrices at N = 2^16) kept as integer coefficients and
+  // encoded limb by limb where they are used (LinearTransform's lazy mode): memory for one NTT
+  // per limb and use. Slim leaves SlotToCoeff's eager: on the input's lowest levels its
+  // matrices are small (0.1 GB) and the NTTs would not pay.
+  bool lazy_matrices = false;
 };
 
 // What a bootstrap needs besides the ciphertext. The ephemeral secret itself is never kept.

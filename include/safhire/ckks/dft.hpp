@@ -74,7 +74,8 @@ class HomomorphicDft {
   // it, or fewer levels than groups.
   // `factor` multiplies the whole transform, spread evenly over the groups (factor^(1/groups)
   // each), as bootstrapping folds its constants into CoeffToSlot. max_babies caps each group's
-  // baby rotations (LinearTransform; 0: no cap).
+  // baby rotations (LinearTransform; 0: no cap). lazy: the groups' diagonals that are not
+  // compact are kept as coefficients and encoded where they are used (LinearTransform).
   // `halves`, per group (empty: none): 0 for a group on the n slots, or c for a group on 2n
   // slots as diag(M_g, c M_g) (lift_to_halves): on an n-slot input, the stages of its two
   // halves with the upper one times c, which is how bootstrapping packs the real and imaginary
@@ -83,7 +84,7 @@ class HomomorphicDft {
   HomomorphicDft(const Encoder& encoder, DftDirection direction, std::uint32_t first,
                  std::uint32_t last, std::vector<std::uint32_t> split, std::uint32_t level,
                  std::uint32_t slots = 0, double factor = 1, std::uint32_t max_babies = 0,
-                 const std::vector<std::complex<double>>& halves = {});
+                 const std::vector<std::complex<double>>& halves = {}, bool lazy = false);
 
   DftDirection direction() const { return direction_; }
   std::uint32_t first() const { return first_; }

@@ -15,6 +15,7 @@
 
 #include <complex>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -47,6 +48,11 @@ class Encoder {
   // still bounded by Q_level / 2.
   RnsPoly encode_extended(std::span<const std::complex<double>> values, double scale,
                           std::uint32_t level, std::uint32_t slots = 0) const;
+  // The integer polynomial encode_extended reduces, as signed 64-bit coefficients, when every
+  // one lies in (-2^63, 2^63) (nothing otherwise): any limb of the encoding is then these
+  // coefficients modulo its prime, in NTT form (LinearTransform's lazy diagonals).
+  std::optional<std::vector<std::int64_t>> integer_coefficients(
+      std::span<const std::complex<double>> values, double scale, std::uint32_t slots = 0) const;
   // The coefficients round(scale * coeffs[i]) directly (coefficient encoding, coeffs.size() <= N).
   Plaintext encode_coefficients(std::span<const double> coeffs, double scale,
                                 std::uint32_t level) const;

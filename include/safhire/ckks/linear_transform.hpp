@@ -44,9 +44,14 @@ class LinearTransform {
   // prime q_level); baby_steps n1 a power of two in [1, slots] (0: chosen to balance the baby
   // and giant rotations, with at most max_babies nonzero baby rotations when that is not 0: each
   // is a key, while chained giants take two). Error(invalid_argument) for anything else.
+  // lazy: every diagonal that is not compact (not periodic in the slots) is kept as its integer
+  // coefficients (N words, Encoder::integer_coefficients) and encoded limb by limb where it is
+  // used (RnsOps::rotate_hoisted_rows' lazy terms: one NTT per limb and use) instead of one limb
+  // per prime of Q_l P (30 at the top level of N = 2^16: 15 MB a diagonal against 0.5 MB);
+  // the same words.
   LinearTransform(const Encoder& encoder, const Diagonals& diagonals, std::uint32_t level,
                   std::uint32_t slots = 0, double scale = 0, std::uint32_t baby_steps = 0,
-                  std::uint32_t max_babies = 0);
+                  std::uint32_t max_babies = 0, bool lazy = false);
 
   // From a dense n x n matrix (row-major), keeping the diagonals with a nonzero entry.
   static LinearTransform from_matrix(const Encoder& encoder,
@@ -68,7 +73,7 @@ class LinearTransform {
 
   // The encoded diagonals' size in bytes. A diagonal periodic in the slots with period p is a
   // polynomial in X^(N/2p), stored compact (rns_ops.hpp: compact_blocks) in 2p words per prime:
-  // the DFT's groups of low stages are such.
+  // the DFT's groups of low stages are such. A lazy diagonal takes N words.
   std::size_t bytes() const;
 
   // Moves the encoded diagonals into ops' residence (the device for a CUDA backend).
@@ -91,6 +96,9 @@ class LinearTransform {
   // giant step g -> baby step b -> rot_-g(diag_(g+b)), NTT form over Q_level and P, compact
   // where it is block-constant.
   std::map<std::uint32_t, std::map<std::uint32_t, RnsPoly>> plain_;
+  // The lazy diagonals' coefficients (their plain_ entries are empty).
+  std::map<std::uint32_t, std::map<std::uint32_t, RnsOps::Coefficients>> lazy_;
+  const RnsOps::Coefficients* lazy_at(std::uint32_t g, std::uint32_t b) const;
 
   // A rotation over Q_l P: (sigma(c_0 + v_0), sigma(v_1)) into r0, r1, v the inner product of
   // the ModUp digits with the stored key (v0, v1: scratch).

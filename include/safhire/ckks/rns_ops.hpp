@@ -128,12 +128,20 @@ class RnsOps {
   // babies rather than every baby (450 MB for a CoeffToSlot group at N = 2^16). The default
   // makes the rotations (rotate_hoisted, a seeded key's a regenerated whole, one key at a time),
   // then the rows (inner_product_rows, in parts of at most 16 terms): the same words.
-  virtual void rotate_hoisted_rows(std::span<const RnsPoly* const> d,
-                                   std::span<const HoistedKey> keys, const RnsPoly& x0,
-                                   const RnsPoly& x1,
-                                   std::span<const std::vector<const RnsPoly*>> rows,
-                                   std::span<RnsPoly* const> out0,
-                                   std::span<RnsPoly* const> out1) const;
+  // Lazy terms: where lazy is not empty (then shaped like rows), a term may instead be given by
+  // the signed coefficients of an integer polynomial (lazy[g][j], rows[g][j] null), whose limb
+  // at each modulus is made where it is used: the coefficients modulo the prime, in NTT form
+  // (a diagonal kept as N words instead of one limb per prime: LinearTransform's lazy mode).
+  using Coefficients = std::vector<std::int64_t>;
+  virtual void rotate_hoisted_rows(
+      std::span<const RnsPoly* const> d, std::span<const HoistedKey> keys, const RnsPoly& x0,
+      const RnsPoly& x1, std::span<const std::vector<const RnsPoly*>> rows,
+      std::span<RnsPoly* const> out0, std::span<RnsPoly* const> out1,
+      std::span<const std::vector<const Coefficients*>> lazy = {}) const;
+  // The polynomial of signed coefficients c over `moduli` in NTT form, in this backend's
+  // residence: limb k is the NTT of c mod q_k.
+  void expand_coefficients(const Coefficients& c, std::span<const ModulusIndex> moduli,
+                           RnsPoly& out) const;
   // out = (a - b) * scalars[modulus] per limb; scalars indexed by modulus index, in [0, q).
   virtual void sub_scale(const RnsPoly& a, const RnsPoly& b, std::span<const u64> scalars,
                          RnsPoly& out) const = 0;
