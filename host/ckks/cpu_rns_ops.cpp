@@ -82,9 +82,11 @@ class CpuRnsOps final : public RnsOps {
   }
 
   void add(const RnsPoly& a, const RnsPoly& b, RnsPoly& out) const override {
+    if (vector_sums(a, b, out, false)) return;
     binary(a, b, out, [](u64 x, u64 y, u64, const Barrett& m) { return core::add_mod(x, y, m.q); });
   }
   void sub(const RnsPoly& a, const RnsPoly& b, RnsPoly& out) const override {
+    if (vector_sums(a, b, out, true)) return;
     binary(a, b, out, [](u64 x, u64 y, u64, const Barrett& m) { return core::sub_mod(x, y, m.q); });
   }
   void multiply(const RnsPoly& a, const RnsPoly& b, RnsPoly& out) const override {
@@ -597,6 +599,24 @@ class CpuRnsOps final : public RnsOps {
       o0[t] = reduce(s0);
       if (o1 != nullptr) o1[t] = reduce(s1);
     }
+  }
+
+  // a + b or a - b on the AVX-512 kernel; false where it does not run.
+  bool vector_sums(const RnsPoly& a, const RnsPoly& b, RnsPoly& out, bool subtract) const {
+#if defined(SAFHIRE_CKKS_AVX512)
+    if (!vector_ || out.n % 8 != 0) return false;
+    check_pair(a, b, out);
+    out.ntt = a.ntt;
+    for_limbs(out, [&](std::size_t k) {
+      const ModulusIndex mod = out.moduli[k];
+      simd::add_sub_avx512(a.limb(a.position(mod)).data(), b.limb(b.position(mod)).data(),
+                           out.limb(k).data(), out.n, barrett_[mod].q, subtract);
+    });
+    return true;
+#else
+    (void)a, (void)b, (void)out, (void)subtract;
+    return false;
+#endif
   }
 
   // a b (accumulated into out when asked) on the AVX-512 kernel; false where it does not run.

@@ -635,8 +635,8 @@ TEST(CkksRns, InnerProductWithAndWithoutAFusedPermutation) {
   }
 }
 
-// Products and scalings limb by limb on every instruction set against mul_mod, with inputs at
-// q - 1 and 0 on the first coefficients and the output over fewer limbs than the inputs.
+// Sums, products and scalings limb by limb on every instruction set against % and mul_mod, with
+// inputs at q - 1 and 0 on the first coefficients and the output over fewer limbs than the inputs.
 TEST(CkksRns, ElementwiseProductsOnEveryInstructionSet) {
   auto& f = fixture("n13-l3");
   const auto& c = f.context;
@@ -658,6 +658,9 @@ TEST(CkksRns, ElementwiseProductsOnEveryInstructionSet) {
   for (const auto isa : safhire::ring::available_simd()) {
     const auto ops = make_cpu_rns_ops(c, 1, isa);
     RnsPoly product = start, accumulated = start, scaled = start, diff = start;
+    RnsPoly sum = start, difference = start;
+    ops->add(a, b, sum);
+    ops->sub(a, b, difference);
     ops->multiply(a, b, product);
     ops->multiply_accumulate(a, b, accumulated);
     ops->multiply_scalars(a, scalars, scaled);
@@ -673,6 +676,8 @@ TEST(CkksRns, ElementwiseProductsOnEveryInstructionSet) {
         using safhire::core::mul_mod;
         const std::string where =
             std::string(to_string(isa)) + ", coefficient " + std::to_string(t);
+        ASSERT_EQ(sum.limb(k)[t], (x[t] + y[t]) % q) << where;
+        ASSERT_EQ(difference.limb(k)[t], (x[t] + q - y[t]) % q) << where;
         ASSERT_EQ(product.limb(k)[t], mul_mod(x[t], y[t], q)) << where;
         ASSERT_EQ(accumulated.limb(k)[t], (start.limb(k)[t] + mul_mod(x[t], y[t], q)) % q) << where;
         ASSERT_EQ(scaled.limb(k)[t], mul_mod(x[t], s, q)) << where;

@@ -39,11 +39,13 @@ void inner_product_avx512(std::span<const u64* const> a, std::span<const unsigne
 
 // Elementwise on AVX-512 F, n a multiple of 8, words below q < 2^61, outputs in [0, q):
 //   multiply: out = a b mod q (out += a b mod q when accumulating);
-//   scale:    out = (a - b) c mod q (a c when b is null), c a Shoup constant below q.
+//   scale:    out = (a - b) c mod q (a c when b is null), c a Shoup constant below q;
 void multiply_avx512(const u64* a, const u64* b, u64* out, std::size_t n, u64 q,
                      core::WideReducer reducer, bool accumulate);
 void scale_avx512(const u64* a, const u64* b, u64* out, std::size_t n, u64 q,
                   core::ShoupConst<u64> c);
+//   add_sub:  out = a + b mod q, or a - b mod q when subtracting.
+void add_sub_avx512(const u64* a, const u64* b, u64* out, std::size_t n, u64 q, bool subtract);
 
 // The tensor on AVX-512 F, n a multiple of 8, words below q < 2^61, outputs in [0, q):
 // d0 = x0 y0, d1 = x0 y1 + x1 y0, d2 = x1 y1 mod q; a square (x0 == y0, x1 == y1) forms x0 x1

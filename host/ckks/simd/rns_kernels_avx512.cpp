@@ -176,6 +176,21 @@ void scale_avx512(const u64* a, const u64* b, u64* out, std::size_t n, u64 q,
   }
 }
 
+void add_sub_avx512(const u64* a, const u64* b, u64* out, std::size_t n, u64 q, bool subtract) {
+  const V p = set1(q);
+  if (subtract) {
+    for (std::size_t t = 0; t < n; t += 8) {
+      const V x = _mm512_loadu_si512(a + t), y = _mm512_loadu_si512(b + t);
+      _mm512_storeu_si512(out + t, reduce(_mm512_sub_epi64(_mm512_add_epi64(x, p), y), p));
+    }
+  } else {
+    for (std::size_t t = 0; t < n; t += 8) {
+      const V x = _mm512_loadu_si512(a + t), y = _mm512_loadu_si512(b + t);
+      _mm512_storeu_si512(out + t, reduce(_mm512_add_epi64(x, y), p));
+    }
+  }
+}
+
 void tensor_avx512(const u64* x0, const u64* x1, const u64* y0, const u64* y1, u64* d0, u64* d1,
                    u64* d2, std::size_t n, u64 q, core::WideReducer reducer) {
   const V low32 = set1(0xffffffff), p = set1(q), p2 = set1(2 * q);
