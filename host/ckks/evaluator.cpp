@@ -244,6 +244,54 @@ Ciphertext Evaluator::multiply_constant_at(const Ciphertext& x, double c, double
   return out;
 }
 
+Ciphertext Evaluator::linear_combination_at(std::span<const Ciphertext* const> xs,
+                                            std::span<const double> c,
+                                            std::span<const double> constant_scales,
+                                            std::uint32_t level) const {
+  require(!xs.empty() && c.size() == xs.size() && constant_scales.size() == xs.size(),
+          ErrorCode::invalid_argument, "linear combination: mismatched counts");
+  const auto moduli = context_->q_moduli(level);
+  const double scale = xs[0]->scale * constant_scales[0];
+  // One word per limb: the constants as block-constant polynomials (rns_ops.hpp), read by
+  // inner_product as whole ones.
+  std::vector<RnsPoly> constants;
+  constants.reserve(xs.size());
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    require(constant_scales[i] > 0, ErrorCode::invalid_argument, "constant scale must be positive");
+    require(level <= xs[i]->level() && xs[i]->size() == xs[0]->size(), ErrorCode::invalid_argument,
+            "linear combination: a term below the level or of another size");
+    require(same_scale(xs[i]->scale * constant_scales[i], scale), ErrorCode::invalid_argument,
+            "linear combination: terms at different scales");
+    const auto r =
+        constant_residues(*context_, static_cast<long double>(c[i]) * constant_scales[i]);
+    RnsPoly& k = constants.emplace_back(1, moduli, true);
+    for (std::size_t j = 0; j < moduli.size(); ++j)
+      k.data[j] = r[moduli[j]];
+  }
+  Ciphertext out = shaped_like(*ops_, *xs[0], xs[0]->size(), moduli);
+  out.scale = scale;
+  constexpr std::size_t kTerms = 16;
+  RnsPoly part;
+  for (std::size_t comp = 0; comp < out.size(); ++comp) {
+    for (std::size_t first = 0; first < xs.size(); first += kTerms) {
+      const std::size_t count = std::min(kTerms, xs.size() - first);
+      std::vector<const RnsPoly*> a, b;
+      for (std::size_t i = first; i < first + count; ++i) {
+        a.push_back(&constants[i]);
+        b.push_back(&xs[i]->c[comp]);
+      }
+      if (first == 0) {
+        ops_->inner_product(a, b, out.c[comp]);
+      } else {
+        ops_->reshape(part, moduli, true);
+        ops_->inner_product(a, b, part);
+        ops_->add(out.c[comp], part, out.c[comp]);
+      }
+    }
+  }
+  return out;
+}
+
 Ciphertext Evaluator::drop_to_level(const Ciphertext& x, std::uint32_t level) const {
   require(level <= x.level(), ErrorCode::invalid_argument,
           "cannot drop to level " + std::to_string(level) + " from " + std::to_string(x.level()));

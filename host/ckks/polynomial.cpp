@@ -176,24 +176,21 @@ class Run {
   // n at `scale` and level l, before any rescale.
   Ciphertext pre(const Node& n, double scale, std::uint32_t l) {
     if (n.leaf()) {
-      // sum_i c_i T_i, each T_i brought to `scale` by its coefficient's encoding scale.
-      // (The products read T_i's limbs of level l in place; the sum accumulates in place.)
-      Ciphertext acc;
-      bool any = false;
+      // sum_i c_i T_i, each T_i brought to `scale` by its coefficient's encoding scale, in one
+      // pass (the terms read T_i's limbs of level l in place).
+      std::vector<const Ciphertext*> terms;
+      std::vector<double> coeffs, scales;
       for (std::uint32_t i = 1; i < n.c.size(); ++i) {
         if (n.c[i] == 0) continue;
         require(t.at(i).level() >= l, ErrorCode::invalid_argument,
                 "polynomial evaluation: T_" + std::to_string(i) + " below its leaf's level");
-        Ciphertext term = ev_.multiply_constant_at(t.at(i), n.c[i], scale / t.at(i).scale, l);
-        if (any) {
-          for (std::size_t k = 0; k < acc.size(); ++k)
-            ev_.ops().add(acc.c[k], term.c[k], acc.c[k]);
-        } else {
-          acc = std::move(term);
-        }
-        any = true;
+        terms.push_back(&t.at(i));
+        coeffs.push_back(n.c[i]);
+        scales.push_back(scale / t.at(i).scale);
       }
-      if (!any) acc = ev_.multiply_constant_at(t.at(1), 0.0, scale / t.at(1).scale, l);
+      const Ciphertext acc = terms.empty()
+                                 ? ev_.multiply_constant_at(t.at(1), 0.0, scale / t.at(1).scale, l)
+                                 : ev_.linear_combination_at(terms, coeffs, scales, l);
       return ev_.add_constant(acc, n.c[0]);
     }
     // q T_g + r, the product at `scale`.

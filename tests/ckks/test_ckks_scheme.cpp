@@ -178,6 +178,34 @@ TEST_P(CkksScheme, RelinearizeAndRescaleInOneDivision) {
             ErrorCode::invalid_argument);
 }
 
+// linear_combination_at gives the words of the products multiply_constant_at makes, summed
+// (18 terms: two inner products), at a level below the inputs'; mismatched scales are refused.
+TEST_P(CkksScheme, LinearCombinationIsTheSumOfItsProducts) {
+  auto& f = fixture(GetParam());
+  auto& k = keys(f, GetParam());
+  const auto [a, b, ca, cb, scale, top] = encrypt_two(f, k, 26);
+  const auto& ev = f.evaluator;
+  const std::uint32_t level = top > 0 ? top - 1 : 0;
+  std::vector<const Ciphertext*> xs;
+  std::vector<double> c, scales;
+  for (int i = 0; i < 18; ++i) {
+    xs.push_back(i % 2 == 0 ? &ca : &cb);
+    c.push_back(0.37 * (i - 7));
+    scales.push_back(1 << 20);
+  }
+  const Ciphertext got = ev.linear_combination_at(xs, c, scales, level);
+  Ciphertext want = ev.multiply_constant_at(*xs[0], c[0], scales[0], level);
+  for (std::size_t i = 1; i < xs.size(); ++i)
+    want = ev.add(want, ev.multiply_constant_at(*xs[i], c[i], scales[i], level));
+  EXPECT_EQ(got.level(), level);
+  EXPECT_DOUBLE_EQ(got.scale, want.scale);
+  for (int i = 0; i < 2; ++i)
+    EXPECT_TRUE(got.c[i].data == want.c[i].data);
+  scales[3] = 1 << 21;
+  EXPECT_EQ(code_of([&] { ev.linear_combination_at(xs, c, scales, level); }),
+            ErrorCode::invalid_argument);
+}
+
 TEST_P(CkksScheme, RotationsAndConjugationPermuteTheSlots) {
   auto& f = fixture(GetParam());
   auto& k = keys(f, GetParam());

@@ -185,6 +185,13 @@ class Evaluator {
   Ciphertext multiply_constant_at(const Ciphertext& x, double c, double constant_scale,
                                   std::uint32_t level) const;
 
+  // sum_i xs[i] * round(c[i] * constant_scales[i]) at `level` (at most every input's level), in
+  // one pass with one reduction per coefficient (the same words as the products summed); the
+  // terms' scales xs[i].scale * constant_scales[i] must agree, and so must their sizes.
+  Ciphertext linear_combination_at(std::span<const Ciphertext* const> xs, std::span<const double> c,
+                                   std::span<const double> constant_scales,
+                                   std::uint32_t level) const;
+
   // The tensor product (3 components), relinearization back to 2, and both together.
   Ciphertext multiply(const Ciphertext& x, const Ciphertext& y) const;
   Ciphertext relinearize(const Ciphertext& x, const SwitchingKey& rlk) const;
