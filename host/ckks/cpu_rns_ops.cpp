@@ -116,6 +116,14 @@ class CpuRnsOps final : public RnsOps {
     products(a, b0, b1, out0, &out1, perm);
   }
 
+  void inner_product_seeded(std::span<const RnsPoly* const> a, std::span<const RnsPoly* const> b0,
+                            const core::AesCtr& prf, RnsPoly& out0, RnsPoly& out1,
+                            std::span<const std::uint32_t> perm) const override {
+    require(out1.moduli == out0.moduli, ErrorCode::size_mismatch,
+            "inner product pair outputs over different moduli");
+    products(a, b0, {}, out0, &out1, perm, &prf);
+  }
+
   void tensor(const RnsPoly& x0, const RnsPoly& x1, const RnsPoly& y0, const RnsPoly& y1,
               RnsPoly& d0, RnsPoly& d1, RnsPoly& d2) const override {
 #if defined(SAFHIRE_CKKS_AVX512)
@@ -525,9 +533,11 @@ class CpuRnsOps final : public RnsOps {
   // out0 = sum_j a_j b0_j and, when out1 is given, out1 = sum_j a_j b1_j, each a_j read through
   // perm when it is non-empty. Per output limb: a permuted limb is gathered into a thread-local
   // buffer first (random reads within one limb, which stays in cache), then sum_products.
+  // With prf (then b1 is empty), b1[j] is the seeded a half: uniform_from_stream(prf, j << 32 |
+  // modulus), made limb by limb into a thread-local buffer.
   void products(std::span<const RnsPoly* const> a, std::span<const RnsPoly* const> b0,
                 std::span<const RnsPoly* const> b1, RnsPoly& out0, RnsPoly* out1,
-                std::span<const std::uint32_t> perm) const {
+                std::span<const std::uint32_t> perm, const core::AesCtr* prf = nullptr) const {
     require(!a.empty() && a.size() == b0.size() && a.size() <= 16, ErrorCode::size_mismatch,
             "inner product of 1 .. 16 pairs of polynomials");
     require(perm.empty() || (perm.size() == out0.n && a[0]->ntt), ErrorCode::size_mismatch,
@@ -536,7 +546,7 @@ class CpuRnsOps final : public RnsOps {
     for (std::size_t j = 0; j < a.size(); ++j) {
       shift[j] = block_shift(*a[j], out0.n, !perm.empty());
       check_pair(*b0[j], *b0[j], out0);
-      if (out1 != nullptr) check_pair(*b1[j], *b1[j], *out1);
+      if (out1 != nullptr && prf == nullptr) check_pair(*b1[j], *b1[j], *out1);
       require(a[j]->ntt == b0[j]->ntt, ErrorCode::size_mismatch,
               "inner product of polynomials in different forms");
     }
@@ -548,9 +558,10 @@ class CpuRnsOps final : public RnsOps {
     const std::uint32_t n = out0.n;
     for_limbs(out0, [&](std::size_t k) {
       const ModulusIndex mod = out0.moduli[k];
-      thread_local std::vector<u64> gathered;
+      thread_local std::vector<u64> gathered, regenerated;
       std::array<const u64*, 16> x{}, y0{}, y1{};
       if (!perm.empty()) gathered.resize(pairs * std::size_t{n});
+      if (prf != nullptr) regenerated.resize(pairs * std::size_t{n});
       for (std::size_t j = 0; j < pairs; ++j) {
         const u64* src = a[j]->limb(a[j]->position(mod)).data();
         if (perm.empty()) {
@@ -562,7 +573,13 @@ class CpuRnsOps final : public RnsOps {
           x[j] = dst;
         }
         y0[j] = b0[j]->limb(b0[j]->position(mod)).data();
-        if (out1 != nullptr) y1[j] = b1[j]->limb(b1[j]->position(mod)).data();
+        if (prf != nullptr) {
+          u64* limb = regenerated.data() + j * n;
+          uniform_from_stream(*prf, std::uint64_t{j} << 32 | mod, context().prime(mod), limb, n);
+          y1[j] = limb;
+        } else if (out1 != nullptr) {
+          y1[j] = b1[j]->limb(b1[j]->position(mod)).data();
+        }
       }
       // shift is 0 wherever there is a permutation (block_shift refuses compact operands then).
       sum_products(pairs, x.data(), shift.data(), y0.data(), y1.data(), n, mod, out0.limb(k).data(),
@@ -765,6 +782,19 @@ void RnsOps::rotate_hoisted(std::span<const RnsPoly* const> d,
     permute(u0, perm[j], *out0[j]);
     permute(u1, perm[j], *out1[j]);
   }
+}
+
+void RnsOps::inner_product_seeded(std::span<const RnsPoly* const> a,
+                                  std::span<const RnsPoly* const> b0, const core::AesCtr& prf,
+                                  RnsPoly& out0, RnsPoly& out1,
+                                  std::span<const std::uint32_t> perm) const {
+  std::vector<RnsPoly> regenerated(a.size());
+  std::vector<const RnsPoly*> b1(a.size());
+  for (std::size_t j = 0; j < a.size(); ++j) {
+    uniform(prf, std::uint64_t{j} << 32, out1.moduli, regenerated[j]);
+    b1[j] = &regenerated[j];
+  }
+  inner_product_pair(a, b0, b1, out0, out1, perm);
 }
 
 void RnsOps::expand_coefficients(const Coefficients& c, std::span<const ModulusIndex> moduli,

@@ -473,9 +473,16 @@ void Evaluator::key_switch_inner_into(const std::vector<RnsPoly>& digits, const 
     d[j] = &digits[j];
     b[j] = &key.b[j];
   }
-  const auto a = key_a(*ops_, key, digits.size(), moduli, scratch().key_a);
   ops_->reshape(u0, moduli, true);
   ops_->reshape(u1, moduli, true);
+  if (key.seeded()) {
+    // The a_j regenerated where the inner product reads them (RnsOps::inner_product_seeded).
+    require(digits.size() <= key.b.size(), ErrorCode::invalid_argument,
+            "switching key has fewer digits than the ciphertext needs");
+    ops_->inner_product_seeded(d, b, core::AesCtr(*key.seed), u0, u1, perm);
+    return;
+  }
+  const auto a = key_a(*ops_, key, digits.size(), moduli, scratch().key_a);
   ops_->inner_product_pair(d, b, a, u0, u1, perm);
 }
 

@@ -580,6 +580,57 @@ TEST(CkksRns, HoistedRowsMatchTheirDefinition) {
             ErrorCode::invalid_argument);
 }
 
+// A seeded key's inner product (its a_j regenerated limb by limb where they are read) gives the
+// words of inner_product_pair on the a_j made whole by uniform(), with and without a fused
+// permutation, on every instruction set and through the default.
+TEST(CkksRns, SeededInnerProductRegeneratesTheKeysA) {
+  auto& f = fixture("n13-l3");
+  const auto& c = f.context;
+  const std::uint32_t n = c.degree();
+  const auto all = c.qp_moduli(3);
+  const auto q = c.q_moduli(2);
+  std::vector<RnsPoly> xs, bs;
+  for (int j = 0; j < 4; ++j) {
+    xs.push_back(random_poly(c, all, true, 400 + j));
+    bs.push_back(random_poly(c, all, true, 410 + j));
+  }
+  std::vector<const RnsPoly*> px, pb;
+  for (int j = 0; j < 4; ++j) {
+    px.push_back(&xs[j]);
+    pb.push_back(&bs[j]);
+  }
+  safhire::core::AesCtr::Key seed{};
+  seed[3] = 9;
+  const safhire::core::AesCtr prf(seed);
+  const auto perm = c.ntt(0).automorphism_permutation(rotation_galois_element(c, 5));
+  const auto ops0 = make_cpu_rns_ops(c, 1);
+  std::vector<RnsPoly> a(4);
+  std::vector<const RnsPoly*> pa;
+  for (std::size_t j = 0; j < 4; ++j) {
+    ops0->uniform(prf, std::uint64_t{j} << 32, q, a[j]);
+    pa.push_back(&a[j]);
+  }
+  for (const bool permuted : {false, true}) {
+    const std::span<const std::uint32_t> p =
+        permuted ? std::span<const std::uint32_t>(perm) : std::span<const std::uint32_t>();
+    RnsPoly want0(n, q, true), want1(n, q, true);
+    ops0->inner_product_pair(px, pb, pa, want0, want1, p);
+    auto check = [&](const RnsOps& ops, bool base, const std::string& what) {
+      RnsPoly got0(n, q, true), got1(n, q, true);
+      if (base) {
+        ops.RnsOps::inner_product_seeded(px, pb, prf, got0, got1, p);
+      } else {
+        ops.inner_product_seeded(px, pb, prf, got0, got1, p);
+      }
+      EXPECT_TRUE(got0.data == want0.data) << what << " permuted " << permuted;
+      EXPECT_TRUE(got1.data == want1.data) << what << " permuted " << permuted;
+    };
+    for (const auto isa : safhire::ring::available_simd())
+      check(*make_cpu_rns_ops(c, 2, isa), false, std::string(to_string(isa)));
+    check(*ops0, true, "default");
+  }
+}
+
 // On every instruction set: sums of up to 16 products (the most a key switch takes), inputs at
 // q - 1 on the first coefficients, one output or both halves of a key at once.
 TEST(CkksRns, InnerProductWithAndWithoutAFusedPermutation) {

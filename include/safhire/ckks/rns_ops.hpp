@@ -76,6 +76,14 @@ class RnsOps {
     inner_product(a, b0, out0, perm);
     inner_product(a, b1, out1, perm);
   }
+  // inner_product_pair with b1 the a half of a seeded key, regenerated where it is read: b1[j]
+  // is uniform(prf, j << 32, out1's moduli) (ckks.hpp: seeded_a). The CPU makes each limb of it
+  // inside its limb loop (never a whole digit: 72 MB a key switch at the top of N = 2^16, written
+  // and read back); the default regenerates the digits whole, then inner_product_pair.
+  virtual void inner_product_seeded(std::span<const RnsPoly* const> a,
+                                    std::span<const RnsPoly* const> b0, const core::AesCtr& prf,
+                                    RnsPoly& out0, RnsPoly& out1,
+                                    std::span<const std::uint32_t> perm = {}) const;
   // Rows of inner products over shared second operands: for each row g,
   //   out0[g] = sum_j a[g][j] * b0[j],   out1[g] = sum_j a[g][j] * b1[j],
   // a null a[g][j] contributing nothing (at most 16 terms a row; a[g][j] may be compact as in
