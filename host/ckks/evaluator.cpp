@@ -311,16 +311,25 @@ Ciphertext Evaluator::drop_to_level(const Ciphertext& x, std::uint32_t level) co
 // ---- multiplication -----------------------------------------------------------------------------
 
 Ciphertext Evaluator::multiply(const Ciphertext& x, const Ciphertext& y) const {
-  require(x.size() == 2 && y.size() == 2, ErrorCode::invalid_argument,
-          "the tensor product takes two 2-component ciphertexts (relinearize first)");
   require(x.level() == y.level(), ErrorCode::invalid_argument,
           "ciphertexts at different levels: drop one first");
+  return multiply_at(x, y, x.level());
+}
+
+Ciphertext Evaluator::multiply_at(const Ciphertext& x, const Ciphertext& y,
+                                  std::uint32_t level) const {
+  require(x.size() == 2 && y.size() == 2, ErrorCode::invalid_argument,
+          "the tensor product takes two 2-component ciphertexts (relinearize first)");
+  require(level <= x.level() && level <= y.level(), ErrorCode::invalid_argument,
+          "the tensor at level " + std::to_string(level) + " of ciphertexts at levels " +
+              std::to_string(x.level()) + " and " + std::to_string(y.level()));
   Ciphertext out;
   out.scale = x.scale * y.scale;
   out.slots = x.slots;
   out.c.resize(3);
+  const auto moduli = context_->q_moduli(level);
   for (auto& c : out.c)
-    ops_->reshape(c, x.c[0].moduli, true);
+    ops_->reshape(c, moduli, true);
   ops_->tensor(x.c[0], x.c[1], y.c[0], y.c[1], out.c[0], out.c[1], out.c[2]);
   return out;
 }

@@ -150,8 +150,10 @@ class Run {
       pre = ev_.add_constant(pre, -1.0);
     } else {  // 2 T_k T_k+1 - T_1
       const std::uint32_t l = std::min(t.at(k).level(), t.at(k + 1).level());
-      pre = ev_.multiply_constant(ev_.multiply(at(k, l), at(k + 1, l)), 2.0, 1.0);
-      pre = ev_.sub(pre, ev_.multiply_constant(at(1, l), 1.0, pre.scale / t.at(1).scale));
+      require(t.at(k).level() >= l && t.at(k + 1).level() >= l, ErrorCode::invalid_argument,
+              "polynomial evaluation: a power below the level it is needed at");
+      pre = ev_.multiply_constant(ev_.multiply_at(t.at(k), t.at(k + 1), l), 2.0, 1.0);
+      pre = ev_.sub(pre, ev_.multiply_constant_at(t.at(1), 1.0, pre.scale / t.at(1).scale, l));
     }
     t[i] = ev_.relinearize_rescale(pre, rlk_);
     levels[i] = t[i].level();
@@ -165,13 +167,6 @@ class Run {
 
  private:
   double q(std::uint32_t level) const { return static_cast<double>(ev_.context().prime(level)); }
-
-  // T_i dropped to level l.
-  Ciphertext at(std::uint32_t i, std::uint32_t l) const {
-    require(t.at(i).level() >= l, ErrorCode::invalid_argument,
-            "polynomial evaluation: T_" + std::to_string(i) + " below the level it is needed at");
-    return ev_.drop_to_level(t.at(i), l);
-  }
 
   // n at `scale` and level l, before any rescale.
   Ciphertext pre(const Node& n, double scale, std::uint32_t l) {
@@ -200,7 +195,10 @@ class Run {
       product = ev_.multiply_constant_at(giant, n.q->c[0], scale / giant.scale, l);
     } else {
       const Ciphertext qv = post(*n.q, scale / giant.scale);
-      product = ev_.multiply(ev_.drop_to_level(qv, l), at(n.g, l));
+      require(
+          giant.level() >= l, ErrorCode::invalid_argument,
+          "polynomial evaluation: T_" + std::to_string(n.g) + " below the level it is needed at");
+      product = ev_.multiply_at(qv, giant, l);
     }
     return ev_.add(product, pre(*n.r, product.scale, l));
   }

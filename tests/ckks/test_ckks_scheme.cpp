@@ -206,6 +206,24 @@ TEST_P(CkksScheme, LinearCombinationIsTheSumOfItsProducts) {
             ErrorCode::invalid_argument);
 }
 
+// multiply_at reads both inputs' limbs of its level in place: the words of multiply on the
+// dropped copies, for inputs at two levels; a level above either input is refused.
+TEST_P(CkksScheme, TensorAtALowerLevelReadsTheInputsInPlace) {
+  auto& f = fixture(GetParam());
+  auto& k = keys(f, GetParam());
+  const auto [a, b, ca, cb, scale, top] = encrypt_two(f, k, 36);
+  if (top < 2) GTEST_SKIP() << "needs two levels below the top";
+  const auto& ev = f.evaluator;
+  const Ciphertext lower = ev.drop_to_level(cb, top - 1);
+  const Ciphertext got = ev.multiply_at(ca, lower, top - 2);
+  const Ciphertext want =
+      ev.multiply(ev.drop_to_level(ca, top - 2), ev.drop_to_level(lower, top - 2));
+  EXPECT_EQ(got.level(), top - 2);
+  for (int i = 0; i < 3; ++i)
+    EXPECT_TRUE(got.c[i].data == want.c[i].data);
+  EXPECT_EQ(code_of([&] { ev.multiply_at(ca, lower, top); }), ErrorCode::invalid_argument);
+}
+
 TEST_P(CkksScheme, RotationsAndConjugationPermuteTheSlots) {
   auto& f = fixture(GetParam());
   auto& k = keys(f, GetParam());

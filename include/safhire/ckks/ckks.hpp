@@ -194,6 +194,9 @@ class Evaluator {
 
   // The tensor product (3 components), relinearization back to 2, and both together.
   Ciphertext multiply(const Ciphertext& x, const Ciphertext& y) const;
+  // The tensor at `level` (at most both inputs' levels), reading their limbs of that level in
+  // place: multiply(drop_to_level(x, level), drop_to_level(y, level)) without the copies.
+  Ciphertext multiply_at(const Ciphertext& x, const Ciphertext& y, std::uint32_t level) const;
   Ciphertext relinearize(const Ciphertext& x, const SwitchingKey& rlk) const;
   Ciphertext multiply_relinearize(const Ciphertext& x, const Ciphertext& y,
                                   const SwitchingKey& rlk) const;
