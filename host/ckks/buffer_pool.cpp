@@ -95,7 +95,8 @@ void* allocate_large(Pool& p, std::size_t bytes) {
     // blocks it maps again a phase later (fresh pages cost a fault and a clear each; evicting
     // down to the peak itself cost 3% of a bootstrap). The slack is an eighth of the peak up to
     // kPoolSlack: the peak includes long-lived blocks (3.5 GB of keys at N = 2^16), and an eighth
-    // of those was 0.6 GB that no phase needed.
+    // of those was 0.6 GB that no phase needed; with 128 MiB, repeated bootstraps at N = 2^16
+    // map nothing afresh after their second.
     const std::size_t slack = std::min(p.peak_live / 8, kPoolSlack);
     const std::size_t ceiling = std::max(p.peak_live + slack, p.live + need);
     while (!p.large.empty() && p.live + p.cached + need > ceiling) {

@@ -19,7 +19,7 @@ namespace safhire::ckks {
 
 inline constexpr std::size_t kPoolLimit = std::size_t{2} << 30;
 // Cached bytes kept beyond the peak working set (at most an eighth of that peak).
-inline constexpr std::size_t kPoolSlack = std::size_t{256} << 20;
+inline constexpr std::size_t kPoolSlack = std::size_t{128} << 20;
 
 void* pool_allocate(std::size_t bytes);
 void pool_release(void* p, std::size_t bytes) noexcept;
