@@ -133,7 +133,7 @@ int run_bootstrap(int argc, char** argv) {
   const unsigned runs = opt.number("runs", 1);
   const bool slim = opt.flag("slim");
   // --max-babies B: at most B baby rotations per DFT group (fewer keys, more key switches).
-  const unsigned max_babies = opt.number("max-babies", 0);
+  const unsigned max_babies_option = opt.number("max-babies", 0);
   // --log-ratio B: the input scale q_0 / 2^B. By default 16 - ceil(log2(N/2) / 2), 8 at
   // N = 2^16 and 10 at 2^12: EvalMod's noise, which N sets, then bounds the precision, while the
   // sine's error on random slots stays below it (the best measured at full slots on both rings
@@ -141,9 +141,13 @@ int run_bootstrap(int argc, char** argv) {
   // slim's EvalMod sees the slots themselves, so 15 there (measured best on the test ring).
   const unsigned log_ratio_option = opt.number("log-ratio", 0);
   // --seeded-keys: switching keys store a seed for their uniform halves (half the memory).
-  const bool seeded = opt.flag("seeded-keys");
+  const bool seeded_option = opt.flag("seeded-keys");
   // --lazy-matrices: the DFT diagonals that are not compact encoded where they are used.
-  const bool lazy = opt.flag("lazy-matrices");
+  // --low-memory: --seeded-keys --lazy-matrices and at most 8 babies (unless --max-babies says
+  // otherwise): the configuration that keeps key generation and a bootstrap at N = 2^16 within
+  // 4 GB.
+  const bool low_memory = opt.flag("low-memory");
+  const bool lazy = opt.flag("lazy-matrices") || low_memory;
   // --unpacked: sparse slots' real and imaginary parts through EvalMod apart (twice).
   const bool unpacked = opt.flag("unpacked");
   // --arcsine D: the arcsine correction of odd degree D after EvalMod (0: none).
@@ -151,6 +155,8 @@ int run_bootstrap(int argc, char** argv) {
   const bool json = opt.flag("json");
   const bool insecure = opt.flag("insecure");
   opt.finish();
+  const bool seeded = seeded_option || low_memory;
+  const unsigned max_babies = max_babies_option != 0 ? max_babies_option : low_memory ? 8 : 0;
   require(runs >= 1 && runs <= 100, ErrorCode::invalid_argument, "--runs must be in [1, 100]");
   require(log_ratio_option <= 30, ErrorCode::invalid_argument, "--log-ratio must be in [1, 30]");
   const CkksParams& params = named_set(set);
@@ -297,7 +303,8 @@ int run_ckks(int argc, char** argv) {
       sub == "demo", ErrorCode::invalid_argument,
       "usage: safhire ckks demo [--set NAME] [--threads T] [--backend cpu|cuda] [--json]\n"
       "       safhire ckks bootstrap [--set NAME] [--slots S] [--slim] [--runs R] [--log-ratio B] "
-      "[--max-babies B] [--seeded-keys] [--lazy-matrices] [--unpacked] [--arcsine D] [--threads T] "
+      "[--max-babies B] [--seeded-keys] [--lazy-matrices] [--low-memory] [--unpacked] [--arcsine "
+      "D] [--threads T] "
       "[--backend "
       "cpu|cuda] [--json] [--insecure]");
   Options opt(argc, argv, 3);

@@ -1,5 +1,5 @@
 // Command-line options of the `safhire` subcommands: --key value pairs and the bare flags
-// --json, --insecure, --slim, --seeded-keys, --lazy-matrices and --unpacked.
+// --json, --insecure, --slim, --seeded-keys, --lazy-matrices, --low-memory and --unpacked.
 #pragma once
 
 #include <cstdint>
@@ -22,7 +22,8 @@ class Options {
                        "unexpected argument " + key);
       key = key.substr(2);
       if (key == "json" || key == "insecure" || key == "alone" || key == "slim" ||
-          key == "seeded-keys" || key == "lazy-matrices" || key == "unpacked") {
+          key == "seeded-keys" || key == "lazy-matrices" || key == "low-memory" ||
+          key == "unpacked") {
         values_.emplace_back(key, "1");
       } else {
         safhire::require(i + 1 < argc, safhire::ErrorCode::invalid_argument,

@@ -2,8 +2,9 @@
 # (CMake's own parser) whose fields agree with what was asked (slots, order, runs) and whose
 # precision, measured by the command against its own random input, clears 20 bits. Sparse slots
 # in the classic order pack both parts into one EvalMod (one step fewer) unless --unpacked.
+# --low-memory reports seeded keys, lazy matrices and at most 8 babies.
 # Usage: cmake -DSAFHIRE=<path> -P ckks_bootstrap_cli.cmake
-foreach(slim IN ITEMS "" "--slim" "--unpacked")
+foreach(slim IN ITEMS "" "--slim" "--unpacked" "--low-memory")
   execute_process(
     COMMAND ${SAFHIRE} ckks bootstrap --insecure --slots 64 --runs 2 --json ${slim}
     OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
@@ -23,8 +24,17 @@ foreach(slim IN ITEMS "" "--slim" "--unpacked")
   set(expect_steps 7)
   if(slim STREQUAL "--slim")
     set(expect_slim ON)
-  elseif(slim STREQUAL "")
+  elseif(slim STREQUAL "" OR slim STREQUAL "--low-memory")
     set(expect_steps 6)
+  endif()
+  string(JSON seeded GET "${out}" seeded_keys)
+  string(JSON lazy GET "${out}" lazy_matrices)
+  string(JSON babies GET "${out}" max_babies)
+  if(slim STREQUAL "--low-memory" AND (NOT seeded OR NOT lazy OR NOT babies EQUAL 8))
+    message(FATAL_ERROR "--low-memory without its settings: ${out}")
+  endif()
+  if(NOT slim STREQUAL "--low-memory" AND (seeded OR lazy OR NOT babies EQUAL 0))
+    message(FATAL_ERROR "settings nobody asked for: ${out}")
   endif()
   if(NOT slots EQUAL 64 OR NOT runs EQUAL 2 OR NOT steps EQUAL expect_steps)
     message(FATAL_ERROR "fields disagree with the request: ${out}")
