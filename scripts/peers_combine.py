@@ -34,9 +34,14 @@ for r in peer:
 # Bootstrapping, when bench-peers ran it: one row with both precisions (mean over slots).
 ours_boot = os.path.join(out, "safhire-bootstrap-n16.json")
 peer_boot = os.path.join(out, "openfhe-bootstrap.json")
-if os.path.exists(ours_boot) and os.path.exists(peer_boot):
-    a, b = json.load(open(ours_boot)), json.load(open(peer_boot))
-    rows.append({"operation": "bootstrap", "params": f"N={a['N']} full slots",
+# Also the 4 GB configuration (slim, --low-memory), against the same OpenFHE run.
+for ours_file, label in [(ours_boot, "full slots"),
+                         (os.path.join(out, "safhire-bootstrap-n16-low-memory.json"),
+                          "full slots, slim, low memory")]:
+    if not (os.path.exists(ours_file) and os.path.exists(peer_boot)):
+        continue
+    a, b = json.load(open(ours_file)), json.load(open(peer_boot))
+    rows.append({"operation": "bootstrap", "params": f"N={a['N']} {label}",
                  "safhire_ms": round(a["bootstrap_ms"], 1), "openfhe_ms": round(b["ms"], 1),
                  "ratio": round(b["ms"] / a["bootstrap_ms"], 2),
                  "safhire_precision_bits": a["mean_precision_bits"],
