@@ -620,38 +620,39 @@ class CpuRnsOps final : public RnsOps {
 
   // a + b or a - b on the AVX-512 kernel; false where it does not run.
   bool vector_sums(const RnsPoly& a, const RnsPoly& b, RnsPoly& out, bool subtract) const {
+    return vector_binary(a, b, out, [&](const u64* x, const u64* y, u64* o, ModulusIndex mod) {
 #if defined(SAFHIRE_CKKS_AVX512)
-    if (!vector_ || out.n % 8 != 0) return false;
-    check_pair(a, b, out);
-    out.ntt = a.ntt;
-    for_limbs(out, [&](std::size_t k) {
-      const ModulusIndex mod = out.moduli[k];
-      simd::add_sub_avx512(a.limb(a.position(mod)).data(), b.limb(b.position(mod)).data(),
-                           out.limb(k).data(), out.n, barrett_[mod].q, subtract);
-    });
-    return true;
+      simd::add_sub_avx512(x, y, o, out.n, barrett_[mod].q, subtract);
 #else
-    (void)a, (void)b, (void)out, (void)subtract;
-    return false;
+      (void)x, (void)y, (void)o, (void)mod;
 #endif
+    });
   }
 
   // a b (accumulated into out when asked) on the AVX-512 kernel; false where it does not run.
   bool vector_products(const RnsPoly& a, const RnsPoly& b, RnsPoly& out, bool accumulate) const {
+    return vector_binary(a, b, out, [&](const u64* x, const u64* y, u64* o, ModulusIndex mod) {
 #if defined(SAFHIRE_CKKS_AVX512)
+      simd::multiply_avx512(x, y, o, out.n, barrett_[mod].q, reducer_[mod], accumulate);
+#else
+      (void)x, (void)y, (void)o, (void)mod;
+#endif
+    });
+  }
+
+  // kernel(a's limb, b's limb, out's limb, modulus) over out's limbs where the AVX-512 kernels
+  // run (n a multiple of 8); false, touching nothing, where they do not.
+  template <class Kernel>
+  bool vector_binary(const RnsPoly& a, const RnsPoly& b, RnsPoly& out, Kernel kernel) const {
     if (!vector_ || out.n % 8 != 0) return false;
     check_pair(a, b, out);
     out.ntt = a.ntt;
     for_limbs(out, [&](std::size_t k) {
       const ModulusIndex mod = out.moduli[k];
-      simd::multiply_avx512(a.limb(a.position(mod)).data(), b.limb(b.position(mod)).data(),
-                            out.limb(k).data(), out.n, barrett_[mod].q, reducer_[mod], accumulate);
+      kernel(a.limb(a.position(mod)).data(), b.limb(b.position(mod)).data(), out.limb(k).data(),
+             mod);
     });
     return true;
-#else
-    (void)a, (void)b, (void)out, (void)accumulate;
-    return false;
-#endif
   }
 
   // log2 of a's block (0 for a whole polynomial) as an inner product's a[j] over n coefficients.
