@@ -221,7 +221,9 @@ TEST_P(CkksScheme, TensorAtALowerLevelReadsTheInputsInPlace) {
   EXPECT_EQ(got.level(), top - 2);
   for (int i = 0; i < 3; ++i)
     EXPECT_TRUE(got.c[i].data == want.c[i].data);
-  EXPECT_EQ(code_of([&] { ev.multiply_at(ca, lower, top); }), ErrorCode::invalid_argument);
+  const std::uint32_t above = top;  // a structured binding cannot be captured (C++17 rules)
+  const Ciphertext& higher = ca;
+  EXPECT_EQ(code_of([&] { ev.multiply_at(higher, lower, above); }), ErrorCode::invalid_argument);
 }
 
 TEST_P(CkksScheme, RotationsAndConjugationPermuteTheSlots) {
