@@ -344,7 +344,9 @@ class CpuRnsOps final : public RnsOps {
       std::array<unsigned, 16> step{};
       for (std::size_t i = 0; i < digits; ++i)
         x[i] = d[i]->limb(d[i]->position(mod)).data();
-      std::vector<const u64*> r0(babies), r1(babies);
+      thread_local std::vector<const u64*> r0, r1;  // each baby's limb
+      r0.assign(babies, nullptr);
+      r1.assign(babies, nullptr);
       r0[0] = x0.limb(x0.position(mod)).data();
       r1[0] = x1.limb(x1.position(mod)).data();
       for (std::size_t j = 0; j < keys.size(); ++j) {

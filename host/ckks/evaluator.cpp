@@ -412,7 +412,7 @@ namespace {}  // namespace
 // cost as much as the arithmetic.
 struct Evaluator::Scratch {
   RnsPoly coeffs, acc0, acc1, p_part, converted;
-  std::vector<RnsPoly> digits, key_a;  // key_a: a seeded key's a_j, regenerated
+  std::vector<RnsPoly> digits;
 };
 
 Evaluator::~Evaluator() = default;
@@ -477,22 +477,20 @@ void Evaluator::key_switch_inner_into(const std::vector<RnsPoly>& digits, const 
   require(!digits.empty() && digits.size() <= key.b.size(), ErrorCode::invalid_argument,
           "switching key has fewer digits than the ciphertext needs");
   const auto moduli = context_->qp_moduli(level);
-  std::vector<const RnsPoly*> d(digits.size()), b(digits.size());
+  std::vector<const RnsPoly*> d(digits.size()), b(digits.size()), a;
   for (std::size_t j = 0; j < digits.size(); ++j) {
     d[j] = &digits[j];
     b[j] = &key.b[j];
+    if (!key.seeded()) a.push_back(&key.a[j]);
   }
   ops_->reshape(u0, moduli, true);
   ops_->reshape(u1, moduli, true);
   if (key.seeded()) {
     // The a_j regenerated where the inner product reads them (RnsOps::inner_product_seeded).
-    require(digits.size() <= key.b.size(), ErrorCode::invalid_argument,
-            "switching key has fewer digits than the ciphertext needs");
     ops_->inner_product_seeded(d, b, core::AesCtr(*key.seed), u0, u1, perm);
-    return;
+  } else {
+    ops_->inner_product_pair(d, b, a, u0, u1, perm);
   }
-  const auto a = key_a(*ops_, key, digits.size(), moduli, scratch().key_a);
-  ops_->inner_product_pair(d, b, a, u0, u1, perm);
 }
 
 std::pair<RnsPoly, RnsPoly> Evaluator::key_switch_inner(const std::vector<RnsPoly>& digits,
