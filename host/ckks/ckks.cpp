@@ -14,16 +14,8 @@ namespace {
 
 // Residues of signed integers modulo each prime, as coefficient limbs.
 void set_signed(RnsPoly& p, std::span<const std::int64_t> values, const CkksContext& context) {
-  for (std::size_t k = 0; k < p.limbs(); ++k) {
-    const u64 q = context.prime(p.moduli[k]);
-    const u64 ratio = core::shoup_quotient<u64>(1, q);  // x mod q by a Shoup product with 1
-    const auto limb = p.limb(k);
-    for (std::uint32_t t = 0; t < p.n; ++t) {
-      const std::int64_t v = values[t];
-      const u64 magnitude = core::mul_shoup(static_cast<u64>(v < 0 ? -v : v), u64{1}, ratio, q);
-      limb[t] = v < 0 ? core::neg_mod(magnitude, q) : magnitude;
-    }
-  }
+  for (std::size_t k = 0; k < p.limbs(); ++k)
+    signed_residues(values, context.prime(p.moduli[k]), p.limb(k));
 }
 
 std::vector<std::int64_t> ternary(core::RandomSource& random, std::uint32_t n) {

@@ -44,20 +44,6 @@ struct Barrett {
   }
 };
 
-// out[t] = c[t] mod q for signed c[t] (|c[t]| < 2^63) and q < 2^62: |c[t]| - q floor(|c[t]| m
-// / 2^64) with m = floor(2^64 / q) is below 3q (no division per word).
-void reduce_signed(const std::int64_t* c, std::size_t n, u64 q, u64* out) {
-  const u64 m = static_cast<u64>((static_cast<u128>(1) << 64) / q);
-  for (std::size_t t = 0; t < n; ++t) {
-    const std::int64_t v = c[t];
-    const u64 x = v < 0 ? static_cast<u64>(0) - static_cast<u64>(v) : static_cast<u64>(v);
-    u64 r = x - static_cast<u64>((static_cast<u128>(x) * m) >> 64) * q;
-    r = r >= 2 * q ? r - 2 * q : r;
-    r = r >= q ? r - q : r;
-    out[t] = v < 0 && r != 0 ? q - r : r;
-  }
-}
-
 class CpuRnsOps final : public RnsOps {
  public:
   CpuRnsOps(const CkksContext& context, unsigned threads, ring::SimdIsa isa)
@@ -390,7 +376,8 @@ class CpuRnsOps final : public RnsOps {
         for (std::size_t j = 0; j < babies; ++j) {
           if (lazy[g][j] == nullptr) continue;
           u64* limb = expanded.data() + at++ * std::size_t{n};
-          reduce_signed(lazy[g][j]->data(), n, q, limb);
+          signed_residues(*lazy[g][j], q, {limb, n},
+                          vector_ ? ring::SimdIsa::avx512 : ring::SimdIsa::scalar);
           context().ntt(mod).forward(std::span<u64>(limb, n));
           made[g * babies + j] = limb;
         }
@@ -806,7 +793,7 @@ void RnsOps::expand_coefficients(const Coefficients& c, std::span<const ModulusI
   require(c.size() == n, ErrorCode::size_mismatch, "lazy coefficients of another degree");
   RnsPoly host(n, {moduli.begin(), moduli.end()}, false);
   for (std::size_t k = 0; k < moduli.size(); ++k)
-    reduce_signed(c.data(), n, context().prime(moduli[k]), host.limb(k).data());
+    signed_residues(c, context().prime(moduli[k]), host.limb(k));
   make_resident(host);
   forward(host);
   out = std::move(host);
@@ -927,6 +914,32 @@ std::size_t keep_below(const u64* words, std::size_t count, u64 mask, u64 q, u64
 }
 
 }  // namespace
+
+void signed_residues(std::span<const std::int64_t> c, u64 q, std::span<u64> out,
+                     ring::SimdIsa isa) {
+  require(out.size() == c.size(), ErrorCode::size_mismatch, "signed residues: mismatched sizes");
+  require(q > 1 && q < (u64{1} << 62), ErrorCode::invalid_argument,
+          "signed residues: the modulus must lie in (1, 2^62)");
+  std::size_t t = 0;
+#if defined(SAFHIRE_CKKS_AVX512)
+  if (isa == ring::SimdIsa::avx512 && simd::rns_avx512_available() && q > (u64{1} << 13)) {
+    t = c.size() / 8 * 8;
+    simd::reduce_signed_avx512(c.data(), t, q, out.data());
+  }
+#else
+  (void)isa;
+#endif
+  // |c[t]| - q floor(|c[t]| m / 2^64) with m = floor(2^64 / q) is below 3q (no division).
+  const u64 m = static_cast<u64>((static_cast<u128>(1) << 64) / q);
+  for (; t < c.size(); ++t) {
+    const std::int64_t v = c[t];
+    const u64 x = v < 0 ? static_cast<u64>(0) - static_cast<u64>(v) : static_cast<u64>(v);
+    u64 r = x - static_cast<u64>((static_cast<u128>(x) * m) >> 64) * q;
+    r = r >= 2 * q ? r - 2 * q : r;
+    r = r >= q ? r - q : r;
+    out[t] = v < 0 && r != 0 ? q - r : r;
+  }
+}
 
 void uniform_from_stream(const core::AesCtr& prf, std::uint64_t stream, u64 q, u64* out,
                          std::size_t n) {

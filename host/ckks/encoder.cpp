@@ -53,7 +53,7 @@ void fft_special(std::vector<std::complex<F>>& v, const FftTables<F>& tb) {
     const std::size_t lenh = len >> 1, lenq = len << 2, step = tb.M / lenq;
     for (std::size_t i = 0; i < n; i += len) {
       for (std::size_t j = 0; j < lenh; ++j) {
-        const std::size_t idx = (tb.rot_group[j] % lenq) * step;
+        const std::size_t idx = (tb.rot_group[j] & (lenq - 1)) * step;
         const auto u = v[i + j];
         const auto w = v[i + j + lenh] * tb.ksi[idx];
         v[i + j] = u + w;
@@ -70,7 +70,7 @@ void fft_special_inverse(std::vector<std::complex<F>>& v, const FftTables<F>& tb
     const std::size_t lenh = len >> 1, lenq = len << 2, step = tb.M / lenq;
     for (std::size_t i = 0; i < n; i += len) {
       for (std::size_t j = 0; j < lenh; ++j) {
-        const std::size_t idx = (lenq - (tb.rot_group[j] % lenq)) * step;
+        const std::size_t idx = (lenq - (tb.rot_group[j] & (lenq - 1))) * step;
         const auto u = v[i + j] + v[i + j + lenh];
         const auto w = (v[i + j] - v[i + j + lenh]) * tb.ksi[idx];
         v[i + j] = u;
@@ -156,38 +156,34 @@ void Encoder::to_rns(std::span<const long double> scaled, std::uint32_t level, b
     for (ModulusIndex p : context_->p_moduli())
       moduli.push_back(p);
   }
-  out = RnsPoly(n, std::move(moduli), false);
+  // Every word is overwritten below: the storage is taken without clearing it.
+  out = RnsPoly();
+  out.n = n;
+  out.data.resize(moduli.size() * std::size_t{n});
+  out.moduli = std::move(moduli);
   const long double bound = std::ldexp(1.0L, static_cast<int>(std::floor(log_q)) - 1);
-  for (long double x : scaled) {
+  // Integers below 2^63 as signed words, reduced a limb at a time by one kernel; the rest
+  // (scales beyond 2^63) through their binary expansion (reduce_integer).
+  std::vector<std::int64_t> words(n);
+  std::vector<std::uint32_t> large;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const long double x = scaled[i];
     require(std::isfinite(x) && std::fabs(x) < bound, ErrorCode::invalid_argument,
             "encoded coefficient is not finite or exceeds the modulus of level " +
                 std::to_string(level));
-  }
-  // Integers below 2^63 once, as words with their signs; the rest through their binary
-  // expansion (reduce_integer).
-  std::vector<u64> magnitude(n);
-  std::vector<std::uint8_t> negative(n), small(n);
-  for (std::uint32_t i = 0; i < n; ++i) {
-    const long double x = scaled[i];
-    small[i] = std::fabs(x) < 9.2e18L ? 1 : 0;
-    if (small[i] != 0) {
-      const auto v = static_cast<std::int64_t>(x);
-      magnitude[i] = static_cast<u64>(v < 0 ? -v : v);
-      negative[i] = v < 0 ? 1 : 0;
+    if (std::fabs(x) < 9.2e18L) {
+      words[i] = static_cast<std::int64_t>(x);
+    } else {
+      words[i] = 0;
+      large.push_back(i);
     }
   }
   for (std::size_t k = 0; k < out.limbs(); ++k) {
     const u64 q = context_->prime(out.moduli[k]);
-    const u64 ratio = core::shoup_quotient<u64>(1, q);  // x mod q by a Shoup product with 1
     const auto limb = out.limb(k);
-    for (std::uint32_t i = 0; i < n; ++i) {
-      if (small[i] != 0) {
-        const u64 r = core::mul_shoup(magnitude[i], u64{1}, ratio, q);
-        limb[i] = negative[i] != 0 ? core::neg_mod(r, q) : r;
-      } else {
-        limb[i] = reduce_integer(scaled[i], q);
-      }
-    }
+    signed_residues(words, q, limb);
+    for (std::uint32_t i : large)
+      limb[i] = reduce_integer(scaled[i], q);
   }
   ops_->forward(out);
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <climits>
 #include <cmath>
 #include <functional>
 #include <memory>
@@ -66,6 +67,48 @@ TEST(CkksRns, StreamSamplerIsUniformBelowQ) {
     EXPECT_LT(*std::max_element(y.begin(), y.end()), p);
     EXPECT_GT(*std::max_element(y.begin(), y.end()), p / 2);
   }
+}
+
+// Residues of signed words against the C++ remainder (made non-negative), on every instruction
+// set: the extremes of int64, multiples of q and their neighbours, and random words of every
+// size, for a small prime (the vector kernel's lower bound), CKKS-sized ones and one near 2^62;
+// lengths that leave a scalar tail. Out-of-range moduli and mismatched sizes are refused.
+TEST(CkksRns, SignedResiduesAreTheRemainders) {
+  using safhire::ring::SimdIsa;
+  std::mt19937_64 mt(11);
+  for (u64 q : {u64{12289}, u64{16411}, safhire::core::primes_below(30, 1U << 13, 1)[0],
+                safhire::core::primes_below(50, 1U << 17, 1)[0],
+                safhire::core::primes_below(61, 1U << 17, 1)[0], (u64{1} << 62) - 57}) {
+    const auto sq = static_cast<std::int64_t>(q);
+    std::vector<std::int64_t> c{INT64_MIN, INT64_MIN + 1, INT64_MAX, 0,      1,      -1,
+                                sq,        -sq,           sq - 1,    1 - sq, sq + 1, -sq - 1};
+    for (std::int64_t k : {std::int64_t{2}, std::int64_t{1} << 20, INT64_MAX / sq}) {
+      for (std::int64_t d : {-1, 0, 1}) {
+        c.push_back(k * sq + d);
+        c.push_back(-k * sq + d);
+      }
+    }
+    while (c.size() < 1003) {  // 1003 = 125 * 8 + 3
+      const int bits = static_cast<int>(mt() % 64);
+      c.push_back(static_cast<std::int64_t>(mt() >> bits));
+    }
+    std::vector<u64> want(c.size());
+    for (std::size_t t = 0; t < c.size(); ++t) {
+      const std::int64_t r = c[t] % sq;  // C++: the sign of c[t]
+      want[t] = r < 0 ? static_cast<u64>(r + sq) : static_cast<u64>(r);
+    }
+    for (SimdIsa isa : {SimdIsa::scalar, SimdIsa::avx2, SimdIsa::avx512}) {
+      if (!safhire::ring::simd_available(isa)) continue;
+      std::vector<u64> got(c.size(), ~u64{0});
+      signed_residues(c, q, got, isa);
+      EXPECT_EQ(got, want) << "q = " << q << ", isa " << safhire::ring::to_string(isa);
+    }
+  }
+  std::vector<std::int64_t> c(8, -5);
+  std::vector<u64> out(8), short_out(7);
+  EXPECT_EQ(code_of([&] { signed_residues(c, u64{1} << 62, out); }), ErrorCode::invalid_argument);
+  EXPECT_EQ(code_of([&] { signed_residues(c, 1, out); }), ErrorCode::invalid_argument);
+  EXPECT_EQ(code_of([&] { signed_residues(c, 12289, short_out); }), ErrorCode::size_mismatch);
 }
 
 TEST(CkksRns, ApproximateConversionAddsASmallMultipleOfQ) {

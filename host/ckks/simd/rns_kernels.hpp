@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 
 #include "safhire/core/modarith.hpp"
@@ -63,6 +64,11 @@ void rounded_quotients_avx512(std::span<const u64* const> rows, const double* in
 // wrap[t] is all ones), mod p, on AVX-512 F, n a multiple of 8; one = the Shoup constant of 1.
 void lift_one_avx512(const u64* y, const u64* wrap, u64* out, std::size_t n, u64 p,
                      core::ShoupConst<u64> one, u64 q_mod);
+
+// Residues of signed words: out[t] = c[t] mod q in [0, q) for |c[t]| <= 2^63 and 2^13 < q < 2^62,
+// from a quotient estimated in double (floor(c / q) or one off), on AVX-512 F and DQ, n a multiple
+// of 8; the same words as the scalar loop.
+void reduce_signed_avx512(const std::int64_t* c, std::size_t n, u64 q, u64* out);
 
 // Rejection sampling's filter: words[0, count) masked to `mask`, those below q kept in order
 // into out until `room` are kept; returns how many (at most room). AVX-512 F.

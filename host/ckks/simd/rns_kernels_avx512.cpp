@@ -82,6 +82,22 @@ bool rns_avx512_available() {
   return ok;
 }
 
+void reduce_signed_avx512(const std::int64_t* c, std::size_t n, u64 q, u64* out) {
+  // |c / q| < 2^50 (q > 2^13), and its estimate carries three roundings of relative size 2^-53:
+  // an error below 1/2, so floor() lands on floor(c / q) or next to it, and r = c - e q (exact
+  // modulo 2^64) lies in [-q, 2q).
+  const V vq = set1(q), zero = _mm512_setzero_si512();
+  const __m512d inv = _mm512_set1_pd(1.0 / static_cast<double>(q));
+  for (std::size_t t = 0; t < n; t += 8) {
+    const V x = _mm512_loadu_si512(c + t);
+    const __m512d quotient = _mm512_roundscale_pd(_mm512_mul_pd(_mm512_cvtepi64_pd(x), inv),
+                                                  _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    V r = _mm512_sub_epi64(x, _mm512_mullo_epi64(_mm512_cvtpd_epi64(quotient), vq));
+    r = _mm512_mask_add_epi64(r, _mm512_cmplt_epi64_mask(r, zero), r, vq);
+    _mm512_storeu_si512(out + t, reduce(r, vq));
+  }
+}
+
 std::size_t keep_below_avx512(const u64* words, std::size_t count, u64 mask, u64 q, u64* out,
                               std::size_t room) {
   const V vm = set1(mask), vq = set1(q);

@@ -177,6 +177,12 @@ class RnsOps {
   const CkksContext* context_;
 };
 
+// out[t] = c[t] mod q in [0, q) for signed words and 1 < q < 2^62: the residues of a signed
+// integer polynomial (an encoding, a sampled error, a lazy diagonal). `isa` picks the kernel
+// (AVX-512 F/DQ where asked for and present, else scalar); every kernel gives the same words.
+void signed_residues(std::span<const std::int64_t> c, std::uint64_t q, std::span<std::uint64_t> out,
+                     ring::SimdIsa isa = ring::default_simd());
+
 // Residues uniform modulo q from stream `stream` of an AES-CTR generator: chunk c of 512 words
 // draws the blocks from counter c 2^32 on, two 64-bit candidates per block, each masked to q's
 // bit length and kept when below q (rejection sampling: uniform given the PRF), the first draw
