@@ -114,7 +114,7 @@ Bootstrapper::Bootstrapper(const Encoder& encoder, const Evaluator& evaluator,
     // The sines of |x| <= 1 / ratio, with a little room for the noise.
     const double s = std::min(0.99, 1.05 * std::sin(kTwoPi / params_.message_ratio));
     arcsine_ = chebyshev_interpolate([](double v) { return std::asin(v) / kTwoPi; },
-                                     params_.arcsine_degree, -s, s);
+                                     params_.arcsine_degree, -s, s, Parity::odd);
   }
 }
 

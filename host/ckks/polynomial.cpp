@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <numbers>
+#include <set>
 #include <string>
 
 #include "safhire/core/error.hpp"
@@ -24,7 +25,7 @@ double ChebyshevSeries::operator()(double x) const {
 }
 
 ChebyshevSeries chebyshev_interpolate(const std::function<double(double)>& f, std::uint32_t degree,
-                                      double a, double b) {
+                                      double a, double b, Parity parity) {
   require(b > a && std::isfinite(a) && std::isfinite(b), ErrorCode::invalid_argument,
           "Chebyshev interpolation needs an interval a < b");
   const std::uint32_t n = degree + 1;
@@ -42,6 +43,9 @@ ChebyshevSeries chebyshev_interpolate(const std::function<double(double)>& f, st
     for (std::uint32_t k = 0; k < n; ++k)
       sum += values[k] * std::cos(std::numbers::pi_v<long double> * i * (k + 0.5L) / n);
     p.coeffs[i] = static_cast<double>(sum * (i == 0 ? 1.0L : 2.0L) / n);
+    // The other parity's coefficients vanish in exact arithmetic; made exact zeros here.
+    if ((parity == Parity::odd && i % 2 == 0) || (parity == Parity::even && i % 2 == 1))
+      p.coeffs[i] = 0;
   }
   return p;
 }
@@ -54,7 +58,31 @@ std::uint32_t baby_count(std::uint32_t degree) {
   return std::max(2U, 1U << ((bits + 1) / 2));
 }
 
-// The division tree of a series: a leaf (degree below B) or p = q T_g + r.
+// ceil(log2(d + 1)): the fewest levels a polynomial of degree d can take.
+std::uint32_t optimal_depth(std::uint32_t degree) {
+  return static_cast<std::uint32_t>(std::bit_width(degree));
+}
+
+// The levels of the powers when T_1 is at `top`: T_2k one below T_k, T_2k+1 one below the lower
+// of T_k and T_k+1 (T_1 joins at that level before the rescale); top - ceil(log2 i) for T_i.
+class PowerLevels {
+ public:
+  explicit PowerLevels(std::uint32_t top) { levels_[1] = top; }
+
+  std::uint32_t operator()(std::uint32_t i) {
+    if (auto it = levels_.find(i); it != levels_.end()) return it->second;
+    const std::uint32_t k = i / 2;
+    const std::uint32_t below = i % 2 == 0 ? (*this)(k) : std::min((*this)(k), (*this)(k + 1));
+    require(below >= 1, ErrorCode::invalid_argument,
+            "polynomial evaluation: T_" + std::to_string(i) + " needs more levels");
+    return levels_[i] = below - 1;
+  }
+
+ private:
+  std::map<std::uint32_t, std::uint32_t> levels_;
+};
+
+// The division tree of a series: a leaf (sum_i c_i T_i) or p = q T_g + r.
 struct Node {
   std::vector<double> c;  // a leaf's coefficients
   std::uint32_t g = 0;    // the giant step of a division node
@@ -64,80 +92,99 @@ struct Node {
   bool constant() const { return leaf() && c.size() == 1; }
 };
 
-std::unique_ptr<Node> divide(std::vector<double> c, std::uint32_t babies) {
-  auto node = std::make_unique<Node>();
-  const auto d = static_cast<std::uint32_t>(c.size()) - 1;
-  if (d < babies) {
-    node->c = std::move(c);
-    return node;
-  }
-  const std::uint32_t g = std::bit_floor(d);  // g <= d < 2g
-  std::vector<double> q(d - g + 1), r(c.begin(), c.begin() + g);
-  q[0] = c[g];
-  for (std::uint32_t j = 1; j <= d - g; ++j) {
-    q[j] = 2 * c[g + j];
-    r[g - j] -= c[g + j];  // T_(g+j) = 2 T_g T_j - T_(g-j)
-  }
-  node->g = g;
-  node->q = divide(std::move(q), babies);
-  node->r = divide(std::move(r), babies);
-  return node;
-}
-
-// The powers T_i by index, as levels (for planning) or ciphertexts.
-using Levels = std::map<std::uint32_t, std::uint32_t>;
-
-// The level at which a node's sum is formed before its rescale, and its output level after.
-std::uint32_t pre_level(const Node& n, const Levels& t);
-std::uint32_t post_level(const Node& n, const Levels& t) {
+// The level at which a node's sum is formed before its rescale, and its output level after. A
+// leaf forms its sum at the lowest level of its terms; a division node at the lower of q's output
+// and T_g (r joins there, before the rescale).
+std::uint32_t pre_level(const Node& n, PowerLevels& t);
+std::uint32_t post_level(const Node& n, PowerLevels& t) {
   return pre_level(n, t) - 1;
 }
-std::uint32_t pre_level(const Node& n, const Levels& t) {
+std::uint32_t pre_level(const Node& n, PowerLevels& t) {
   if (n.leaf()) {
-    std::uint32_t level = t.at(1);
+    std::uint32_t level = t(1);
     for (std::uint32_t i = 1; i < n.c.size(); ++i) {
-      if (n.c[i] != 0) level = std::min(level, t.at(i));
+      if (n.c[i] != 0) level = std::min(level, t(i));
     }
     return level;
   }
-  const std::uint32_t giant = t.at(n.g);
+  const std::uint32_t giant = t(n.g);
   return n.q->constant() ? giant : std::min(post_level(*n.q, t), giant);
 }
 
-// The indices of the powers a degree needs: 1 .. B - 1 and B, 2B, 4B, ... up to the degree.
-std::vector<std::uint32_t> powers_needed(std::uint32_t degree) {
-  const std::uint32_t babies = baby_count(degree);
-  std::vector<std::uint32_t> out;
-  for (std::uint32_t i = 1; i < babies && i <= degree; ++i)
-    out.push_back(i);
-  for (std::uint32_t g = babies; g <= degree; g *= 2)
-    out.push_back(g);
+// The plan: c divided by giant steps T_g, g = 2^floor(log2 deg), down to leaves of degree below
+// B (baby-step giant-step), such that the node forms its sum at level `floor` or above. A leaf
+// that would sit lower is divided further by the baby steps' powers of two (Lattigo's
+// re-split of the leading leaf): a leaf of degree 2^k - 1 takes k + 1 levels (its terms' k, then
+// its constants' rescale) where k is the optimum, and on the chain of quotients below the root
+// that one level would add to the whole. Splitting to the end takes ceil(log2(d + 1)) levels
+// (q of degree below g, and T_g, take log2 g), so any floor that allows the optimum is met.
+std::unique_ptr<Node> divide(std::vector<double> c, std::uint32_t babies, PowerLevels& t,
+                             std::uint32_t floor) {
+  auto node = std::make_unique<Node>();
+  const auto d = static_cast<std::uint32_t>(c.size()) - 1;
+  node->c = std::move(c);
+  if (d == 0 || (d < babies && pre_level(*node, t) >= floor)) return node;
+  const std::uint32_t g = std::bit_floor(d);  // g <= d < 2g
+  std::vector<double> q(d - g + 1), r(node->c.begin(), node->c.begin() + g);
+  q[0] = node->c[g];
+  for (std::uint32_t j = 1; j <= d - g; ++j) {
+    q[j] = 2 * node->c[g + j];
+    r[g - j] -= node->c[g + j];  // T_(g+j) = 2 T_g T_j - T_(g-j)
+  }
+  node->c.clear();
+  node->g = g;
+  node->q = divide(std::move(q), babies, t, floor + 1);  // q's output at floor or above
+  // r joins the product at its level, unrescaled.
+  node->r = divide(std::move(r), babies, t, pre_level(*node, t));
+  return node;
+}
+
+// The plan of a series whose T_1 is at `top`, at the fewest levels its degree allows.
+std::unique_ptr<Node> plan(std::vector<double> c, PowerLevels& t, std::uint32_t top) {
+  const auto degree = static_cast<std::uint32_t>(c.size()) - 1;
+  return divide(std::move(c), baby_count(degree), t, top + 1 - optimal_depth(degree));
+}
+
+// The powers a plan reads: its leaves' terms and its giant steps.
+void powers_read(const Node& n, std::set<std::uint32_t>& out) {
+  if (!n.leaf()) {
+    out.insert(n.g);
+    powers_read(*n.q, out);
+    powers_read(*n.r, out);
+    return;
+  }
+  out.insert(1);  // an empty leaf is T_1 times 0
+  for (std::uint32_t i = 1; i < n.c.size(); ++i) {
+    if (n.c[i] != 0) out.insert(i);
+  }
+}
+
+// The powers computed for those read (T_2k from T_k, T_2k+1 from T_k and T_k+1), T_1 included.
+std::set<std::uint32_t> powers_computed(const std::set<std::uint32_t>& read) {
+  std::set<std::uint32_t> out;
+  auto add = [&](auto& self, std::uint32_t i) -> void {
+    if (!out.insert(i).second || i == 1) return;
+    self(self, i / 2);
+    if (i % 2 == 1) self(self, i / 2 + 1);
+  };
+  for (std::uint32_t i : read)
+    add(add, i);
   return out;
 }
 
-// Levels of the powers when T_1 is at `top`: T_2k one below T_k, T_2k+1 one below the lower of
-// T_k and T_k+1 (T_1 joins at that level before the rescale).
-Levels power_levels(std::uint32_t degree, std::uint32_t top) {
-  Levels t{{1, top}};
-  auto level = [&](auto& self, std::uint32_t i) -> std::uint32_t {
-    if (auto it = t.find(i); it != t.end()) return it->second;
-    const std::uint32_t k = i / 2;
-    const std::uint32_t l =
-        i % 2 == 0 ? self(self, k) - 1 : std::min(self(self, k), self(self, k + 1)) - 1;
-    t[i] = l;
-    return l;
-  };
-  for (std::uint32_t i : powers_needed(degree))
-    level(level, i);
-  return t;
+// The products of two ciphertexts a plan takes: its quotients by a giant step.
+std::uint32_t quotient_products(const Node& n) {
+  if (n.leaf()) return 0;
+  return (n.q->constant() ? 0 : 1) + quotient_products(*n.q) + quotient_products(*n.r);
 }
 
 class Run {
  public:
-  Run(const Evaluator& ev, const SwitchingKey& rlk) : ev_(ev), rlk_(rlk) {}
+  Run(const Evaluator& ev, const SwitchingKey& rlk, std::uint32_t top)
+      : levels(top), ev_(ev), rlk_(rlk) {}
 
   std::map<std::uint32_t, Ciphertext> t;  // the powers
-  Levels levels;
+  PowerLevels levels;                     // theirs, planned (power() checks them)
 
   void power(std::uint32_t i) {
     if (t.count(i) != 0) return;
@@ -150,13 +197,12 @@ class Run {
       pre = ev_.add_constant(pre, -1.0);
     } else {  // 2 T_k T_k+1 - T_1
       const std::uint32_t l = std::min(t.at(k).level(), t.at(k + 1).level());
-      require(t.at(k).level() >= l && t.at(k + 1).level() >= l, ErrorCode::invalid_argument,
-              "polynomial evaluation: a power below the level it is needed at");
       pre = ev_.multiply_constant(ev_.multiply_at(t.at(k), t.at(k + 1), l), 2.0, 1.0);
       pre = ev_.sub(pre, ev_.multiply_constant_at(t.at(1), 1.0, pre.scale / t.at(1).scale, l));
     }
     t[i] = ev_.relinearize_rescale(pre, rlk_);
-    levels[i] = t[i].level();
+    require(t[i].level() == levels(i), ErrorCode::invalid_argument,
+            "polynomial evaluation: T_" + std::to_string(i) + " off its planned level");
   }
 
   // n at exactly `scale` after its rescale.
@@ -207,15 +253,37 @@ class Run {
   const SwitchingKey& rlk_;
 };
 
+// A series of the degree with the parity's pattern of nonzero coefficients (for plans that
+// depend on the degree alone).
+std::vector<double> pattern(std::uint32_t degree, Parity parity) {
+  std::vector<double> c(degree + 1, 1.0);
+  for (std::uint32_t i = 0; i <= degree; ++i) {
+    if ((parity == Parity::odd && i % 2 == 0) || (parity == Parity::even && i % 2 == 1)) c[i] = 0;
+  }
+  return c;
+}
+
 }  // namespace
 
 std::uint32_t PolynomialEvaluator::depth(std::uint32_t degree, bool unit_interval) {
   require(degree >= 1, ErrorCode::invalid_argument, "polynomial of degree 0");
   // Relative levels: x at `top`, T_1 at top or one below (the affine map).
   constexpr std::uint32_t top = 1000;
-  const Levels t = power_levels(degree, unit_interval ? top : top - 1);
-  const auto root = divide(std::vector<double>(degree + 1, 1.0), baby_count(degree));
+  const std::uint32_t first = unit_interval ? top : top - 1;
+  PowerLevels t(first);
+  const auto root = plan(pattern(degree, Parity::none), t, first);
   return top - post_level(*root, t);
+}
+
+std::uint32_t PolynomialEvaluator::products(const ChebyshevSeries& p) {
+  require(p.coeffs.size() >= 2, ErrorCode::invalid_argument,
+          "polynomial evaluation needs a degree of at least 1");
+  constexpr std::uint32_t top = 1000;
+  PowerLevels t(top);
+  const auto root = plan(p.coeffs, t, top);
+  std::set<std::uint32_t> read;
+  powers_read(*root, read);
+  return static_cast<std::uint32_t>(powers_computed(read).size()) - 1 + quotient_products(*root);
 }
 
 Ciphertext PolynomialEvaluator::evaluate(const Ciphertext& x, const ChebyshevSeries& p,
@@ -230,8 +298,9 @@ Ciphertext PolynomialEvaluator::evaluate(const Ciphertext& x, const ChebyshevSer
               " levels, the ciphertext has " + std::to_string(x.level()));
   if (scale == 0) scale = x.scale;
   const Evaluator& ev = *ev_;
-  Run run(ev, rlk);
-  if (p.a == -1 && p.b == 1) {
+  const bool unit = p.a == -1 && p.b == 1;
+  Run run(ev, rlk, unit ? x.level() : x.level() - 1);
+  if (unit) {
     run.t[1] = x;
   } else {
     // y = (2x - a - b) / (b - a), at x's scale after one rescale.
@@ -239,11 +308,21 @@ Ciphertext PolynomialEvaluator::evaluate(const Ciphertext& x, const ChebyshevSer
     Ciphertext y = ev.multiply_constant(x, 2 / (p.b - p.a), q_top);
     run.t[1] = ev.rescale(ev.add_constant(y, -(p.a + p.b) / (p.b - p.a)));
   }
-  run.levels[1] = run.t[1].level();
-  for (std::uint32_t i : powers_needed(degree))
+  // Only the powers the plan reads (and those they are made from): an odd or even series, or
+  // any with zero coefficients, skips the others.
+  const auto root = plan(p.coeffs, run.levels, run.t[1].level());
+  std::set<std::uint32_t> read;
+  powers_read(*root, read);
+  for (std::uint32_t i : read)
     run.power(i);
-  const auto root = divide(p.coeffs, baby_count(degree));
   return run.post(*root, scale);
+}
+
+Parity ChebyshevSeries::parity() const {
+  bool odd_zero = true, even_zero = true;
+  for (std::size_t i = 0; i < coeffs.size(); ++i)
+    (i % 2 == 0 ? even_zero : odd_zero) &= coeffs[i] == 0;
+  return odd_zero ? Parity::even : even_zero ? Parity::odd : Parity::none;
 }
 
 }  // namespace safhire::ckks

@@ -44,16 +44,53 @@ TEST(CkksPolynomial, ChebyshevInterpolationConvergesToTheFunction) {
     EXPECT_NEAR(t3.coeffs[i], i == 3 ? 1.0 : 0.0, 1e-15);
 }
 
-TEST(CkksPolynomial, DepthIsLogarithmicInTheDegree) {
-  // ceil(log2(d + 1)) for the powers and the division, plus the affine map: within one level of
-  // the optimum.
-  for (std::uint32_t d : {1U, 2U, 3U, 7U, 15U, 31U, 63U, 127U, 255U}) {
-    const auto optimum = static_cast<std::uint32_t>(std::ceil(std::log2(d + 1.0))) + 1;
-    EXPECT_GE(PolynomialEvaluator::depth(d), optimum) << d;
-    EXPECT_LE(PolynomialEvaluator::depth(d), optimum + 1) << d;
-    // On [-1, 1] there is no affine map to pay for.
-    EXPECT_EQ(PolynomialEvaluator::depth(d, true), PolynomialEvaluator::depth(d) - 1) << d;
+// Level-optimal: ceil(log2(d + 1)) for the powers and the division, plus the affine map, for
+// every degree (2^k - 1 among them, whose leading leaf has to be divided further).
+TEST(CkksPolynomial, DepthIsOptimalForEveryDegree) {
+  for (std::uint32_t d = 1; d <= 300; ++d) {
+    const auto optimum = static_cast<std::uint32_t>(std::ceil(std::log2(d + 1.0)));
+    EXPECT_EQ(PolynomialEvaluator::depth(d, true), optimum) << d;
+    EXPECT_EQ(PolynomialEvaluator::depth(d), optimum + 1) << d;
   }
+}
+
+// An odd or even series forms fewer products than a dense one of the same degree (the baby
+// steps of the other parity that nothing needs are skipped), and interpolation with a parity
+// gives exact zeros where the function's symmetry puts them, about the interval's centre.
+TEST(CkksPolynomial, OddAndEvenSeriesSkipTheOtherParity) {
+  const auto odd =
+      chebyshev_interpolate([](double x) { return std::sin(3 * (x - 1)); }, 31, -1, 3, Parity::odd);
+  const auto even =
+      chebyshev_interpolate([](double x) { return std::cos(3 * x); }, 30, -2, 2, Parity::even);
+  const auto plain =
+      chebyshev_interpolate([](double x) { return std::sin(3 * (x - 1)); }, 31, -1, 3);
+  EXPECT_EQ(odd.parity(), Parity::odd);
+  EXPECT_EQ(even.parity(), Parity::even);
+  for (std::uint32_t i = 0; i <= 31; ++i) {
+    if (i % 2 == 0) {
+      EXPECT_EQ(odd.coeffs[i], 0.0) << i;
+      EXPECT_LE(std::fabs(plain.coeffs[i]), 1e-15) << i;  // the residue the parity removes
+    } else {
+      EXPECT_EQ(odd.coeffs[i], plain.coeffs[i]) << i;
+    }
+    if (i <= 30 && i % 2 == 1) {
+      EXPECT_EQ(even.coeffs[i], 0.0) << i;
+    }
+  }
+  // Same function and degree: the parity's series is as accurate.
+  std::mt19937_64 mt(3);
+  std::uniform_real_distribution<double> u(-1, 3);
+  for (int k = 0; k < 200; ++k) {
+    const double x = u(mt);
+    EXPECT_NEAR(odd(x), std::sin(3 * (x - 1)), 1e-12);
+  }
+  // Without the parity, the rounding residue makes the series dense: every baby step is formed.
+  const auto plain_even =
+      chebyshev_interpolate([](double x) { return std::cos(3 * x); }, 30, -2, 2);
+  EXPECT_EQ(plain.parity(), Parity::none);
+  EXPECT_EQ(plain_even.parity(), Parity::none);
+  EXPECT_LT(PolynomialEvaluator::products(odd), PolynomialEvaluator::products(plain));
+  EXPECT_LT(PolynomialEvaluator::products(even), PolynomialEvaluator::products(plain_even));
 }
 
 // A random series with decaying coefficients, evaluated on encrypted points of [a, b] at full
@@ -73,13 +110,27 @@ TEST(CkksPolynomial, EncryptedSeriesMatchTheSeriesInTheClear) {
   const std::uint32_t n = f.context.degree() / 2, top = f.context.max_level();
   const double scale = std::exp2(f.context.params().log_scale);
   std::mt19937_64 mt(42);
-  for (const std::uint32_t degree : {5U, 31U, 63U}) {
+  struct Case {
+    std::uint32_t degree;
+    double a, b;
+    Parity parity;
+  };
+  // Degrees 7, 31 and 63 are 2^k - 1 (the leading leaf divided further); 31 odd and 24 even.
+  const Case cases[] = {{5, -2, 3, Parity::none},  {7, -1, 1, Parity::none},
+                        {31, -1, 1, Parity::none}, {63, -2, 3, Parity::none},
+                        {31, -1, 1, Parity::odd},  {24, -2, 2, Parity::even}};
+  for (const Case& c : cases) {
+    const std::uint32_t degree = c.degree;
     ChebyshevSeries p;
-    p.a = degree == 31 ? -1 : -2;  // degree 31 on [-1, 1]: no affine map
-    p.b = degree == 31 ? 1 : 3;
+    p.a = c.a;
+    p.b = c.b;
     std::uniform_real_distribution<double> u(-1, 1);
-    for (std::uint32_t i = 0; i <= degree; ++i)
-      p.coeffs.push_back(u(mt) / (1 + i));
+    for (std::uint32_t i = 0; i <= degree; ++i) {
+      const bool skip =
+          (c.parity == Parity::odd && i % 2 == 0) || (c.parity == Parity::even && i % 2 == 1);
+      p.coeffs.push_back(skip ? 0.0 : u(mt) / (1 + i));
+    }
+    ASSERT_EQ(p.parity(), c.parity);
     std::uniform_real_distribution<double> in(p.a, p.b);
     std::vector<double> x(n);
     for (auto& v : x)
@@ -99,7 +150,7 @@ TEST(CkksPolynomial, EncryptedSeriesMatchTheSeriesInTheClear) {
     double worst = 0;
     for (std::uint32_t j = 0; j < n; ++j)
       worst = std::max(worst, std::abs(got[j] - p(x[j])));
-    EXPECT_LE(worst, bound) << "degree " << degree;
+    EXPECT_LE(worst, bound) << "degree " << degree << ", parity " << static_cast<int>(c.parity);
   }
 }
 
@@ -136,7 +187,7 @@ TEST(CkksPolynomial, BadInputsAreTypedErrors) {
   const auto ct = enc.encrypt(f.encoder.encode(random_values(8, 1.0, 46), 1 << 30, 3, 8), sk);
   const PolynomialEvaluator pe(f.evaluator);
   ChebyshevSeries deep;
-  deep.coeffs.assign(16, 0.5);  // depth 5 > 3 levels
+  deep.coeffs.assign(16, 0.5);  // depth 4 > 3 levels
   EXPECT_EQ(code_of([&] { pe.evaluate(ct, deep, rlk); }), ErrorCode::invalid_argument);
   ChebyshevSeries constant;
   constant.coeffs = {1.0};

@@ -4,21 +4,24 @@
 //
 // Evaluation of p(x) = sum_i c_i T_i(y), y = (2x - a - b) / (b - a):
 //  1. y from x (one constant product and one rescale), skipped on [-1, 1] where y = x.
-//  2. Powers: the baby steps T_1 .. T_(B-1), B a power of two, and the giant steps T_B, T_2B,
-//     T_4B, ... up to the degree, by T_2k = 2 T_k^2 - 1 and T_2k+1 = 2 T_k T_k+1 - T_1, each
-//     with one rescale; their scales are whatever the primes make them, tracked exactly.
-//  3. Division by the largest giant step G <= deg p: p = q T_G + r with
-//     q = c_G + sum_(j >= 1) 2 c_(G+j) T_j and r_i = c_i - c_(2G-i) (T_(G+j) = 2 T_G T_j -
-//     T_(G-j)), recursively, down to leaves of degree below B, each a linear combination of baby
-//     steps.
+//  2. A plan: p divided by giant steps, p = q T_g + r with g = 2^floor(log2 deg p) and
+//     q = c_g + sum_(j >= 1) 2 c_(g+j) T_j, r_i = c_i - c_(2g-i) (T_(g+j) = 2 T_g T_j - T_(g-j)),
+//     recursively, down to leaves of degree below B (B a power of two near sqrt(d + 1)), each a
+//     linear combination of baby steps T_1 .. T_(B-1). A leaf that would sit a level too low for
+//     the optimum is divided further by the baby steps' powers of two (the leading leaf of a
+//     degree 2^k - 1 is; Lattigo re-splits it the same way), so the depth is ceil(log2(d + 1)),
+//     plus one for the affine map: level-optimal for every degree.
+//  3. Powers: those the plan reads and those they are made from, by T_2k = 2 T_k^2 - 1 and
+//     T_2k+1 = 2 T_k T_k+1 - T_1, each with one rescale: T_i at ceil(log2 i) levels below T_1.
+//     Terms with zero coefficients are never formed, so an odd series (sin, arcsin) or an even
+//     one (cos) skips the baby steps of the other parity that nothing else needs
+//     (chebyshev_interpolate makes such series exact with its `parity`).
 //  4. Scales, top-down: every node is asked for an exact output scale. A leaf multiplies each
 //     T_i by c_i encoded at the scale that brings it to the leaf's common scale, sums, adds c_0
-//     and rescales once; a division node asks q for target * q_L / scale(T_G) (L the level of
-//     the product, known beforehand from the tree), multiplies by T_G, adds r evaluated at the
+//     and rescales once; a division node asks q for target * q_L / scale(T_g) (L the level of
+//     the product, known beforehand from the plan), multiplies by T_g, adds r evaluated at the
 //     product's scale without its own rescale, and rescales once. No level is spent on scale
 //     matching, and every addition is between equal scales.
-// Depth: the affine map plus ceil(log2(d + 1)), or one level more for some degrees (31 and 63
-// among them: depth() says); the level-optimal ordering of Bossuat et al. would save that one.
 #pragma once
 
 #include <cstdint>
@@ -29,6 +32,10 @@
 
 namespace safhire::ckks {
 
+// A series' parity in y: odd (every even-index coefficient zero), even (every odd-index one
+// zero), or neither.
+enum class Parity { none, even, odd };
+
 struct ChebyshevSeries {
   std::vector<double> coeffs;  // c_0 .. c_d
   double a = -1, b = 1;        // the interval
@@ -36,23 +43,28 @@ struct ChebyshevSeries {
   std::uint32_t degree() const { return static_cast<std::uint32_t>(coeffs.size()) - 1; }
   // p(x) in the clear (Clenshaw's recurrence, long double).
   double operator()(double x) const;
+  Parity parity() const;
 };
 
 // The Chebyshev interpolant of f of the given degree on [a, b] (at the degree + 1 Chebyshev
-// nodes of the first kind).
+// nodes of the first kind). For f odd or even about the interval's centre, `parity` makes the
+// other parity's coefficients (zero in exact arithmetic, rounding residue here) exact zeros.
 ChebyshevSeries chebyshev_interpolate(const std::function<double(double)>& f, std::uint32_t degree,
-                                      double a, double b);
+                                      double a, double b, Parity parity = Parity::none);
 
 class PolynomialEvaluator {
  public:
   explicit PolynomialEvaluator(const Evaluator& evaluator) : ev_(&evaluator) {}
 
-  // Levels that evaluate() consumes for this degree: the affine map's included, unless the
-  // interval is [-1, 1].
+  // Levels that evaluate() consumes for this degree: ceil(log2(degree + 1)), plus the affine
+  // map's unless the interval is [-1, 1].
   static std::uint32_t depth(std::uint32_t degree, bool unit_interval = false);
   static std::uint32_t depth(const ChebyshevSeries& p) {
     return depth(p.degree(), p.a == -1 && p.b == 1);
   }
+  // Products of two ciphertexts (each with its relinearization and rescale) that evaluate()
+  // takes for p: the powers it forms and its quotients by a giant step.
+  static std::uint32_t products(const ChebyshevSeries& p);
 
   // p(x) slot by slot, at scale `scale` (0: x's scale), depth(p) levels below x.
   // Error(invalid_argument) if x has fewer levels, for an empty series or an empty interval.
