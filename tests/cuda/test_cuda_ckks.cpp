@@ -9,6 +9,7 @@
 #include <random>
 
 #include "cuda_test.hpp"
+#include "safhire/ckks/bootstrap.hpp"
 #include "safhire/ckks/ckks.hpp"
 #include "safhire/ckks/linear_transform.hpp"
 #include "safhire/core/error.hpp"
@@ -294,6 +295,120 @@ TEST(CudaCkks, HoistedLinearTransformMatchesTheCpuWordForWord) {
   auto got = transform.apply(gpu, rx, galois);
   to_host(*b.gpu, got);
   ASSERT_EQ(expect.c, got.c);
+}
+
+// The fused key-switching paths against the CPU's: the relinearization and rescale in one
+// division; linear transforms with eager and lazy diagonals (signed coefficients made into limbs
+// where used), full and seeded keys (a_j regenerated inside the inner product), the giants' sums
+// from the babies limb by limb (rotate_hoisted_rows) or whole, with and without the closing
+// ModDown-and-rescale. The CUDA backend runs the default compositions of its own kernels.
+TEST(CudaCkks, FusedKeySwitchingMatchesTheCpuWordForWord) {
+  SAFHIRE_REQUIRE_DEVICE_OR_SKIP();
+  Both b("n13-l3");
+  const auto& c = b.context;
+  auto rng = safhire::core::SeededRandom::from_counter(31);
+  KeyGenerator gen(c, *b.cpu, rng);
+  const auto sk = gen.secret_key();
+  const auto rlk = gen.relinearization_key(sk);
+  const Encoder encoder(c, *b.cpu);
+  const std::uint32_t n = c.degree() / 2, level = 3;
+  std::vector<double> z(n);
+  for (std::size_t i = 0; i < z.size(); ++i)
+    z[i] = std::cos(0.3 * static_cast<double>(i));
+  Encryptor enc(c, *b.cpu, rng);
+  const auto x = enc.encrypt(encoder.encode(z, std::exp2(c.params().log_scale), level), sk);
+  const Evaluator cpu(c, *b.cpu), gpu(c, *b.gpu);
+  ASSERT_EQ(cpu.relinearize_rescale(cpu.multiply(x, x), rlk).c,
+            gpu.relinearize_rescale(gpu.multiply(x, x), rlk).c)
+      << "relinearize_rescale";
+  // Random diagonals (not periodic: lazy when asked) and one constant (compact) diagonal.
+  LinearTransform::Diagonals diagonals;
+  for (std::uint32_t k : {0U, 1U, 2U, 5U, 9U, 17U, n - 3, n - 1}) {
+    diagonals[k].resize(n);
+    for (std::uint32_t j = 0; j < n; ++j)
+      diagonals[k][j] = {std::sin(k + j * 0.7), std::cos(k * 0.5 + j)};
+  }
+  diagonals[4] = std::vector<std::complex<double>>(n, {0.25, -0.5});
+  for (const bool seeded : {false, true}) {
+    for (const bool lazy : {false, true}) {
+      for (const std::uint32_t n1 : {4U, 0U}) {
+        LinearTransform transform(encoder, diagonals, level, n, 0, n1, 0, lazy);
+        gen.set_seeded(seeded);
+        auto galois = gen.galois_keys(sk, transform.rotations(), false);
+        for (const bool rescale : {false, true}) {
+          const auto want = transform.apply(cpu, x, galois, rescale);
+          auto rx = x;
+          auto rgalois = galois;
+          make_resident(*b.gpu, rx);
+          make_resident(*b.gpu, rgalois);
+          LinearTransform resident = transform;
+          resident.make_resident(*b.gpu);
+          auto got = resident.apply(gpu, rx, rgalois, rescale);
+          to_host(*b.gpu, got);
+          ASSERT_EQ(want.c, got.c)
+              << "seeded " << seeded << " lazy " << lazy << " n1 " << n1 << " rescale " << rescale;
+        }
+      }
+    }
+  }
+}
+
+// The whole bootstrap on the device, resident, against the CPU's word for word, from the same
+// keys and ciphertext (the N = 2^12 test ring): the classic order with full keys; the 4 GB
+// configuration's shape (slim, seeded keys, lazy matrices, at most 8 babies); sparse slots
+// packed through one EvalMod.
+TEST(CudaCkks, BootstrapMatchesTheCpuWordForWord) {
+  SAFHIRE_REQUIRE_DEVICE_OR_SKIP();
+  const CkksContext c(named_set("n12-boot-test"), /*allow_insecure=*/true);
+  const auto cpu_ops = make_cpu_rns_ops(c, 2);
+  const auto gpu_ops = safhire::cuda::make_cuda_rns_ops(c);
+  struct Config {
+    const char* name;
+    std::uint32_t slots;
+    bool slim, seeded, lazy;
+    std::uint32_t max_babies;
+  };
+  const Config configs[] = {{"classic", 0, false, false, false, 0},
+                            {"slim low-memory", 0, true, true, true, 8},
+                            {"sparse packed", 64, false, false, false, 0}};
+  for (const Config& cfg : configs) {
+    BootstrapParams params = default_bootstrap_params(c.params(), cfg.slots);
+    params.slim = cfg.slim;
+    params.lazy_matrices = cfg.lazy;
+    params.max_babies = cfg.max_babies;
+    const Encoder cpu_encoder(c, *cpu_ops), gpu_encoder(c, *gpu_ops);
+    const Evaluator cpu_ev(c, *cpu_ops), gpu_ev(c, *gpu_ops);
+    const Bootstrapper cpu_boot(cpu_encoder, cpu_ev, params);
+    Bootstrapper gpu_boot(gpu_encoder, gpu_ev, params);
+    gpu_boot.make_resident(*gpu_ops);
+    auto rng = safhire::core::SeededRandom::from_counter(33);
+    KeyGenerator gen(c, *cpu_ops, rng);
+    gen.set_seeded(cfg.seeded);
+    const auto sk = gen.secret_key();
+    const BootstrapKeys keys = cpu_boot.keys(gen, sk);
+    const std::uint32_t slots = cfg.slots == 0 ? c.degree() / 2 : cfg.slots;
+    std::vector<std::complex<double>> z(slots);
+    for (std::uint32_t i = 0; i < slots; ++i)
+      z[i] = {std::sin(0.01 * i), std::cos(0.02 * i) / 2};
+    Encryptor enc(c, *cpu_ops, rng);
+    const auto x =
+        enc.encrypt(cpu_encoder.encode(z, std::exp2(45), cpu_boot.input_level(), slots), sk);
+    const auto want = cpu_boot.bootstrap(x, keys);
+    BootstrapKeys resident_keys = keys;
+    make_resident(*gpu_ops, resident_keys);
+    auto rx = x;
+    make_resident(*gpu_ops, rx);
+    auto got = gpu_boot.bootstrap(rx, resident_keys);
+    to_host(*gpu_ops, got);
+    ASSERT_EQ(want.level(), got.level()) << cfg.name;
+    ASSERT_EQ(want.c, got.c) << cfg.name;
+    // And it is a bootstrap: the slots come back (the test ring's precision is about 2^-20).
+    const auto decoded = cpu_encoder.decode(decrypt(c, *cpu_ops, got, sk));
+    double worst = 0;
+    for (std::uint32_t i = 0; i < slots; ++i)
+      worst = std::max(worst, std::abs(decoded[i] - z[i]));
+    EXPECT_LT(worst, std::exp2(-15)) << cfg.name;
+  }
 }
 
 }  // namespace
