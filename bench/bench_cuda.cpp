@@ -24,6 +24,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -36,6 +37,7 @@
 
 #include "safhire/ckks/bootstrap.hpp"
 #include "safhire/ckks/ckks.hpp"
+#include "safhire/ckks/dft.hpp"
 #include "safhire/core/primes.hpp"
 #include "safhire/cuda/ckks.hpp"
 #include "safhire/cuda/device.hpp"
@@ -221,6 +223,7 @@ struct CkksState {
   ckks::SwitchingKey rlk, resident_rlk;
   ckks::GaloisKeys galois, resident_galois;
   ckks::Ciphertext x, resident_x;
+  ckks::SecretKey sk;
 
   explicit CkksState(const char* set)
       : context(ckks::named_set(set)),
@@ -228,7 +231,7 @@ struct CkksState {
         gpu(cuda::make_cuda_rns_ops(context)) {
     auto rng = core::SeededRandom::from_counter(1);
     ckks::KeyGenerator gen(context, *cpu, rng);
-    const auto sk = gen.secret_key();
+    sk = gen.secret_key();
     rlk = gen.relinearization_key(sk);
     galois = gen.galois_keys(sk, kHoisted, false);
     const ckks::Encoder encoder(context, *cpu);
@@ -251,16 +254,20 @@ struct CkksState {
 
 enum class CkksOp { ntt_batch, keyswitch, mult_relin_rescale, rotate, rotate_hoisted8 };
 
+const CkksState& ckks_state(const char* set) {
+  static std::map<std::string, std::unique_ptr<CkksState>> cache;
+  auto& slot = cache[set];
+  if (!slot) slot = std::make_unique<CkksState>(set);
+  return *slot;
+}
+
 // The CKKS evaluator over the CUDA primitives, on resident or host operands.
 void ckks_benchmark(benchmark::State& state, const char* set, CkksOp op, bool resident) {
   if (!cuda::device_available()) {
     state.SkipWithError("no CUDA device");
     return;
   }
-  static std::map<std::string, std::unique_ptr<CkksState>> cache;
-  auto& slot = cache[set];
-  if (!slot) slot = std::make_unique<CkksState>(set);
-  const CkksState& c = *slot;
+  const CkksState& c = ckks_state(set);
   const auto& x = resident ? c.resident_x : c.x;
   const auto& rlk = resident ? c.resident_rlk : c.rlk;
   const auto& galois = resident ? c.resident_galois : c.galois;
@@ -289,48 +296,123 @@ void ckks_benchmark(benchmark::State& state, const char* set, CkksOp op, bool re
   }
 }
 
+// One prime's transform of N words (bench_ckks's ckks/ntt_forward/<N>, and /q50): limb 0 of the
+// set (60 bits) or limb 1 (50 bits), resident. A single transform leaves most of the device idle;
+// ckks/ntt_batch is the figure that counts for throughput.
+void ntt_one_prime_benchmark(benchmark::State& state, const char* set, ckks::ModulusIndex modulus,
+                             bool inverse) {
+  if (!cuda::device_available()) {
+    state.SkipWithError("no CUDA device");
+    return;
+  }
+  const CkksState& c = ckks_state(set);
+  ckks::RnsPoly poly(c.context.degree(), {modulus}, !inverse);
+  std::copy_n(c.x.c[0].limb(0).begin(), poly.n, poly.limb(0).begin());
+  for (auto& w : poly.limb(0))
+    w %= c.context.prime(modulus);
+  c.gpu->make_resident(poly);
+  for (auto _ : state) {
+    if (inverse) {
+      c.gpu->inverse(poly);
+      poly.ntt = true;
+    } else {
+      c.gpu->forward(poly);
+      poly.ntt = false;
+    }
+    c.gpu->synchronize();
+  }
+}
+
+// bench_ckks's ckks/dft_stages: one merged group of four stages at the top level with its
+// rescale (CoeffToSlot's first or SlotToCoeff's first), full slots, matrices and keys resident.
+void dft_stages_benchmark(benchmark::State& state, const char* set, ckks::DftDirection direction,
+                          std::uint32_t first, std::uint32_t last) {
+  if (!cuda::device_available()) {
+    state.SkipWithError("no CUDA device");
+    return;
+  }
+  const CkksState& c = ckks_state(set);
+  const ckks::Encoder encoder(c.context, *c.gpu);
+  ckks::HomomorphicDft dft(encoder, direction, first, last, {last - first}, c.context.max_level());
+  dft.make_resident(*c.gpu);
+  auto rng = core::SeededRandom::from_counter(3);
+  ckks::KeyGenerator gen(c.context, *c.cpu, rng);
+  auto keys = gen.galois_keys(c.sk, dft.rotations(), false);
+  ckks::make_resident(*c.gpu, keys);
+  const ckks::Evaluator ev(c.context, *c.gpu);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(dft.apply(ev, c.resident_x, keys));
+    c.gpu->synchronize();
+  }
+  state.counters["rotations"] = static_cast<double>(dft.rotations().size());
+  state.counters["baby_steps"] = dft.groups()[0].baby_steps();
+}
+
 // One full-slot bootstrap on the device (the N = 2^12 test ring): keys made on the CPU, then
-// everything resident; wall time to a synchronised stream.
+// everything resident; wall time to a synchronised stream, and each step's as counters.
+struct BootSetup {
+  ckks::CkksContext context{ckks::named_set("n12-boot-test"), /*allow_insecure=*/true};
+  std::unique_ptr<ckks::RnsOps> cpu = ckks::make_cpu_rns_ops(context, 1);
+  std::unique_ptr<ckks::RnsOps> gpu = cuda::make_cuda_rns_ops(context);
+  ckks::Encoder encoder{context, *gpu};
+  ckks::Evaluator evaluator{context, *gpu};
+  ckks::Bootstrapper boot{encoder, evaluator, ckks::default_bootstrap_params(context.params())};
+  ckks::SecretKey sk;
+  ckks::BootstrapKeys keys;
+  ckks::Ciphertext x;
+  std::vector<std::complex<double>> z;
+  BootSetup() {
+    auto rng = core::SeededRandom::from_counter(2);
+    ckks::KeyGenerator gen(context, *cpu, rng);
+    sk = gen.secret_key();
+    keys = boot.keys(gen, sk);
+    std::mt19937_64 mt(3);
+    std::uniform_real_distribution<double> u(-1, 1);
+    z.resize(context.degree() / 2);
+    for (auto& v : z)
+      v = {u(mt), u(mt)};
+    const ckks::Encoder host(context, *cpu);
+    ckks::Encryptor enc(context, *cpu, rng);
+    x = enc.encrypt(host.encode(z, std::exp2(45), 0), sk);
+    boot.make_resident(*gpu);
+    ckks::make_resident(*gpu, keys);
+    ckks::make_resident(*gpu, x);
+    gpu->synchronize();
+  }
+};
+
+BootSetup& boot_setup() {
+  static BootSetup s;
+  return s;
+}
+
 void bootstrap_benchmark(benchmark::State& state) {
   if (!cuda::device_available()) {
     state.SkipWithError("no CUDA device");
     return;
   }
-  struct Setup {
-    ckks::CkksContext context{ckks::named_set("n12-boot-test"), /*allow_insecure=*/true};
-    std::unique_ptr<ckks::RnsOps> cpu = ckks::make_cpu_rns_ops(context, 1);
-    std::unique_ptr<ckks::RnsOps> gpu = cuda::make_cuda_rns_ops(context);
-    ckks::Encoder encoder{context, *gpu};
-    ckks::Evaluator evaluator{context, *gpu};
-    ckks::Bootstrapper boot{encoder, evaluator, ckks::default_bootstrap_params(context.params())};
-    ckks::SecretKey sk;
-    ckks::BootstrapKeys keys;
-    ckks::Ciphertext x;
-    std::vector<std::complex<double>> z;
-    Setup() {
-      auto rng = core::SeededRandom::from_counter(2);
-      ckks::KeyGenerator gen(context, *cpu, rng);
-      sk = gen.secret_key();
-      keys = boot.keys(gen, sk);
-      std::mt19937_64 mt(3);
-      std::uniform_real_distribution<double> u(-1, 1);
-      z.resize(context.degree() / 2);
-      for (auto& v : z)
-        v = {u(mt), u(mt)};
-      const ckks::Encoder host(context, *cpu);
-      ckks::Encryptor enc(context, *cpu, rng);
-      x = enc.encrypt(host.encode(z, std::exp2(45), 0), sk);
-      boot.make_resident(*gpu);
-      ckks::make_resident(*gpu, keys);
-      ckks::make_resident(*gpu, x);
-      gpu->synchronize();
-    }
+  BootSetup& s = boot_setup();
+  using Clock = std::chrono::steady_clock;
+  auto ms = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
   };
-  static Setup s;
+  double cts = 0, eval_mod = 0, stc = 0;
   ckks::Ciphertext out;
   for (auto _ : state) {
-    out = s.boot.bootstrap(s.x, s.keys);
+    const auto t0 = Clock::now();
+    auto parts = s.boot.coeff_to_slot(s.boot.mod_raise(s.x, s.keys), s.keys);
     s.gpu->synchronize();
+    const auto t1 = Clock::now();
+    for (auto& part : parts)
+      part = s.boot.eval_mod(part, s.keys);
+    s.gpu->synchronize();
+    const auto t2 = Clock::now();
+    out = s.boot.slot_to_coeff(parts, s.x.scale, s.keys);
+    s.gpu->synchronize();
+    const auto t3 = Clock::now();
+    cts += ms(t0, t1);
+    eval_mod += ms(t1, t2);
+    stc += ms(t2, t3);
   }
   const ckks::Encoder host(s.context, *s.cpu);
   const auto got = host.decode(ckks::decrypt(s.context, *s.gpu, out, s.sk));
@@ -340,9 +422,29 @@ void bootstrap_benchmark(benchmark::State& state) {
     mean += e / static_cast<double>(s.z.size());
     worst = std::max(worst, e);
   }
+  const auto iterations = static_cast<double>(state.iterations());
+  state.counters["modraise_cts_ms"] = cts / iterations;
+  state.counters["evalmod_ms"] = eval_mod / iterations;
+  state.counters["stc_ms"] = stc / iterations;
   state.counters["mean_precision_bits"] = -std::log2(mean);
   state.counters["min_precision_bits"] = -std::log2(worst);
   state.counters["levels_left"] = out.level();
+}
+
+// EvalMod of one part alone (bench_ckks's ckks/eval_mod).
+void eval_mod_benchmark(benchmark::State& state) {
+  if (!cuda::device_available()) {
+    state.SkipWithError("no CUDA device");
+    return;
+  }
+  BootSetup& s = boot_setup();
+  const auto parts = s.boot.coeff_to_slot(s.boot.mod_raise(s.x, s.keys), s.keys);
+  ckks::Ciphertext out;
+  for (auto _ : state) {
+    out = s.boot.eval_mod(parts.front(), s.keys);
+    s.gpu->synchronize();
+  }
+  state.counters["levels"] = parts.front().level() - out.level();
 }
 
 }  // namespace
@@ -368,7 +470,44 @@ int main(int argc, char** argv) {
       }
     }
   }
+  for (const char* set : {"n14-l7", "n16-l24"}) {
+    const auto& p = ckks::named_set(set);
+    const std::string n = std::to_string(p.degree());
+    if (p.log_n == 16) {
+      for (const bool inverse : {false, true}) {
+        for (const ckks::ModulusIndex modulus : {0U, 1U}) {
+          // n16-l24's limb 0 is a 60-bit prime, limb 1 a 50-bit one (bench_ckks's /q50).
+          const std::string name =
+              std::string(inverse ? "ckks/ntt_inverse/" : "ckks/ntt_forward/") + n +
+              (modulus == 0 ? "" : "/q50") + "/cuda";
+          benchmark::RegisterBenchmark(name.c_str(),
+                                       [set, modulus, inverse](benchmark::State& s) {
+                                         ntt_one_prime_benchmark(s, set, modulus, inverse);
+                                       })
+              ->UseRealTime()
+              ->Unit(benchmark::kMicrosecond);
+        }
+      }
+    }
+    const std::uint32_t stages = p.log_n - 1;
+    for (const auto direction :
+         {ckks::DftDirection::coeff_to_slot, ckks::DftDirection::slot_to_coeff}) {
+      const bool cts = direction == ckks::DftDirection::coeff_to_slot;
+      const std::uint32_t first = cts ? stages - 4 : 0, last = first + 4;
+      const std::string name = "ckks/dft_stages/" + n + "/" + std::to_string(first) + "-" +
+                               std::to_string(last) + (cts ? "/cts" : "/stc") + "/cuda";
+      benchmark::RegisterBenchmark(name.c_str(),
+                                   [set, direction, first, last](benchmark::State& s) {
+                                     dft_stages_benchmark(s, set, direction, first, last);
+                                   })
+          ->UseRealTime()
+          ->Unit(benchmark::kMillisecond);
+    }
+  }
   benchmark::RegisterBenchmark("ckks/bootstrap/4096/n12-boot-test/cuda", bootstrap_benchmark)
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("ckks/eval_mod/4096/n12-boot-test/cuda", eval_mod_benchmark)
       ->UseRealTime()
       ->Unit(benchmark::kMillisecond);
   for (const RingParams& r : kRings) {
