@@ -82,7 +82,10 @@ TEST(CkksRns, SignedResiduesAreTheRemainders) {
     const auto sq = static_cast<std::int64_t>(q);
     std::vector<std::int64_t> c{INT64_MIN, INT64_MIN + 1, INT64_MAX, 0,      1,      -1,
                                 sq,        -sq,           sq - 1,    1 - sq, sq + 1, -sq - 1};
-    for (std::int64_t k : {std::int64_t{2}, std::int64_t{1} << 20, INT64_MAX / sq}) {
+    // Multiples k q that fit in 64 bits: small, middling (2^20 or as many as fit) and the largest.
+    const std::int64_t most = INT64_MAX / sq;
+    for (std::int64_t k :
+         {std::min<std::int64_t>(2, most), std::min<std::int64_t>(1 << 20, most), most}) {
       for (std::int64_t d : {-1, 0, 1}) {
         c.push_back(k * sq + d);
         c.push_back(-k * sq + d);
