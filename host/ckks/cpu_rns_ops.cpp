@@ -929,6 +929,7 @@ void signed_residues(std::span<const std::int64_t> c, u64 q, std::span<u64> out,
 #else
   (void)isa;
 #endif
+  if (t == c.size()) return;
   // |c[t]| - q floor(|c[t]| m / 2^64) with m = floor(2^64 / q) is below 3q (no division).
   const u64 m = static_cast<u64>((static_cast<u128>(1) << 64) / q);
   for (; t < c.size(); ++t) {

@@ -146,17 +146,22 @@ std::unique_ptr<Node> plan(std::vector<double> c, PowerLevels& t, std::uint32_t 
 }
 
 // The powers a plan reads: its leaves' terms and its giant steps.
-void powers_read(const Node& n, std::set<std::uint32_t>& out) {
-  if (!n.leaf()) {
-    out.insert(n.g);
-    powers_read(*n.q, out);
-    powers_read(*n.r, out);
-    return;
-  }
-  out.insert(1);  // an empty leaf is T_1 times 0
-  for (std::uint32_t i = 1; i < n.c.size(); ++i) {
-    if (n.c[i] != 0) out.insert(i);
-  }
+std::set<std::uint32_t> powers_read(const Node& root) {
+  std::set<std::uint32_t> out;
+  auto visit = [&](auto& self, const Node& n) -> void {
+    if (!n.leaf()) {
+      out.insert(n.g);
+      self(self, *n.q);
+      self(self, *n.r);
+      return;
+    }
+    out.insert(1);  // an empty leaf is T_1 times 0
+    for (std::uint32_t i = 1; i < n.c.size(); ++i) {
+      if (n.c[i] != 0) out.insert(i);
+    }
+  };
+  visit(visit, root);
+  return out;
 }
 
 // The powers computed for those read (T_2k from T_k, T_2k+1 from T_k and T_k+1), T_1 included.
@@ -253,16 +258,6 @@ class Run {
   const SwitchingKey& rlk_;
 };
 
-// A series of the degree with the parity's pattern of nonzero coefficients (for plans that
-// depend on the degree alone).
-std::vector<double> pattern(std::uint32_t degree, Parity parity) {
-  std::vector<double> c(degree + 1, 1.0);
-  for (std::uint32_t i = 0; i <= degree; ++i) {
-    if ((parity == Parity::odd && i % 2 == 0) || (parity == Parity::even && i % 2 == 1)) c[i] = 0;
-  }
-  return c;
-}
-
 }  // namespace
 
 std::uint32_t PolynomialEvaluator::depth(std::uint32_t degree, bool unit_interval) {
@@ -271,7 +266,7 @@ std::uint32_t PolynomialEvaluator::depth(std::uint32_t degree, bool unit_interva
   constexpr std::uint32_t top = 1000;
   const std::uint32_t first = unit_interval ? top : top - 1;
   PowerLevels t(first);
-  const auto root = plan(pattern(degree, Parity::none), t, first);
+  const auto root = plan(std::vector<double>(degree + 1, 1.0), t, first);
   return top - post_level(*root, t);
 }
 
@@ -281,9 +276,8 @@ std::uint32_t PolynomialEvaluator::products(const ChebyshevSeries& p) {
   constexpr std::uint32_t top = 1000;
   PowerLevels t(top);
   const auto root = plan(p.coeffs, t, top);
-  std::set<std::uint32_t> read;
-  powers_read(*root, read);
-  return static_cast<std::uint32_t>(powers_computed(read).size()) - 1 + quotient_products(*root);
+  return static_cast<std::uint32_t>(powers_computed(powers_read(*root)).size()) - 1 +
+         quotient_products(*root);
 }
 
 Ciphertext PolynomialEvaluator::evaluate(const Ciphertext& x, const ChebyshevSeries& p,
@@ -311,9 +305,7 @@ Ciphertext PolynomialEvaluator::evaluate(const Ciphertext& x, const ChebyshevSer
   // Only the powers the plan reads (and those they are made from): an odd or even series, or
   // any with zero coefficients, skips the others.
   const auto root = plan(p.coeffs, run.levels, run.t[1].level());
-  std::set<std::uint32_t> read;
-  powers_read(*root, read);
-  for (std::uint32_t i : read)
+  for (std::uint32_t i : powers_read(*root))
     run.power(i);
   return run.post(*root, scale);
 }
