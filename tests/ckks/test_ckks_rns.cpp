@@ -679,8 +679,20 @@ TEST(CkksRns, SeededInnerProductRegeneratesTheKeysA) {
 
 // On every instruction set: sums of up to 16 products (the most a key switch takes), inputs at
 // q - 1 on the first coefficients, one output or both halves of a key at once.
-TEST(CkksRns, InnerProductWithAndWithoutAFusedPermutation) {
-  auto& f = fixture("n13-l3");
+// On primes below 2^50 (n13-l3's, and n14-l7's just below 2^50: the IFMA kernels where the
+// processor has them) and above (n12-boot-test's 58 and 60 bits: the AVX-512 F kernels).
+const std::array<const char*, 3> kKernelSets{"n13-l3", "n14-l7", "n12-boot-test"};
+
+class CkksKernels : public ::testing::TestWithParam<const char*> {};
+INSTANTIATE_TEST_SUITE_P(Primes, CkksKernels, ::testing::ValuesIn(kKernelSets),
+                         [](const ::testing::TestParamInfo<const char*>& param) {
+                           std::string name = param.param;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
+
+TEST_P(CkksKernels, InnerProductWithAndWithoutAFusedPermutation) {
+  auto& f = fixture(GetParam());
   const auto& c = f.context;
   const auto all = c.qp_moduli(3);
   const auto perm = c.ntt(0).automorphism_permutation(rotation_galois_element(c, 3));
@@ -734,8 +746,8 @@ TEST(CkksRns, InnerProductWithAndWithoutAFusedPermutation) {
 
 // Sums, products and scalings limb by limb on every instruction set against % and mul_mod, with
 // inputs at q - 1 and 0 on the first coefficients and the output over fewer limbs than the inputs.
-TEST(CkksRns, ElementwiseProductsOnEveryInstructionSet) {
-  auto& f = fixture("n13-l3");
+TEST_P(CkksKernels, ElementwiseProductsOnEveryInstructionSet) {
+  auto& f = fixture(GetParam());
   const auto& c = f.context;
   const auto all = c.qp_moduli(3);
   RnsPoly a = random_poly(c, all, true, 91), b = random_poly(c, all, true, 92);
@@ -748,7 +760,7 @@ TEST(CkksRns, ElementwiseProductsOnEveryInstructionSet) {
   std::vector<u64> scalars(c.primes().size());
   for (std::size_t i = 0; i < scalars.size(); ++i)
     scalars[i] = c.prime(static_cast<ModulusIndex>(i)) - 2 - i;
-  const std::vector<ModulusIndex> out_moduli{4, 0, 2};
+  const std::vector<ModulusIndex> out_moduli{all[4], all[0], all[2]};
   const RnsPoly start = random_poly(c, out_moduli, true, 93);
   // The tensor of (a, b) with (b, e), and the square of (a, b).
   const RnsPoly e = random_poly(c, all, true, 94);

@@ -78,4 +78,25 @@ std::size_t keep_below_avx512(const u64* words, std::size_t count, u64 mask, u64
 // True when this build has the AVX-512 kernels and the processor runs them.
 bool rns_avx512_available();
 
+// AVX-512 IFMA (52-bit multiply-accumulates) for primes q < kIfmaPrimeBound, sums of at most
+// kIfmaMaxTerms products (below 2^104): the AVX-512 entry points above hand such calls to these
+// where the processor has IFMA (rns_ifma_available), and they give the same words. A product is
+// two instructions instead of four 32 x 32-bit ones and their carries.
+inline constexpr u64 kIfmaPrimeBound = u64{1} << 50;
+inline constexpr std::size_t kIfmaMaxTerms = 16;
+bool rns_ifma_available();
+void inner_product_ifma(std::span<const u64* const> a, std::span<const unsigned> shift,
+                        std::span<const u64* const> b0, std::span<const u64* const> b1,
+                        std::size_t n, u64 q, u64* out0, u64* out1);
+void multiply_ifma(const u64* a, const u64* b, u64* out, std::size_t n, u64 q, bool accumulate);
+// c below q (its 52-bit Shoup quotient is formed here).
+void scale_ifma(const u64* a, const u64* b, u64* out, std::size_t n, u64 q, u64 c);
+void tensor_ifma(const u64* x0, const u64* x1, const u64* y0, const u64* y1, u64* d0, u64* d1,
+                 u64* d2, std::size_t n, u64 q);
+
+// True when the IFMA kernels take a call on q with `terms` products a sum.
+inline bool use_ifma(u64 q, std::size_t terms = 1) {
+  return q < kIfmaPrimeBound && terms <= kIfmaMaxTerms && rns_ifma_available();
+}
+
 }  // namespace safhire::ckks::simd

@@ -144,6 +144,7 @@ void convert_block_avx512(std::span<const u64* const> rows, std::size_t len,
 void inner_product_avx512(std::span<const u64* const> a, std::span<const unsigned> shift,
                           std::span<const u64* const> b0, std::span<const u64* const> b1,
                           std::size_t n, u64 q, core::WideReducer reducer, u64* out0, u64* out1) {
+  if (use_ifma(q, a.size())) return inner_product_ifma(a, shift, b0, b1, n, q, out0, out1);
   const V low32 = set1(0xffffffff), p = set1(q), p2 = set1(2 * q);
   const V r = set1(reducer.r), rq = set1(reducer.r_quotient), ratio = set1(reducer.ratio);
   const std::size_t pairs = a.size();
@@ -170,6 +171,7 @@ void inner_product_avx512(std::span<const u64* const> a, std::span<const unsigne
 
 void multiply_avx512(const u64* a, const u64* b, u64* out, std::size_t n, u64 q,
                      core::WideReducer reducer, bool accumulate) {
+  if (use_ifma(q)) return multiply_ifma(a, b, out, n, q, accumulate);
   const V low32 = set1(0xffffffff), p = set1(q), p2 = set1(2 * q);
   const V r = set1(reducer.r), rq = set1(reducer.r_quotient), ratio = set1(reducer.ratio);
   for (std::size_t t = 0; t < n; t += 8) {
@@ -184,6 +186,7 @@ void multiply_avx512(const u64* a, const u64* b, u64* out, std::size_t n, u64 q,
 
 void scale_avx512(const u64* a, const u64* b, u64* out, std::size_t n, u64 q,
                   core::ShoupConst<u64> c) {
+  if (use_ifma(q)) return scale_ifma(a, b, out, n, q, c.value);
   const V p = set1(q), w = set1(c.value), wq = set1(c.quotient);
   for (std::size_t t = 0; t < n; t += 8) {
     V x = _mm512_loadu_si512(a + t);
@@ -209,6 +212,7 @@ void add_sub_avx512(const u64* a, const u64* b, u64* out, std::size_t n, u64 q, 
 
 void tensor_avx512(const u64* x0, const u64* x1, const u64* y0, const u64* y1, u64* d0, u64* d1,
                    u64* d2, std::size_t n, u64 q, core::WideReducer reducer) {
+  if (use_ifma(q, 2)) return tensor_ifma(x0, x1, y0, y1, d0, d1, d2, n, q);
   const V low32 = set1(0xffffffff), p = set1(q), p2 = set1(2 * q);
   const V r = set1(reducer.r), rq = set1(reducer.r_quotient), ratio = set1(reducer.ratio);
   const bool square = x0 == y0 && x1 == y1;
