@@ -5,8 +5,9 @@
 // three levels per pass over the data (a radix-8 network in 8 registers); the four levels of
 // distance 8, 4, 2 and 1 run on blocks of 16 words held in two registers, regrouped by permutes
 // between levels. At N = 2^16 a transform is five passes over the data. Rings below N = 16 use the
-// scalar loops. Results are bit-identical to the scalar kernels (same ranges, fully reduced
-// outputs). Included by one translation unit per instruction set, each compiled with its own flags.
+// scalar loops. Results are bit-identical to the scalar kernels (fully reduced outputs; between
+// levels the values may range wider, see forward_butterfly). Included by one translation unit per
+// instruction set, each compiled with its own flags.
 #pragma once
 
 #include <immintrin.h>
@@ -25,20 +26,34 @@ inline V reduce(V x, V bound) {
   return _mm512_min_epu64(x, _mm512_sub_epi64(x, bound));
 }
 
+// The forward values stay in [0, 2s) between levels, s = Mul::kSpread q: Harvey's s = 2q where
+// the multiplier's products are in [0, 2q), s = 4q where it leaves them in [0, 4q) (two
+// instructions fewer a butterfly, for q < 2^61). x is reduced to [0, s), t = w y is in [0, s),
+// and the outputs x + t and x - t + s are in [0, 2s).
 template <class Mul>
-inline void forward_butterfly(V& x, V& y, V w, V wq, V q2, V q) {
-  const V u = reduce(x, q2);
-  const V t = Mul::lazy(y, w, wq, q);
+inline void forward_butterfly(V& x, V& y, V w, V wq, V s, V q) {
+  const V u = reduce(x, s);
+  const V t = Mul::product(y, w, wq, q);
   x = _mm512_add_epi64(u, t);
-  y = _mm512_add_epi64(_mm512_sub_epi64(u, t), q2);
+  y = _mm512_add_epi64(_mm512_sub_epi64(u, t), s);
 }
 
+// A forward value in [0, 2s) reduced to [0, q).
 template <class Mul>
-inline void inverse_butterfly(V& x, V& y, V w, V wq, V q2, V q) {
-  const V s = _mm512_add_epi64(x, y);
-  const V d = _mm512_add_epi64(_mm512_sub_epi64(x, y), q2);
-  x = reduce(s, q2);
-  y = Mul::lazy(d, w, wq, q);
+inline V forward_final(V x, V s, V q) {
+  x = reduce(x, s);
+  if constexpr (Mul::kSpread == 4) x = reduce(x, _mm512_add_epi64(q, q));
+  return reduce(x, q);
+}
+
+// The inverse values stay in [0, s) between levels (s = Mul::kSpread q as above): x + y reduced
+// to [0, s), and (x - y + s) w in [0, s).
+template <class Mul>
+inline void inverse_butterfly(V& x, V& y, V w, V wq, V s, V q) {
+  const V sum = _mm512_add_epi64(x, y);
+  const V d = _mm512_add_epi64(_mm512_sub_epi64(x, y), s);
+  x = reduce(sum, s);
+  y = Mul::product(d, w, wq, q);
 }
 
 inline V load(const u64* p) {
@@ -62,7 +77,7 @@ inline V index(long long i0, long long i1, long long i2, long long i3, long long
 template <class Mul, int R>
 void forward_levels(u64* a, std::uint32_t m, std::uint32_t t, u64 q, const Tables& tb) {
   constexpr int K = 1 << R;
-  const V vq = set1(q), q2 = set1(2 * q);
+  const V vq = set1(q), spread = set1(Mul::kSpread * q);
   const std::uint32_t s = t >> (R - 1);
   for (std::uint32_t i = 0; i < m; ++i) {
     // The K - 1 twiddles of the network: level l's group g at table index ((m + i) << l) + g.
@@ -91,7 +106,7 @@ void forward_levels(u64* a, std::uint32_t m, std::uint32_t t, u64 q, const Table
 #pragma GCC unroll 16
           for (int k = 0; k < half; ++k) {
             forward_butterfly<Mul>(v[2 * g * half + k], v[2 * g * half + k + half],
-                                   w[(1 << l) - 1 + g], wq[(1 << l) - 1 + g], q2, vq);
+                                   w[(1 << l) - 1 + g], wq[(1 << l) - 1 + g], spread, vq);
           }
         }
       }
@@ -131,24 +146,27 @@ inline V twiddles(const std::vector<u64>& table, std::uint32_t first, V dup, boo
 // Forward levels of distance 8, 4, 2, 1 on each 16-word block, then the reduction to [0, q).
 template <class Mul>
 void forward_last_four(u64* a, std::uint32_t n, u64 q, const Tables& tb) {
-  const V vq = set1(q), q2 = set1(2 * q);
+  const V vq = set1(q), spread = set1(Mul::kSpread * q);
   const Regroup r;
   const std::uint32_t m8 = n / 16, m4 = n / 8, m2 = n / 4, m1 = n / 2;
   for (std::uint32_t b = 0; b < n; b += 16) {
     V x = load(a + b), y = load(a + b + 8);
     forward_butterfly<Mul>(x, y, set1(tb.forward[m8 + b / 16]),
-                           set1(Mul::forward_quotient(tb)[m8 + b / 16]), q2, vq);
+                           set1(Mul::forward_quotient(tb)[m8 + b / 16]), spread, vq);
     regroup(x, y, r.lo4, r.hi4);
     forward_butterfly<Mul>(x, y, twiddles(tb.forward, m4 + b / 8, r.dup4, false),
-                           twiddles(Mul::forward_quotient(tb), m4 + b / 8, r.dup4, false), q2, vq);
+                           twiddles(Mul::forward_quotient(tb), m4 + b / 8, r.dup4, false), spread,
+                           vq);
     regroup(x, y, r.lo2, r.hi2);
     forward_butterfly<Mul>(x, y, twiddles(tb.forward, m2 + b / 4, r.dup2, false),
-                           twiddles(Mul::forward_quotient(tb), m2 + b / 4, r.dup2, false), q2, vq);
+                           twiddles(Mul::forward_quotient(tb), m2 + b / 4, r.dup2, false), spread,
+                           vq);
     regroup(x, y, r.lo1, r.hi1);
     forward_butterfly<Mul>(x, y, twiddles(tb.forward, m1 + b / 2, r.dup2, true),
-                           twiddles(Mul::forward_quotient(tb), m1 + b / 2, r.dup2, true), q2, vq);
-    x = reduce(reduce(x, q2), vq);
-    y = reduce(reduce(y, q2), vq);
+                           twiddles(Mul::forward_quotient(tb), m1 + b / 2, r.dup2, true), spread,
+                           vq);
+    x = forward_final<Mul>(x, spread, vq);
+    y = forward_final<Mul>(y, spread, vq);
     store(a + b, _mm512_permutex2var_epi64(x, r.out_lo, y));
     store(a + b + 8, _mm512_permutex2var_epi64(x, r.out_hi, y));
   }
@@ -196,27 +214,30 @@ void forward(u64* a, std::uint32_t n, std::uint32_t log_n, u64 q, const Tables& 
 }
 
 // Inverse levels of distance 1, 2, 4 (and 8 when Eight) on each 16-word block (outputs in
-// [0, 2q)).
+// [0, s), s = Mul::kSpread q).
 template <class Mul, bool Eight>
 void inverse_first(u64* a, std::uint32_t n, u64 q, const Tables& tb) {
-  const V vq = set1(q), q2 = set1(2 * q);
+  const V vq = set1(q), spread = set1(Mul::kSpread * q);
   const Regroup r;
   const std::uint32_t h1 = n / 2, h2 = n / 4, h4 = n / 8, h8 = n / 16;
   for (std::uint32_t b = 0; b < n; b += 16) {
     V x = load(a + b), y = load(a + b + 8);
     regroup(x, y, r.evens, r.odds);
     inverse_butterfly<Mul>(x, y, twiddles(tb.inverse, h1 + b / 2, r.dup2, true),
-                           twiddles(Mul::inverse_quotient(tb), h1 + b / 2, r.dup2, true), q2, vq);
+                           twiddles(Mul::inverse_quotient(tb), h1 + b / 2, r.dup2, true), spread,
+                           vq);
     regroup(x, y, r.lo1, r.hi1);
     inverse_butterfly<Mul>(x, y, twiddles(tb.inverse, h2 + b / 4, r.dup2, false),
-                           twiddles(Mul::inverse_quotient(tb), h2 + b / 4, r.dup2, false), q2, vq);
+                           twiddles(Mul::inverse_quotient(tb), h2 + b / 4, r.dup2, false), spread,
+                           vq);
     regroup(x, y, r.lo2, r.hi2);
     inverse_butterfly<Mul>(x, y, twiddles(tb.inverse, h4 + b / 8, r.dup4, false),
-                           twiddles(Mul::inverse_quotient(tb), h4 + b / 8, r.dup4, false), q2, vq);
+                           twiddles(Mul::inverse_quotient(tb), h4 + b / 8, r.dup4, false), spread,
+                           vq);
     regroup(x, y, r.lo4, r.hi4);
     if constexpr (Eight) {
       inverse_butterfly<Mul>(x, y, set1(tb.inverse[h8 + b / 16]),
-                             set1(Mul::inverse_quotient(tb)[h8 + b / 16]), q2, vq);
+                             set1(Mul::inverse_quotient(tb)[h8 + b / 16]), spread, vq);
     }
     store(a + b, x);
     store(a + b + 8, y);
@@ -230,7 +251,7 @@ void inverse_first(u64* a, std::uint32_t n, u64 q, const Tables& tb) {
 template <class Mul, int R, bool Last>
 void inverse_levels(u64* a, std::uint32_t h, std::uint32_t t, u64 q, const Tables& tb) {
   constexpr int K = 1 << R;
-  const V vq = set1(q), q2 = set1(2 * q);
+  const V vq = set1(q), spread = set1(Mul::kSpread * q);
   const V ni = set1(tb.n_inv), niq = set1(Mul::n_inv_quotient(tb));
   const V wl = set1(tb.last_inverse), wlq = set1(Mul::last_inverse_quotient(tb));
   const std::uint32_t blocks = h >> (R - 1);
@@ -262,8 +283,8 @@ void inverse_levels(u64* a, std::uint32_t h, std::uint32_t t, u64 q, const Table
 #pragma GCC unroll 16
           for (int k = 0; k < half; ++k) {
             const V sum = Mul::lazy(_mm512_add_epi64(v[k], v[k + half]), ni, niq, vq);
-            const V diff =
-                Mul::lazy(_mm512_add_epi64(_mm512_sub_epi64(v[k], v[k + half]), q2), wl, wlq, vq);
+            const V diff = Mul::lazy(_mm512_add_epi64(_mm512_sub_epi64(v[k], v[k + half]), spread),
+                                     wl, wlq, vq);
             v[k] = reduce(sum, vq);
             v[k + half] = reduce(diff, vq);
           }
@@ -273,7 +294,7 @@ void inverse_levels(u64* a, std::uint32_t h, std::uint32_t t, u64 q, const Table
 #pragma GCC unroll 16
             for (int k = 0; k < half; ++k) {
               inverse_butterfly<Mul>(v[2 * g * half + k], v[2 * g * half + k + half], w[at + g],
-                                     wq[at + g], q2, vq);
+                                     wq[at + g], spread, vq);
             }
           }
         }
@@ -289,14 +310,14 @@ void inverse_levels(u64* a, std::uint32_t h, std::uint32_t t, u64 q, const Table
 // The last inverse level alone (n = 16): one group of distance 8 with N^-1 folded in.
 template <class Mul>
 void inverse_last(u64* a, std::uint32_t n, u64 q, const Tables& tb) {
-  const V vq = set1(q), q2 = set1(2 * q);
+  const V vq = set1(q), spread = set1(Mul::kSpread * q);
   const V ni = set1(tb.n_inv), niq = set1(Mul::n_inv_quotient(tb));
   const V wl = set1(tb.last_inverse), wlq = set1(Mul::last_inverse_quotient(tb));
   const std::uint32_t t = n / 2;
   for (std::uint32_t j = 0; j < t; j += 8) {
     const V x = load(a + j), y = load(a + j + t);
     const V s = Mul::lazy(_mm512_add_epi64(x, y), ni, niq, vq);
-    const V d = Mul::lazy(_mm512_add_epi64(_mm512_sub_epi64(x, y), q2), wl, wlq, vq);
+    const V d = Mul::lazy(_mm512_add_epi64(_mm512_sub_epi64(x, y), spread), wl, wlq, vq);
     store(a + j, reduce(s, vq));
     store(a + j + t, reduce(d, vq));
   }

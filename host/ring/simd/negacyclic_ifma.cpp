@@ -20,6 +20,9 @@ struct Mul52 {
     return _mm512_and_si512(_mm512_sub_epi64(product, correction),
                             _mm512_set1_epi64((1LL << 52) - 1));
   }
+  static constexpr u64 kSpread = 2;
+  static V product(V y, V w, V wq, V q) { return lazy(y, w, wq, q); }
+
   static const std::vector<u64>& forward_quotient(const Tables& tb) {
     return tb.forward_quotient52;
   }
