@@ -11,14 +11,15 @@ using core::u64;
 using negacyclic_avx512::V;
 
 struct Mul52 {
-  // y w mod q in [0, 2q) for y < 2^52: y w - floor(y w' / 2^52) q, taken mod 2^52.
+  // y w mod q in [0, 2q) for y < 2^52: y w - floor(y w' / 2^52) q, taken mod 2^52, the
+  // correction accumulated onto the product as + estimate (2^52 - q) (one instruction for two).
   static V lazy(V y, V w, V wq, V q) {
     const V zero = _mm512_setzero_si512();
+    const V mask = _mm512_set1_epi64((1LL << 52) - 1);
+    const V minus_q = _mm512_sub_epi64(_mm512_set1_epi64(1LL << 52), q);
     const V estimate = _mm512_madd52hi_epu64(zero, y, wq);
     const V product = _mm512_madd52lo_epu64(zero, y, w);
-    const V correction = _mm512_madd52lo_epu64(zero, estimate, q);
-    return _mm512_and_si512(_mm512_sub_epi64(product, correction),
-                            _mm512_set1_epi64((1LL << 52) - 1));
+    return _mm512_and_si512(_mm512_madd52lo_epu64(product, estimate, minus_q), mask);
   }
   static constexpr u64 kSpread = 2;
   static V product(V y, V w, V wq, V q) { return lazy(y, w, wq, q); }
