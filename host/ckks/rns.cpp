@@ -206,6 +206,11 @@ BaseConverter::BaseConverter(const CkksContext& context, std::vector<ModulusInde
   }
   for (ModulusIndex t : to_)
     to_p_.push_back(context.prime(t));
+#if defined(SAFHIRE_CKKS_AVX512)
+  narrow_ =
+      vector_ && simd::rns_ifma_available() &&
+      std::all_of(from_q_.begin(), from_q_.end(), [](u64 q) { return q < simd::kIfmaPrimeBound; });
+#endif
   const std::size_t k = from_q_.size();
   for (std::size_t i = 0; i < k; ++i) {
     const u64 qi = from_q_[i];
@@ -332,7 +337,11 @@ void BaseConverter::convert_range(const RnsPoly& in, RnsPoly& out, Conversion va
         targets[j - first] = {to_p_[j], ratio_[j], multipliers.data() + (j - first) * terms,
                               outs[j - first] + t0};
       }
-      simd::convert_block_avx512(rows, len, targets);
+      if (narrow_) {
+        simd::convert_block_ifma(rows, len, targets);
+      } else {
+        simd::convert_block_avx512(rows, len, targets);
+      }
       continue;
     }
     for (std::size_t i = 0; i < k; ++i) {

@@ -165,12 +165,17 @@ TEST(CkksRns, ExactConversionGivesTheCentredRepresentative) {
 // Every instruction set's conversion kernel against GMP on 61-bit primes: wide sums (up to the
 // vector kernel's 60 terms and past it, where it falls back to the scalar loop), inputs at the
 // extremes 0 and q - 1.
-TEST(CkksRns, ConversionKernelsAgreeWithGmpOnEveryInstructionSet) {
+// Sources of 61 bits (the AVX-512 F kernel) and of 49 (its IFMA variant where the processor has
+// IFMA), each into targets of 61 and 49 bits (constants above and below 2^52).
+class CkksConversionKernels : public ::testing::TestWithParam<int> {};
+INSTANTIATE_TEST_SUITE_P(SourceBits, CkksConversionKernels, ::testing::Values(61, 49));
+
+TEST_P(CkksConversionKernels, AgreeWithGmpOnEveryInstructionSet) {
   CkksParams params;
   params.name = "wide";
   params.log_n = 10;
-  params.q_bits.assign(62, 61);
-  params.p_bits = {61, 61};
+  params.q_bits.assign(62, GetParam());
+  params.p_bits = {61, 49, 61};
   const CkksContext context(params, /*allow_insecure=*/true);
   const std::uint32_t n = context.degree();
   struct Case {

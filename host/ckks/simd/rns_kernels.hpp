@@ -94,6 +94,12 @@ void scale_ifma(const u64* a, const u64* b, u64* out, std::size_t n, u64 q, u64 
 void tensor_ifma(const u64* x0, const u64* x1, const u64* y0, const u64* y1, u64* d0, u64* d1,
                  u64* d2, std::size_t n, u64 q);
 
+// convert_block_avx512 for rows below 2^52 (sources' primes below kIfmaPrimeBound) and any
+// targets: a constant c = c1 2^52 + c0 times a row word is four IFMA products (two where c is
+// below 2^52) into three accumulators, against four 32 x 32-bit products and their carries.
+void convert_block_ifma(std::span<const u64* const> rows, std::size_t len,
+                        std::span<const ConvertTarget> targets);
+
 // True when the IFMA kernels take a call on q with `terms` products a sum.
 inline bool use_ifma(u64 q, std::size_t terms = 1) {
   return q < kIfmaPrimeBound && terms <= kIfmaMaxTerms && rns_ifma_available();

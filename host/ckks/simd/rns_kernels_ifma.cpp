@@ -9,27 +9,17 @@
 // conditional subtractions. Outputs are fully reduced: the words of every other kernel.
 #include <immintrin.h>
 
+#include "simd/rns_avx512-inl.hpp"
 #include "simd/rns_kernels.hpp"
 
 namespace safhire::ckks::simd {
 
 namespace {
 
-using V = __m512i;
-
 constexpr u64 kMask52 = (u64{1} << 52) - 1;
-
-inline V set1(u64 v) {
-  return _mm512_set1_epi64(static_cast<long long>(v));
-}
 
 inline V load(const u64* p) {
   return _mm512_loadu_si512(p);
-}
-
-// x >= bound ? x - bound : x, for x < 2 bound.
-inline V reduce(V x, V bound) {
-  return _mm512_min_epu64(x, _mm512_sub_epi64(x, bound));
 }
 
 // floor(w 2^52 / q), the 52-bit Shoup quotient of w < q.
@@ -143,6 +133,54 @@ void tensor_ifma(const u64* x0, const u64* x1, const u64* y0, const u64* y1, u64
     _mm512_storeu_si512(d0 + t, s0.value(k));
     _mm512_storeu_si512(d1 + t, s1.value(k));
     _mm512_storeu_si512(d2 + t, s2.value(k));
+  }
+}
+
+// Four products into three accumulators a term (two where the target's constants are below 2^52,
+// Wide false); at most kMaxVectorTerms terms keep each accumulator below 2^58.
+template <bool Wide>
+void convert_target_ifma(std::span<const u64* const> rows, std::size_t len,
+                         const ConvertTarget& target, const u64* c0, const u64* c1) {
+  const std::size_t terms = rows.size();
+  const V p = set1(target.p), p2 = set1(2 * target.p), one = set1(1);
+  const V r = set1(target.reducer.r), rq = set1(target.reducer.r_quotient);
+  const V ratio = set1(target.reducer.ratio);
+  for (std::size_t t = 0; t < len; t += 8) {
+    V a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0;
+    for (std::size_t i = 0; i < terms; ++i) {
+      const V y = load(rows[i] + t), k0 = set1(c0[i]);
+      a0 = _mm512_madd52lo_epu64(a0, y, k0);
+      a1 = _mm512_madd52hi_epu64(a1, y, k0);
+      if constexpr (Wide) {
+        const V k1 = set1(c1[i]);
+        a1 = _mm512_madd52lo_epu64(a1, y, k1);
+        a2 = _mm512_madd52hi_epu64(a2, y, k1);
+      }
+    }
+    // a0 + a1 2^52 + a2 2^104 as hi 2^64 + lo.
+    const V lo = _mm512_add_epi64(a0, _mm512_slli_epi64(a1, 52));
+    V hi = _mm512_add_epi64(_mm512_srli_epi64(a1, 12), _mm512_slli_epi64(a2, 40));
+    hi = _mm512_mask_add_epi64(hi, _mm512_cmplt_epu64_mask(lo, a0), hi, one);
+    _mm512_storeu_si512(target.out + t, reduce_words(hi, lo, p, p2, r, rq, ratio));
+  }
+}
+
+void convert_block_ifma(std::span<const u64* const> rows, std::size_t len,
+                        std::span<const ConvertTarget> targets) {
+  const std::size_t terms = rows.size();
+  u64 c0[kMaxVectorTerms], c1[kMaxVectorTerms];
+  for (const ConvertTarget& target : targets) {
+    bool wide = false;
+    for (std::size_t i = 0; i < terms; ++i) {
+      c0[i] = target.constants[i] & kMask52;
+      c1[i] = target.constants[i] >> 52;
+      wide = wide || c1[i] != 0;
+    }
+    if (wide) {
+      convert_target_ifma<true>(rows, len, target, c0, c1);
+    } else {
+      convert_target_ifma<false>(rows, len, target, c0, c1);
+    }
   }
 }
 

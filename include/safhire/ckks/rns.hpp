@@ -181,6 +181,7 @@ class BaseConverter {
   std::vector<double> inv_q_;                    // 1 / q_i
   std::vector<core::WideReducer> ratio_;         // 2^64 mod p_j and its Shoup constants
   bool vector_ = false;                          // the AVX-512 kernel (simd/rns_kernels.hpp)
+  bool narrow_ = false;  // its IFMA variant: every source prime below 2^50 (rns_kernels.hpp)
 };
 
 }  // namespace safhire::ckks
