@@ -32,7 +32,8 @@ void convert_block_avx512(std::span<const u64* const> rows, std::size_t len,
 
 // The key-switching inner product on AVX-512 F: out0[t] = sum_j a[j][t'] b0[j][t] mod q and,
 // when out1 is not null, out1[t] = sum_j a[j][t'] b1[j][t] mod q, for t < n (a multiple of 8),
-// words below 2^61, at most kMaxVectorTerms pairs; t' = t >> shift[j], shift[j] 0 or >= 3 (a
+// words below 2^61 (below q where q < kIfmaPrimeBound: the IFMA kernel's bound, which RnsPoly's
+// reduced limbs meet), at most kMaxVectorTerms pairs; t' = t >> shift[j], shift[j] 0 or >= 3 (a
 // block-constant a[j], one word per block of 2^shift[j] >= 8).
 void inner_product_avx512(std::span<const u64* const> a, std::span<const unsigned> shift,
                           std::span<const u64* const> b0, std::span<const u64* const> b1,
@@ -78,8 +79,9 @@ std::size_t keep_below_avx512(const u64* words, std::size_t count, u64 mask, u64
 // True when this build has the AVX-512 kernels and the processor runs them.
 bool rns_avx512_available();
 
-// AVX-512 IFMA (52-bit multiply-accumulates) for primes q < kIfmaPrimeBound, sums of at most
-// kIfmaMaxTerms products (below 2^104): the AVX-512 entry points above hand such calls to these
+// AVX-512 IFMA (52-bit multiply-accumulates) for primes q < kIfmaPrimeBound, words below q and
+// sums of at most kIfmaMaxTerms products (below 2^104; the scaling's a - b + q below 3q):
+// the AVX-512 entry points above hand such calls to these
 // where the processor has IFMA (rns_ifma_available), and they give the same words. A product is
 // two instructions instead of four 32 x 32-bit ones and their carries.
 inline constexpr u64 kIfmaPrimeBound = u64{1} << 50;
