@@ -29,10 +29,11 @@ u64 quotient52(u64 w, u64 q) {
 
 // A prime's constants, broadcast.
 struct Prime52 {
-  V q, q2, mask, c, cq, one_q;
+  V q, q2, minus_q, mask, c, cq, one_q;
   explicit Prime52(u64 p)
       : q(set1(p)),
         q2(set1(2 * p)),
+        minus_q(set1((u64{1} << 52) - p)),
         mask(set1(kMask52)),
         c(set1((u64{1} << 52) % p)),
         cq(set1(quotient52((u64{1} << 52) % p, p))),
@@ -40,13 +41,13 @@ struct Prime52 {
 };
 
 // y w mod q in [0, 2q) for y < 2^52 and w < q (Shoup): y w - floor(y w' / 2^52) q, which is
-// below 2q < 2^52 and so exact modulo 2^52.
+// below 2q < 2^52 and so exact modulo 2^52; the correction accumulates onto the product as
+// + estimate (2^52 - q), as the NTT's IFMA multiplier does.
 inline V lazy52(V y, V w, V wq, const Prime52& k) {
   const V zero = _mm512_setzero_si512();
   const V estimate = _mm512_madd52hi_epu64(zero, y, wq);
   const V product = _mm512_madd52lo_epu64(zero, y, w);
-  const V correction = _mm512_madd52lo_epu64(zero, estimate, k.q);
-  return _mm512_and_si512(_mm512_sub_epi64(product, correction), k.mask);
+  return _mm512_and_si512(_mm512_madd52lo_epu64(product, estimate, k.minus_q), k.mask);
 }
 
 // A sum of at most kIfmaMaxTerms products of words below q, lane by lane.
