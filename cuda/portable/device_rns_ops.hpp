@@ -1,0 +1,426 @@
+// The CKKS backend's RnsOps, written once over a `Device` and run by two: cuda/ckks_rns.cu
+// instantiates it with kernel launches on a CUDA stream (cuda::make_cuda_rns_ops), and
+// tests/ckks/test_ckks_device_emulation.cpp with the same kernel bodies (ckks_kernels.cuh) run on
+// CPU threads over poisoned host memory, where whole evaluations through it (key generation,
+// key switching, bootstrapping) must equal the CPU's RnsOps word for word. Everything between
+// the evaluator and the kernels (residency, staging, the per-limb maps, the launch sequence) is
+// this one code.
+//
+// Residency: polynomials this backend makes (zeros, reshape, make_resident) keep their words on
+// the device, in stream-ordered allocations from the Device's memory, and every primitive works
+// on them in place. A host operand is staged (uploaded, and downloaded again when it is an
+// output), so host and resident polynomials mix freely; only resident ones avoid the copies.
+//
+// Device provides, every call in the order of its one stream:
+//   Stream, Memory (a ckks::DeviceMemory with stream()), Buffer<T> (DeviceBuffer's interface:
+//   (count, stream), (span, stream) uploading it, data(), size(), download(span));
+//   require_device() (Error(device_error) when none); zero, upload, download, copy (words, with
+//   the stream); synchronize(stream); Range (a scope named for a primitive) and
+//   push_range / pop_range (the steps around them);
+//   the launches ntt, elementwise, inner_product, uniform, permute, convert_prepare,
+//   convert_rounding and convert (ckks_kernels.cuh: a Grid and the kernel's arguments).
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "ckks_kernels.cuh"
+#include "safhire/ckks/rns.hpp"
+#include "safhire/ckks/rns_ops.hpp"
+#include "safhire/core/aes_ctr.hpp"
+#include "safhire/core/error.hpp"
+
+namespace safhire::cuda {
+
+template <class Device>
+class DeviceRnsOps final : public ckks::RnsOps {
+  using u64 = std::uint64_t;
+  using u32 = std::uint32_t;
+  using Stream = typename Device::Stream;
+  template <class T>
+  using Buffer = typename Device::template Buffer<T>;
+  using Grid = ckks_kernels::Grid;
+  using LimbMap = ckks_kernels::LimbMap;
+  using Op = ckks_kernels::Op;
+  using RnsPoly = ckks::RnsPoly;
+  using ModulusIndex = ckks::ModulusIndex;
+
+ public:
+  explicit DeviceRnsOps(const ckks::CkksContext& context)
+      : RnsOps(context),
+        device_(require_device()),
+        memory_(std::make_shared<typename Device::Memory>()) {
+    const std::uint32_t n = context.degree();
+    const std::size_t primes = context.primes().size();
+    std::vector<u64> fw(primes * n), fwq(primes * n), iv(primes * n), ivq(primes * n);
+    std::vector<u64> moduli(primes), n_inv(primes), n_inv_quotient(primes);
+    for (std::size_t p = 0; p < primes; ++p) {
+      const auto& tb = context.ntt(static_cast<ModulusIndex>(p)).tables();
+      std::copy(tb.forward.begin(), tb.forward.end(), fw.begin() + p * n);
+      std::copy(tb.forward_quotient.begin(), tb.forward_quotient.end(), fwq.begin() + p * n);
+      std::copy(tb.inverse.begin(), tb.inverse.end(), iv.begin() + p * n);
+      std::copy(tb.inverse_quotient.begin(), tb.inverse_quotient.end(), ivq.begin() + p * n);
+      moduli[p] = context.prime(static_cast<ModulusIndex>(p));
+      n_inv[p] = tb.n_inv;
+      n_inv_quotient[p] = tb.n_inv_quotient;
+    }
+    forward_ = Buffer<u64>(std::span<const u64>(fw), s());
+    forward_q_ = Buffer<u64>(std::span<const u64>(fwq), s());
+    inverse_ = Buffer<u64>(std::span<const u64>(iv), s());
+    inverse_q_ = Buffer<u64>(std::span<const u64>(ivq), s());
+    moduli_ = Buffer<u64>(std::span<const u64>(moduli), s());
+    n_inv_ = Buffer<u64>(std::span<const u64>(n_inv), s());
+    n_inv_quotient_ = Buffer<u64>(std::span<const u64>(n_inv_quotient), s());
+    Device::synchronize(s());  // the uploads read the vectors above
+  }
+
+  // ---- storage
+  RnsPoly zeros(std::vector<ModulusIndex> moduli, bool ntt) const override {
+    RnsPoly p;
+    reshape(p, moduli, ntt);
+    if (p.device.size() > 0) Device::zero(p.device.data(), p.device.size(), s());
+    return p;
+  }
+
+  void reshape(RnsPoly& p, std::span<const ModulusIndex> moduli, bool ntt) const override {
+    p.n = context().degree();
+    p.moduli.assign(moduli.begin(), moduli.end());
+    p.ntt = ntt;
+    const std::size_t words = p.limbs() * std::size_t{p.n};
+    if (!p.on_device() || p.device.memory() != memory_) {
+      ckks::Words().swap(p.data);
+      p.device = ckks::DeviceWords(memory_, words);
+    } else {
+      p.device.resize(words);
+    }
+  }
+
+  void make_resident(RnsPoly& p) const override {
+    if (p.on_device()) return;
+    check_words(p);
+    ckks::DeviceWords words(memory_, p.data.size());
+    // From pageable memory: staged before the call returns, so the host words may go.
+    if (!p.data.empty()) Device::upload(words.data(), p.data.data(), p.data.size(), s());
+    ckks::Words().swap(p.data);
+    p.device = std::move(words);
+  }
+
+  void to_host(RnsPoly& p) const override {
+    if (!p.on_device()) return;
+    ckks::Words host(p.device.size());
+    if (!host.empty()) Device::download(host.data(), p.device.data(), host.size(), s());
+    Device::synchronize(s());
+    p.device = {};
+    p.data = std::move(host);
+  }
+
+  void synchronize() const override { Device::synchronize(s()); }
+
+  // Ranges of whole steps (bootstrapping's ModRaise, CoeffToSlot, EvalMod, SlotToCoeff) around
+  // the primitives' ranges, which nest inside them.
+  void begin_range(const char* name) const override { Device::push_range(name); }
+  void end_range() const override { Device::pop_range(); }
+
+  void copy(const RnsPoly& a, RnsPoly& out, std::size_t first, std::size_t last) const override {
+    const typename Device::Range range("ckks copy");
+    require(a.n == out.n, ErrorCode::size_mismatch, "RNS copy between different degrees");
+    last = std::min(last, out.limbs());
+    if (first >= last) return;
+    const View src(a, s());
+    Target dst(out, s());
+    const std::size_t n = out.n;
+    for (std::size_t k = first; k < last; ++k)
+      Device::copy(dst.get() + k * n, src.get() + a.position(out.moduli[k]) * n, n, s());
+    dst.finish();
+  }
+
+  // ---- arithmetic
+  void forward(RnsPoly& p, std::size_t first, std::size_t last) const override {
+    transform(p, first, last, false);
+  }
+  void inverse(RnsPoly& p, std::size_t first, std::size_t last) const override {
+    transform(p, first, last, true);
+  }
+  void add(const RnsPoly& a, const RnsPoly& b, RnsPoly& out) const override {
+    elementwise(a, b, out, Op::add, {});
+  }
+  void sub(const RnsPoly& a, const RnsPoly& b, RnsPoly& out) const override {
+    elementwise(a, b, out, Op::sub, {});
+  }
+  void negate(const RnsPoly& a, RnsPoly& out) const override {
+    elementwise(a, a, out, Op::negate, {});
+  }
+  void multiply(const RnsPoly& a, const RnsPoly& b, RnsPoly& out) const override {
+    elementwise(a, b, out, Op::multiply, {});
+  }
+  void multiply_accumulate(const RnsPoly& a, const RnsPoly& b, RnsPoly& out) const override {
+    elementwise(a, b, out, Op::multiply_accumulate, {});
+  }
+  void sub_scale(const RnsPoly& a, const RnsPoly& b, std::span<const u64> scalars,
+                 RnsPoly& out) const override {
+    elementwise(a, b, out, Op::sub_scale, scalars);
+  }
+  void multiply_scalars(const RnsPoly& a, std::span<const u64> scalars,
+                        RnsPoly& out) const override {
+    elementwise(a, a, out, Op::scale, scalars);
+  }
+  void add_scalars(const RnsPoly& a, std::span<const u64> scalars, RnsPoly& out) const override {
+    elementwise(a, a, out, Op::add_scalar, scalars);
+  }
+
+  void inner_product(std::span<const RnsPoly* const> a, std::span<const RnsPoly* const> b,
+                     RnsPoly& out, std::span<const std::uint32_t> perm) const override {
+    const typename Device::Range range("ckks inner_product");
+    require(!a.empty() && a.size() == b.size() && a.size() <= 16, ErrorCode::size_mismatch,
+            "inner product of 1 .. 16 pairs of polynomials");
+    const std::uint32_t n = out.n;
+    require(perm.empty() || perm.size() == n, ErrorCode::size_mismatch,
+            "a fused permutation needs N entries");
+    std::vector<View> va, vb;
+    std::vector<std::uint32_t> shift;
+    va.reserve(a.size());
+    vb.reserve(a.size());
+    for (std::size_t j = 0; j < a.size(); ++j) {
+      const std::uint32_t an = a[j]->n;
+      require(an != 0 && n % an == 0 && ((n / an) & (n / an - 1)) == 0 && b[j]->n == n &&
+                  a[j]->ntt == b[j]->ntt,
+              ErrorCode::size_mismatch, "RNS operands of different degrees or forms");
+      require(an == n || perm.empty(), ErrorCode::invalid_argument,
+              "a fused permutation of a compact polynomial");
+      shift.push_back(static_cast<std::uint32_t>(__builtin_ctz(n / an)));
+      va.emplace_back(*a[j], s());
+      vb.emplace_back(*b[j], s());
+    }
+    std::vector<LimbMap> map;
+    std::vector<const u64*> limbs;  // [k][j][a, b]
+    for (ModulusIndex mod : out.moduli) {
+      map.push_back(limb_map(mod, 0, 0, 0));
+      for (std::size_t j = 0; j < a.size(); ++j) {
+        limbs.push_back(va[j].get() + a[j]->position(mod) * a[j]->n);
+        limbs.push_back(vb[j].get() + b[j]->position(mod) * n);
+      }
+    }
+    Target dout(out, s());
+    const Buffer<LimbMap> dmap(std::span<const LimbMap>(map), s());
+    const Buffer<const u64*> dlimbs(std::span<const u64* const>(limbs), s());
+    const Buffer<std::uint32_t> dperm(perm, s());
+    const Buffer<std::uint32_t> dshift(std::span<const std::uint32_t>(shift), s());
+    Device::inner_product(
+        ckks_kernels::grid_for(n, out.limbs()),
+        {dlimbs.data(), dout.get(), n, dmap.data(), static_cast<std::uint32_t>(a.size()),
+         perm.empty() ? nullptr : dperm.data(), dshift.data()},
+        s());
+    out.ntt = a[0]->ntt;
+    dout.finish();
+  }
+
+  void uniform(const core::AesCtr& prf, std::uint64_t stream_base,
+               std::span<const ModulusIndex> moduli, RnsPoly& out) const override {
+    const typename Device::Range range("ckks uniform");
+    reshape(out, moduli, true);
+    std::vector<LimbMap> map;
+    std::vector<u64> streams;
+    for (ModulusIndex mod : out.moduli) {
+      map.push_back(limb_map(mod, 0, 0, 0));
+      streams.push_back(stream_base | mod);
+    }
+    ckks_kernels::AesTables tables{};
+    std::copy(core::aes_sbox().begin(), core::aes_sbox().end(), tables.sbox);
+    std::copy(prf.round_keys().begin(), prf.round_keys().end(), tables.round_keys);
+    Target dout(out, s());
+    const Buffer<LimbMap> dmap(std::span<const LimbMap>(map), s());
+    const Buffer<u64> dstreams(std::span<const u64>(streams), s());
+    const Grid grid{(out.n + ckks_kernels::kUniformChunk - 1) / ckks_kernels::kUniformChunk,
+                    static_cast<std::uint32_t>(out.limbs())};
+    Device::uniform(grid, tables, {dmap.data(), dstreams.data(), out.n, dout.get()}, s());
+    dout.finish();
+  }
+
+  void permute(const RnsPoly& a, std::span<const std::uint32_t> perm, RnsPoly& out) const override {
+    const typename Device::Range range("ckks permute");
+    require(&a != &out, ErrorCode::invalid_argument, "permute: output aliases input");
+    require(a.ntt && perm.size() == out.n && a.n == out.n, ErrorCode::size_mismatch,
+            "permute takes NTT-form limbs and a permutation of N slots");
+    std::vector<LimbMap> map;
+    for (ModulusIndex mod : out.moduli)
+      map.push_back(limb_map(mod, a.position(mod) * a.n, 0, 0));
+    const View da(a, s());
+    Target dout(out, s());
+    const Buffer<LimbMap> dmap(std::span<const LimbMap>(map), s());
+    const Buffer<std::uint32_t> dperm(perm, s());
+    Device::permute(ckks_kernels::grid_for(out.n, out.limbs()),
+                    {da.get(), dout.get(), out.n, dmap.data(), dperm.data()}, s());
+    dout.finish();
+  }
+
+  void convert(const ckks::BaseConverter& converter, const RnsPoly& in, RnsPoly& out,
+               ckks::Conversion variant) const override {
+    const typename Device::Range range("ckks convert");
+    require(!in.ntt && !out.ntt && in.n == out.n, ErrorCode::size_mismatch,
+            "base conversion takes and writes coefficients");
+    const std::uint32_t n = in.n;
+    const auto from = converter.from();
+    const auto to = converter.to();
+    const auto k = static_cast<std::uint32_t>(from.size());
+    const auto& tables = converter.tables();
+    std::vector<LimbMap> from_map, to_map;
+    for (std::size_t i = 0; i < k; ++i) {
+      LimbMap m = limb_map(from[i], in.position(from[i]) * n, 0, 0);
+      m.c = tables.qhat_inv[i].value;
+      m.c_quotient = tables.qhat_inv[i].quotient;
+      from_map.push_back(m);
+    }
+    std::vector<u64> constants;
+    for (std::size_t j = 0; j < to.size(); ++j) {
+      LimbMap m = limb_map(to[j], out.position(to[j]) * n, 0, 0);
+      m.c = tables.q_mod[j].value;
+      m.c_quotient = tables.q_mod[j].quotient;
+      to_map.push_back(m);
+      for (std::size_t i = 0; i < k; ++i)
+        constants.push_back(tables.qhat_mod[j * k + i].value);
+    }
+    const View din(in, s());
+    Target dout(out, s());  // other limbs kept
+    Buffer<u64> dy(std::size_t{k} * n, s()), dv(n, s());
+    const Buffer<LimbMap> dfrom(std::span<const LimbMap>(from_map), s());
+    const Buffer<LimbMap> dto(std::span<const LimbMap>(to_map), s());
+    const Buffer<u64> dconst(std::span<const u64>(constants), s());
+    const Buffer<double> dinv(std::span<const double>(tables.inv_q), s());
+    const bool exact = variant == ckks::Conversion::exact;
+    const ckks_kernels::ConvertArgs args{
+        din.get(),    dy.data(),  dv.data(),     dout.get(),  n,    k,
+        dfrom.data(), dto.data(), dconst.data(), dinv.data(), exact};
+    Device::convert_prepare(ckks_kernels::grid_for(n, k), args, s());
+    if (exact) Device::convert_rounding(ckks_kernels::grid_for(n, 1), args, s());
+    Device::convert(ckks_kernels::grid_for(n, to.size()), args, s());
+    dout.finish();
+  }
+
+ private:
+  // An input's words on the device: its own when resident, else a staged copy of its host words.
+  class View {
+   public:
+    View(const RnsPoly& p, Stream stream) {
+      check_words(p);
+      if (p.on_device()) {
+        ptr_ = p.device.data();
+      } else {
+        staged_ = Buffer<u64>(std::span<const u64>(p.data), stream);
+        ptr_ = staged_.data();
+      }
+    }
+    const u64* get() const { return ptr_; }
+    bool staged() const { return staged_.size() > 0; }
+    void download(std::span<u64> host) const { staged_.download(host); }
+
+   private:
+    Buffer<u64> staged_;
+    const u64* ptr_ = nullptr;
+  };
+
+  // An output's words on the device: its own when resident, else a staged copy of its host
+  // words (uploaded, so that limbs the operation does not write are kept), downloaded by
+  // finish().
+  class Target {
+   public:
+    Target(RnsPoly& p, Stream stream) : view_(p, stream), poly_(&p), stream_(stream) {}
+    // Writable: the view is of the caller's own (non-const) output.
+    u64* get() const { return const_cast<u64*>(view_.get()); }
+    void finish() {
+      if (view_.staged()) {
+        view_.download(poly_->data);
+        Device::synchronize(stream_);
+      }
+    }
+
+   private:
+    View view_;
+    RnsPoly* poly_;
+    Stream stream_;
+  };
+
+  static void check_words(const RnsPoly& p) {
+    const std::size_t words = p.on_device() ? p.device.size() : p.data.size();
+    require(words == p.limbs() * std::size_t{p.n}, ErrorCode::size_mismatch,
+            "RNS polynomial's words do not match its limbs");
+  }
+
+  Stream s() const { return memory_->stream(); }
+
+  LimbMap limb_map(ModulusIndex mod, std::size_t a, std::size_t b, u64 c) const {
+    const u64 q = context().prime(mod);
+    return {q, core::make_wide_reducer(q), a, b, c, c == 0 ? 0 : core::shoup_quotient(c, q)};
+  }
+
+  void elementwise(const RnsPoly& a, const RnsPoly& b, RnsPoly& out, Op op,
+                   std::span<const u64> scalars) const {
+    const typename Device::Range range("ckks elementwise");
+    require(a.n == out.n && b.n == out.n && a.ntt == b.ntt, ErrorCode::size_mismatch,
+            "RNS operands of different degrees or forms");
+    std::vector<LimbMap> map;
+    for (ModulusIndex mod : out.moduli) {
+      map.push_back(limb_map(mod, a.position(mod) * a.n, b.position(mod) * b.n,
+                             scalars.empty() ? 0 : scalars[mod]));
+    }
+    const View da(a, s()), db(b, s());
+    Target dout(out, s());
+    const Buffer<LimbMap> dmap(std::span<const LimbMap>(map), s());
+    Device::elementwise(ckks_kernels::grid_for(out.n, out.limbs()),
+                        {da.get(), db.get(), dout.get(), out.n, dmap.data(), op}, s());
+    if (op != Op::sub_scale && op != Op::scale) out.ntt = a.ntt;
+    dout.finish();
+  }
+
+  void transform(RnsPoly& p, std::size_t first, std::size_t last, bool inverse) const {
+    const typename Device::Range range(inverse ? "ckks ntt inverse" : "ckks ntt forward");
+    last = std::min(last, p.limbs());
+    require(p.ntt == inverse, ErrorCode::invalid_argument,
+            inverse ? "inverse NTT of a polynomial in coefficient form"
+                    : "forward NTT of a polynomial already in NTT form");
+    if (first >= last) return;
+    const std::uint32_t n = p.n;
+    const std::vector<std::uint32_t> index(p.moduli.begin() + first, p.moduli.begin() + last);
+    const Buffer<std::uint32_t> dindex(std::span<const std::uint32_t>(index), s());
+    Target target(p, s());
+    ckks_kernels::NttArgs args{target.get() + first * n,
+                               negacyclic::split(static_cast<std::uint32_t>(__builtin_ctz(n))),
+                               inverse ? inverse_.data() : forward_.data(),
+                               inverse ? inverse_q_.data() : forward_q_.data(),
+                               moduli_.data(),
+                               n_inv_.data(),
+                               n_inv_quotient_.data(),
+                               dindex.data(),
+                               ckks_kernels::NttPass::forward_columns};
+    const Grid grid{args.split.tiles, static_cast<std::uint32_t>(last - first)};
+    const auto pass = [&](ckks_kernels::NttPass which) {
+      args.pass = which;
+      Device::ntt(grid, args, s());
+    };
+    if (!inverse) {
+      pass(ckks_kernels::NttPass::forward_columns);
+      if (args.split.has_chunk_pass()) pass(ckks_kernels::NttPass::forward_chunks);
+    } else {
+      if (args.split.has_chunk_pass()) pass(ckks_kernels::NttPass::inverse_chunks);
+      pass(ckks_kernels::NttPass::inverse_columns);
+    }
+    target.finish();
+    if (first == 0 && last == p.limbs()) p.ntt = !inverse;
+  }
+
+  // Checked before the stream is made, so that no device reads as such, not as a failed call.
+  static bool require_device() {
+    Device::require_device();
+    return true;
+  }
+
+  bool device_;
+  std::shared_ptr<typename Device::Memory> memory_;        // shared with the resident polynomials
+  Buffer<u64> forward_, forward_q_, inverse_, inverse_q_;  // [modulus][N]
+  Buffer<u64> moduli_, n_inv_, n_inv_quotient_;            // [modulus]
+};
+
+}  // namespace safhire::cuda

@@ -1,0 +1,357 @@
+// The CKKS CUDA backend replayed on the CPU, where there is no GPU: its kernel bodies
+// (cuda/portable/ckks_kernels.cuh) run on CPU threads, first the seeded keys' uniform kernel on
+// its own, every thread block of a launch at once (the NTT's: tests/ring/
+// test_negacyclic_ntt_tile.cpp), then the whole backend
+// (cuda/portable/device_rns_ops.hpp, the code cuda::make_cuda_rns_ops runs) over an emulated
+// device through the cases the CUDA tests run on a real one (ckks/device_ops_cases.hpp: every
+// primitive, evaluator operations, resident keys, bootstrapping), word for word against the
+// CPU's RnsOps. The emulated device fails as a real one would where a kernel is wrong: its
+// blocks' threads run at once and meet at a barrier where the device has __syncthreads(), fresh
+// allocations and shared memory start poisoned, and its words are reachable only through the
+// backend. tests/cuda runs the real kernels where a device is present.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <barrier>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "block_launch.hpp"
+#include "ckks/device_ops_cases.hpp"
+#include "portable/device_rns_ops.hpp"
+#include "safhire/core/aes_block.hpp"
+#include "safhire/core/aes_ctr.hpp"
+#include "safhire/core/primes.hpp"
+#include "test_util.hpp"
+
+namespace {
+
+using namespace safhire;
+namespace tile = cuda::negacyclic;
+namespace kernels = cuda::ckks_kernels;
+using safhire::testing::kPoison;
+using safhire::testing::launch_blocks;
+using safhire::testing::poison;
+using u32 = std::uint32_t;
+using u64 = std::uint64_t;
+using Vec = std::vector<u64>;
+
+// The seeded keys' uniform kernel (ckks_kernels.cuh: uniform_chunk), every chunk of a limb at
+// once, against the CPU's stream (uniform_from_stream): the words and their order. Its launch
+// has one thread per AES block of the largest draw; fewer threads take several blocks each.
+TEST(CkksUniformEmulation, ChunksMatchTheCpuStream) {
+  core::AesCtr::Key key{};
+  key[3] = 7;
+  const core::AesCtr prf(key);
+  kernels::AesTables tables{};
+  std::copy(core::aes_sbox().begin(), core::aes_sbox().end(), tables.sbox);
+  std::copy(prf.round_keys().begin(), prf.round_keys().end(), tables.round_keys);
+  // Primes whose bit-length masks keep almost every candidate (just below a power of two, up to
+  // the 61-bit P primes) and about half (just above one); limbs of 2^10 and 2^12 words.
+  u64 above = (u64{1} << 40) + 1;
+  while (!core::is_prime(above))
+    above += 2;
+  const std::vector<u64> primes{core::primes_below(40, 8192, 1)[0], above,
+                                core::primes_below(61, 8192, 1)[0]};
+  for (const u32 n : {1024U, 4096U}) {
+    for (u64 q : primes) {
+      const u64 stream = (u64{5} << 32) | 3;
+      Vec expected(n), got(n, kPoison);
+      ckks::uniform_from_stream(prf, stream, q, expected.data(), n);
+      const kernels::LimbMap map{q, core::make_wide_reducer(q), 0, 0, 0, 0};
+      const kernels::UniformArgs args{&map, &stream, n, got.data()};
+      for (const u32 threads : {kernels::kUniformBlocks, 3U}) {
+        SCOPED_TRACE("q = " + std::to_string(q) + ", threads = " + std::to_string(threads));
+        std::fill(got.begin(), got.end(), kPoison);
+        launch_blocks<kernels::UniformShared>(
+            n / kernels::kUniformChunk, threads,
+            [&](u32 chunk, kernels::UniformShared& shared, u32 tid, auto sync) {
+              kernels::uniform_chunk(tables, args, 0, chunk, shared, tid, threads, sync);
+            });
+        ASSERT_EQ(got, expected);
+      }
+    }
+  }
+}
+
+// ---- the whole backend over an emulated device ------------------------------------------------
+
+// Worker threads that run one job at once and meet at one barrier: a launch's thread blocks,
+// one after another, each run by every member as its threads.
+class Team {
+ public:
+  using Sync = std::function<void()>;
+  using Job = std::function<void(u32 tid, const Sync& sync)>;
+
+  explicit Team(u32 size) : size_(size), barrier_(size) {
+    for (u32 i = 0; i < size; ++i)
+      workers_.emplace_back([this, i] { work(i); });
+  }
+  ~Team() {
+    {
+      const std::lock_guard lock(mutex_);
+      stop_ = true;
+      ++generation_;
+    }
+    start_.notify_all();
+    for (auto& w : workers_)
+      w.join();
+  }
+  Team(const Team&) = delete;
+  Team& operator=(const Team&) = delete;
+
+  u32 size() const { return size_; }
+
+  // job(tid, sync) on every member at once; returns when every member has returned.
+  void run(const Job& job) {
+    std::unique_lock lock(mutex_);
+    job_ = &job;
+    running_ = size_;
+    ++generation_;
+    start_.notify_all();
+    done_.wait(lock, [&] { return running_ == 0; });
+    job_ = nullptr;
+  }
+
+  static Team& shared() {
+    static Team team(2);
+    return team;
+  }
+
+ private:
+  void work(u32 tid) {
+    const Sync sync = [this] { barrier_.arrive_and_wait(); };
+    std::uint64_t seen = 0;
+    for (;;) {
+      const Job* job = nullptr;
+      {
+        std::unique_lock lock(mutex_);
+        start_.wait(lock, [&] { return generation_ != seen; });
+        seen = generation_;
+        if (stop_) return;
+        job = job_;
+      }
+      (*job)(tid, sync);
+      const std::lock_guard lock(mutex_);
+      if (--running_ == 0) done_.notify_one();
+    }
+  }
+
+  u32 size_;
+  std::barrier<> barrier_;
+  std::mutex mutex_;
+  std::condition_variable start_, done_;
+  const Job* job_ = nullptr;
+  u32 running_ = 0;
+  std::uint64_t generation_ = 0;
+  bool stop_ = false;
+  std::vector<std::thread> workers_;
+};
+
+// A device whose memory is host memory, poisoned when allocated, and whose every call finishes
+// before it returns (one in-order stream). Launches of the per-limb kernels deal the grid's
+// (block, thread) pairs to the team; launches with barriers run the grid's blocks in turn, each
+// on the whole team over fresh poisoned shared memory.
+struct EmulatedDevice {
+  struct Stream {};
+
+  template <class T>
+  class Buffer {
+   public:
+    Buffer() = default;
+    Buffer(std::size_t count, Stream) : words_(count) { poison(words_.data(), count * sizeof(T)); }
+    Buffer(std::span<const T> host, Stream) : words_(host.begin(), host.end()) {}
+    T* data() { return words_.empty() ? nullptr : words_.data(); }
+    const T* data() const { return words_.empty() ? nullptr : words_.data(); }
+    std::size_t size() const { return words_.size(); }
+    void download(std::span<T> host) const {
+      require(host.size() <= words_.size(), ErrorCode::size_mismatch, "download: too many");
+      std::copy_n(words_.begin(), host.size(), host.begin());
+    }
+
+   private:
+    std::vector<T> words_;
+  };
+
+  // Released blocks are kept for reuse, by size, as the device's memory pool keeps them (and
+  // poisoned again when handed out).
+  class Memory final : public ckks::DeviceMemory {
+   public:
+    ~Memory() override {
+      for (auto& [words, blocks] : free_) {
+        for (u64* p : blocks)
+          delete[] p;
+      }
+    }
+    u64* allocate(std::size_t words) override {
+      u64* p = nullptr;
+      {
+        const std::lock_guard lock(mutex_);
+        auto& blocks = free_[words];
+        if (!blocks.empty()) {
+          p = blocks.back();
+          blocks.pop_back();
+        }
+      }
+      if (p == nullptr) p = new u64[words];
+      std::fill_n(p, words, kPoison);
+      return p;
+    }
+    void release(u64* p, std::size_t words) noexcept override {
+      const std::lock_guard lock(mutex_);
+      free_[words].push_back(p);
+    }
+    void copy(u64* dst, const u64* src, std::size_t words) override {
+      std::copy_n(src, words, dst);
+    }
+    Stream stream() const { return {}; }
+
+   private:
+    std::mutex mutex_;
+    std::map<std::size_t, std::vector<u64*>> free_;
+  };
+
+  static void require_device() {}
+  static void zero(u64* p, std::size_t words, Stream) { std::fill_n(p, words, u64{0}); }
+  static void upload(u64* dst, const u64* src, std::size_t words, Stream) {
+    std::copy_n(src, words, dst);
+  }
+  static void download(u64* dst, const u64* src, std::size_t words, Stream) {
+    std::copy_n(src, words, dst);
+  }
+  static void copy(u64* dst, const u64* src, std::size_t words, Stream) {
+    std::copy_n(src, words, dst);
+  }
+  static void synchronize(Stream) {}
+
+  // Ranges must nest: the depth returns to zero after every case.
+  static inline int depth = 0;
+  struct Range {
+    explicit Range(const char*) { ++depth; }
+    ~Range() { --depth; }
+    Range(const Range&) = delete;
+    Range& operator=(const Range&) = delete;
+  };
+  static void push_range(const char*) { ++depth; }
+  static void pop_range() { --depth; }
+
+  // body(limb, first, stride) for every (block, thread) of the grid.
+  template <class Body>
+  static void per_limb(kernels::Grid g, Body body) {
+    Team& team = Team::shared();
+    const u32 stride = g.x * kernels::kThreads;
+    team.run([&](u32 tid, const Team::Sync&) {
+      for (std::size_t item = tid; item < std::size_t{g.y} * stride; item += team.size())
+        body(static_cast<u32>(item / stride), static_cast<u32>(item % stride), stride);
+    });
+  }
+
+  // body(block x, block y, shared, tid, threads, sync) for every block of the grid: the blocks
+  // dealt to the team's members, each block run by one thread (its barriers then hold
+  // trivially; the kernels' own tests run every block's threads at once) over fresh poisoned
+  // shared memory.
+  template <class Shared, class Body>
+  static void per_block(kernels::Grid g, Body body) {
+    Team& team = Team::shared();
+    team.run([&](u32 member, const Team::Sync&) {
+      auto shared = std::make_unique<Shared>();
+      for (std::size_t block = member; block < std::size_t{g.x} * g.y; block += team.size()) {
+        poison(shared.get(), sizeof(Shared));
+        body(static_cast<u32>(block % g.x), static_cast<u32>(block / g.x), *shared, 0, 1, [] {});
+      }
+    });
+  }
+
+  static void ntt(kernels::Grid g, const kernels::NttArgs& args, Stream) {
+    using Tile = std::array<u64, tile::kTileWords>;
+    per_block<Tile>(g, [&](u32 x, u32 y, Tile& shared, u32 tid, u32 threads, const auto& sync) {
+      kernels::ntt_tile(args, x, y, shared.data(), tid, threads, sync);
+    });
+  }
+  static void uniform(kernels::Grid g, const kernels::AesTables& tables,
+                      const kernels::UniformArgs& args, Stream) {
+    per_block<kernels::UniformShared>(g, [&](u32 x, u32 y, kernels::UniformShared& shared, u32 tid,
+                                             u32 threads, const auto& sync) {
+      kernels::uniform_chunk(tables, args, y, x, shared, tid, threads, sync);
+    });
+  }
+  static void elementwise(kernels::Grid g, const kernels::ElementwiseArgs& args, Stream) {
+    per_limb(g, [&](u32 k, u32 first, u32 stride) {
+      kernels::elementwise_limb(args, k, first, stride);
+    });
+  }
+  static void inner_product(kernels::Grid g, const kernels::InnerProductArgs& args, Stream) {
+    per_limb(g, [&](u32 k, u32 first, u32 stride) {
+      kernels::inner_product_limb(args, k, first, stride);
+    });
+  }
+  static void permute(kernels::Grid g, const kernels::PermuteArgs& args, Stream) {
+    per_limb(g,
+             [&](u32 k, u32 first, u32 stride) { kernels::permute_limb(args, k, first, stride); });
+  }
+  static void convert_prepare(kernels::Grid g, const kernels::ConvertArgs& args, Stream) {
+    per_limb(g, [&](u32 k, u32 first, u32 stride) {
+      kernels::convert_prepare_limb(args, k, first, stride);
+    });
+  }
+  static void convert_rounding(kernels::Grid g, const kernels::ConvertArgs& args, Stream) {
+    per_limb(g,
+             [&](u32, u32 first, u32 stride) { kernels::convert_rounding(args, first, stride); });
+  }
+  static void convert(kernels::Grid g, const kernels::ConvertArgs& args, Stream) {
+    per_limb(g,
+             [&](u32 k, u32 first, u32 stride) { kernels::convert_limb(args, k, first, stride); });
+  }
+};
+
+namespace cases = safhire::ckks::testing;
+
+std::unique_ptr<ckks::RnsOps> make_emulated(const ckks::CkksContext& context) {
+  return std::make_unique<cuda::DeviceRnsOps<EmulatedDevice>>(context);
+}
+
+class CkksDeviceEmulation : public ::testing::Test {
+ protected:
+  void TearDown() override { EXPECT_EQ(EmulatedDevice::depth, 0) << "unbalanced NVTX ranges"; }
+};
+
+// The CUDA test's cases (tests/cuda/test_cuda_ckks.cpp) at the sizes CI affords: the rings of
+// N = 2^12 .. 2^14 (2^16 is left to the device).
+TEST_F(CkksDeviceEmulation, PrimitivesMatchTheCpuWordForWord) {
+  const char* const sets[] = {"n12-l2", "n14-l7"};
+  cases::primitives_match(make_emulated, sets);
+}
+
+TEST_F(CkksDeviceEmulation, EvaluatorOperationsMatchTheCpuWordForWord) {
+  const char* const sets[] = {"n13-l3"};
+  cases::evaluator_operations_match(make_emulated, sets);
+}
+
+TEST_F(CkksDeviceEmulation, SeededKeysMatchTheCpuWordForWord) {
+  const char* const sets[] = {"n12-l2"};
+  cases::seeded_keys_match(make_emulated, sets);
+}
+
+TEST_F(CkksDeviceEmulation, ResidentCiphertextsAndKeysMatchTheCpuWordForWord) {
+  const char* const sets[] = {"n13-l3"};
+  cases::resident_ciphertexts_and_keys_match(make_emulated, sets);
+}
+
+TEST_F(CkksDeviceEmulation, HoistedLinearTransformMatchesTheCpuWordForWord) {
+  cases::hoisted_linear_transform_matches(make_emulated);
+}
+
+TEST_F(CkksDeviceEmulation, FusedKeySwitchingMatchesTheCpuWordForWord) {
+  cases::fused_key_switching_matches(make_emulated);
+}
+
+TEST_F(CkksDeviceEmulation, BootstrapMatchesTheCpuWordForWord) {
+  cases::bootstrap_matches(make_emulated);
+}
+
+}  // namespace
