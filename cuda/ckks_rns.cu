@@ -59,6 +59,10 @@ __global__ void permute_kernel(kernels::PermuteArgs args) {
   kernels::permute_limb(args, blockIdx.y, stride_first(), stride_step());
 }
 
+__global__ void signed_residues_kernel(kernels::SignedResiduesArgs args) {
+  kernels::signed_residues_limb(args, blockIdx.y, stride_first(), stride_step());
+}
+
 __global__ void convert_prepare_kernel(kernels::ConvertArgs args) {
   kernels::convert_prepare_limb(args, blockIdx.y, stride_first(), stride_step());
 }
@@ -169,6 +173,10 @@ struct CudaCkksDevice {
   static void permute(kernels::Grid g, const kernels::PermuteArgs& args, Stream s) {
     permute_kernel<<<dims(g), kernels::kThreads, 0, s>>>(args);
     check_launch("permute_kernel");
+  }
+  static void signed_residues(kernels::Grid g, const kernels::SignedResiduesArgs& args, Stream s) {
+    signed_residues_kernel<<<dims(g), kernels::kThreads, 0, s>>>(args);
+    check_launch("signed_residues_kernel");
   }
   static void convert_prepare(kernels::Grid g, const kernels::ConvertArgs& args, Stream s) {
     convert_prepare_kernel<<<dims(g), kernels::kThreads, 0, s>>>(args);

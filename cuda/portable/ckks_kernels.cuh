@@ -192,6 +192,31 @@ SAFHIRE_HD void permute_limb(const PermuteArgs& args, u32 k, u32 first, u32 stri
     o[t] = x[args.perm[t]];
 }
 
+// out limb k [t] = c[t] mod q_k in [0, q_k): the residues of a signed integer polynomial (a lazy
+// diagonal, RnsOps::expand_coefficients), c[t] as two's complement words, map[k].c =
+// floor(2^64 / q_k): |c| - q floor(|c| m / 2^64) is below 3q (ckks::signed_residues' scalar
+// loop).
+struct SignedResiduesArgs {
+  const u64* c;
+  u64* out;
+  u32 n;
+  const LimbMap* map;
+};
+
+SAFHIRE_HD void signed_residues_limb(const SignedResiduesArgs& args, u32 k, u32 first, u32 stride) {
+  const u64 q = args.map[k].q, m = args.map[k].c;
+  u64* o = args.out + std::size_t{k} * args.n;
+  for (u32 t = first; t < args.n; t += stride) {
+    const u64 v = args.c[t];
+    const bool negative = (v >> 63) != 0;
+    const u64 x = negative ? u64{0} - v : v;
+    u64 r = x - core::mul_hi(x, m) * q;
+    r = r >= 2 * q ? r - 2 * q : r;
+    r = r >= q ? r - q : r;
+    o[t] = negative && r != 0 ? q - r : r;
+  }
+}
+
 // Base conversion (rns.hpp, BaseConverter) in three launches:
 //   prepare, one limb per source prime i: y_i = x_i (Q/q_i)^-1 mod q_i (from[i].c);
 //   rounding (the exact variant only, one "limb"): v = round(sum_i y_i / q_i), in the CPU's order

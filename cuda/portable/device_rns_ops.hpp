@@ -17,8 +17,9 @@
 //   require_device() (Error(device_error) when none); zero, upload, download, copy (words, with
 //   the stream); synchronize(stream); Range (a scope named for a primitive) and
 //   push_range / pop_range (the steps around them);
-//   the launches ntt, elementwise, inner_product, uniform, permute, convert_prepare,
-//   convert_rounding and convert (ckks_kernels.cuh: a Grid and the kernel's arguments).
+//   the launches ntt, elementwise, inner_product, uniform, permute, signed_residues,
+//   convert_prepare, convert_rounding and convert (ckks_kernels.cuh: a Grid and the kernel's
+//   arguments).
 #pragma once
 
 #include <algorithm>
@@ -255,6 +256,30 @@ class DeviceRnsOps final : public ckks::RnsOps {
     Device::permute(ckks_kernels::grid_for(out.n, out.limbs()),
                     {da.get(), dout.get(), out.n, dmap.data(), dperm.data()}, s());
     dout.finish();
+  }
+
+  // The residues made on the device from the N signed words (one upload of N words, where the
+  // default stages every limb), then the NTT.
+  void expand_coefficients(const Coefficients& c, std::span<const ModulusIndex> moduli,
+                           RnsPoly& out) const override {
+    const typename Device::Range range("ckks expand_coefficients");
+    const std::uint32_t n = context().degree();
+    require(c.size() == n, ErrorCode::size_mismatch, "lazy coefficients of another degree");
+    reshape(out, moduli, false);
+    std::vector<LimbMap> map;
+    for (ModulusIndex mod : out.moduli) {
+      LimbMap m = limb_map(mod, 0, 0, 0);
+      m.c = core::shoup_quotient<u64>(1, m.q);  // floor(2^64 / q)
+      map.push_back(m);
+    }
+    // Two's complement words: int64_t and uint64_t may alias.
+    const Buffer<u64> dc(std::span<const u64>(reinterpret_cast<const u64*>(c.data()), n), s());
+    const Buffer<LimbMap> dmap(std::span<const LimbMap>(map), s());
+    Target dout(out, s());
+    Device::signed_residues(ckks_kernels::grid_for(n, out.limbs()),
+                            {dc.data(), dout.get(), n, dmap.data()}, s());
+    dout.finish();
+    transform(out, 0, out.limbs(), false);
   }
 
   void convert(const ckks::BaseConverter& converter, const RnsPoly& in, RnsPoly& out,

@@ -112,6 +112,20 @@ inline void primitives_match(const MakeOps& make, std::span<const char* const> s
     const std::vector<const RnsPoly*> ds{&f, &e, &a, &d};
     same("inner_product (compact)",
          [&](const RnsOps& ops, RnsPoly& o) { ops.inner_product(cs, ds, o); });
+    // A lazy diagonal's limbs from its signed coefficients (the extremes of int64 among them).
+    std::vector<std::int64_t> signed_coefficients(c.degree());
+    std::mt19937_64 coefficient_rng(9);
+    for (auto& v : signed_coefficients)
+      v = static_cast<std::int64_t>(coefficient_rng()) >> (coefficient_rng() % 64);
+    signed_coefficients[0] = INT64_MIN;
+    signed_coefficients[1] = INT64_MAX;
+    signed_coefficients[2] = -1;
+    signed_coefficients[3] = -static_cast<std::int64_t>(c.prime(0));
+    RnsPoly l1, l2;
+    b.cpu->expand_coefficients(signed_coefficients, all, l1);
+    b.gpu->expand_coefficients(signed_coefficients, all, l2);
+    b.gpu->to_host(l2);
+    ASSERT_EQ(l1, l2) << set << " expand_coefficients";
     // Base conversion, both variants, into a polynomial whose other limbs must be kept.
     const BaseConverter conv(c, c.q_moduli(std::min(level, 8U)), c.p_moduli());
     const RnsPoly in = random_poly(c, all, false, 7);
@@ -353,8 +367,11 @@ inline void fused_key_switching_matches(const MakeOps& make) {
 // The whole bootstrap on the device, resident, against the CPU's word for word, from the same
 // keys and ciphertext (the N = 2^12 test ring): the classic order with full keys; the 4 GB
 // configuration's shape (slim, seeded keys, lazy matrices, at most 8 babies); sparse slots
-// packed through one EvalMod.
-inline void bootstrap_matches(const MakeOps& make) {
+// packed through one EvalMod. around(true, name) and around(false, name) are called just before
+// and after the device's bootstrap, whose operands are all resident (the emulation checks there
+// that no polynomial crosses between host and device).
+using Around = std::function<void(bool before, const char* name)>;
+inline void bootstrap_matches(const MakeOps& make, const Around& around = {}) {
   const CkksContext c(named_set("n12-boot-test"), /*allow_insecure=*/true);
   const auto cpu_ops = make_cpu_rns_ops(c, 2);
   const auto gpu_ops = make(c);
@@ -394,7 +411,9 @@ inline void bootstrap_matches(const MakeOps& make) {
     make_resident(*gpu_ops, resident_keys);
     auto rx = x;
     make_resident(*gpu_ops, rx);
+    if (around) around(true, cfg.name);
     auto got = gpu_boot.bootstrap(rx, resident_keys);
+    if (around) around(false, cfg.name);
     to_host(*gpu_ops, got);
     ASSERT_EQ(want.level(), got.level()) << cfg.name;
     ASSERT_EQ(want.c, got.c) << cfg.name;

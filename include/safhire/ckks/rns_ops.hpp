@@ -147,9 +147,9 @@ class RnsOps {
       std::span<RnsPoly* const> out0, std::span<RnsPoly* const> out1,
       std::span<const std::vector<const Coefficients*>> lazy = {}) const;
   // The polynomial of signed coefficients c over `moduli` in NTT form, in this backend's
-  // residence: limb k is the NTT of c mod q_k.
-  void expand_coefficients(const Coefficients& c, std::span<const ModulusIndex> moduli,
-                           RnsPoly& out) const;
+  // residence: limb k is the NTT of c mod q_k. The default makes the residues on the host.
+  virtual void expand_coefficients(const Coefficients& c, std::span<const ModulusIndex> moduli,
+                                   RnsPoly& out) const;
   // out = (a - b) * scalars[modulus] per limb; scalars indexed by modulus index, in [0, q).
   virtual void sub_scale(const RnsPoly& a, const RnsPoly& b, std::span<const u64> scalars,
                          RnsPoly& out) const = 0;
