@@ -105,6 +105,16 @@ SAFHIRE_HD void load_columns(const u64* a, const Split& s, u32 tile, u64* shared
   sync();
 }
 
+// A chunk-pass tile: tile_words contiguous words from tile * tile_words.
+template <class Sync>
+SAFHIRE_HD void load_chunks(const u64* a, const Split& s, u32 tile, u64* shared, u32 tid,
+                            u32 threads, Sync&& sync) {
+  const std::size_t first = std::size_t{tile} * s.tile_words;
+  for (u32 x = tid; x < s.tile_words; x += threads)
+    shared[x] = a[first + x];
+  sync();
+}
+
 // The forward column levels on `tile`, in place in a (one limb, inputs in [0, q)): outputs in
 // [0, 4q), or in [0, q) when there is no chunk pass after them.
 template <class Sync>
@@ -135,10 +145,7 @@ SAFHIRE_HD void forward_columns(u64* a, const LimbTables& t, const Split& s, u32
 template <class Sync>
 SAFHIRE_HD void forward_chunks(u64* a, const LimbTables& t, const Split& s, u32 tile, u64* shared,
                                u32 tid, u32 threads, Sync&& sync) {
-  const std::size_t first = std::size_t{tile} * s.tile_words;
-  for (u32 x = tid; x < s.tile_words; x += threads)
-    shared[x] = a[first + x];
-  sync();
+  load_chunks(a, s, tile, shared, tid, threads, sync);
   const u32 butterflies = s.tile_words / 2;
   for (u32 m = u32{1} << s.column_levels, d = s.stride / 2; d >= 1; m *= 2, d /= 2) {
     for (u32 b = tid; b < butterflies; b += threads) {
@@ -149,6 +156,7 @@ SAFHIRE_HD void forward_chunks(u64* a, const LimbTables& t, const Split& s, u32 
     }
     sync();
   }
+  const std::size_t first = std::size_t{tile} * s.tile_words;
   for (u32 x = tid; x < s.tile_words; x += threads)
     a[first + x] = reduce_from_4q(shared[x], t.q);
 }
@@ -158,10 +166,7 @@ SAFHIRE_HD void forward_chunks(u64* a, const LimbTables& t, const Split& s, u32 
 template <class Sync>
 SAFHIRE_HD void inverse_chunks(u64* a, const LimbTables& t, const Split& s, u32 tile, u64* shared,
                                u32 tid, u32 threads, Sync&& sync) {
-  const std::size_t first = std::size_t{tile} * s.tile_words;
-  for (u32 x = tid; x < s.tile_words; x += threads)
-    shared[x] = a[first + x];
-  sync();
+  load_chunks(a, s, tile, shared, tid, threads, sync);
   const u32 butterflies = s.tile_words / 2;
   for (u32 h = s.n() / 2, d = 1; d < s.stride; h /= 2, d *= 2) {
     for (u32 b = tid; b < butterflies; b += threads) {
@@ -171,6 +176,7 @@ SAFHIRE_HD void inverse_chunks(u64* a, const LimbTables& t, const Split& s, u32 
     }
     sync();
   }
+  const std::size_t first = std::size_t{tile} * s.tile_words;
   for (u32 x = tid; x < s.tile_words; x += threads)
     a[first + x] = shared[x];
 }

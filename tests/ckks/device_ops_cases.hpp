@@ -43,6 +43,34 @@ inline std::vector<RnsPoly> host_words(const RnsOps& ops, Ciphertext ct) {
   return ct.c;
 }
 
+// Keys made on the CPU from a seeded generator (with the rotations `steps` and conjugation) and
+// two encryptions of z_i = f(i) over every slot at the top level.
+struct KeysAndCiphertexts {
+  SecretKey sk;
+  SwitchingKey rlk;
+  GaloisKeys galois;
+  Ciphertext x, y;
+};
+inline KeysAndCiphertexts keys_and_two_ciphertexts(const CkksContext& c, const RnsOps& cpu,
+                                                   std::uint64_t seed,
+                                                   const std::vector<int>& steps,
+                                                   double (*f)(double)) {
+  auto rng = safhire::core::SeededRandom::from_counter(seed);
+  KeyGenerator gen(c, cpu, rng);
+  auto sk = gen.secret_key();
+  auto rlk = gen.relinearization_key(sk);
+  auto galois = gen.galois_keys(sk, steps, true);
+  const Encoder encoder(c, cpu);
+  std::vector<double> z(c.degree() / 2);
+  for (std::size_t i = 0; i < z.size(); ++i)
+    z[i] = f(static_cast<double>(i));
+  Encryptor enc(c, cpu, rng);
+  const double scale = std::exp2(c.params().log_scale);
+  auto x = enc.encrypt(encoder.encode(z, scale, c.max_level()), sk);
+  auto y = enc.encrypt(encoder.encode(z, scale, c.max_level()), sk);
+  return {std::move(sk), std::move(rlk), std::move(galois), std::move(x), std::move(y)};
+}
+
 inline RnsPoly random_poly(const CkksContext& context, std::vector<ModulusIndex> moduli, bool ntt,
                            u64 seed) {
   std::mt19937_64 rng(seed);
@@ -142,20 +170,9 @@ inline void evaluator_operations_match(const MakeOps& make, std::span<const char
   for (const char* set : sets) {
     Both b(set, make);
     const auto& c = b.context;
-    auto rng = safhire::core::SeededRandom::from_counter(9);
-    KeyGenerator gen(c, *b.cpu, rng);
-    const auto sk = gen.secret_key();
-    const auto rlk = gen.relinearization_key(sk);
     const std::vector<int> steps{1, 2, 3};
-    const auto galois = gen.galois_keys(sk, steps, true);
-    Encoder encoder(c, *b.cpu);
-    std::vector<double> z(c.degree() / 2);
-    for (std::size_t i = 0; i < z.size(); ++i)
-      z[i] = std::sin(static_cast<double>(i));
-    Encryptor enc(c, *b.cpu, rng);
-    const double scale = std::exp2(c.params().log_scale);
-    const auto x = enc.encrypt(encoder.encode(z, scale, c.max_level()), sk);
-    const auto y = enc.encrypt(encoder.encode(z, scale, c.max_level()), sk);
+    const auto [sk, rlk, galois, x, y] =
+        keys_and_two_ciphertexts(c, *b.cpu, 9, steps, [](double i) { return std::sin(i); });
     const Evaluator cpu(c, *b.cpu), gpu(c, *b.gpu);
     const auto m1 = cpu.rescale(cpu.multiply_relinearize(x, y, rlk));
     const auto m2 = gpu.rescale(gpu.multiply_relinearize(x, y, rlk));
@@ -216,20 +233,9 @@ inline void resident_ciphertexts_and_keys_match(const MakeOps& make,
   for (const char* set : sets) {
     Both b(set, make);
     const auto& c = b.context;
-    auto rng = safhire::core::SeededRandom::from_counter(11);
-    KeyGenerator gen(c, *b.cpu, rng);
-    const auto sk = gen.secret_key();
-    const auto rlk = gen.relinearization_key(sk);
     const std::vector<int> steps{1, -2, 5};
-    const auto galois = gen.galois_keys(sk, steps, true);
-    Encoder encoder(c, *b.cpu);
-    std::vector<double> z(c.degree() / 2);
-    for (std::size_t i = 0; i < z.size(); ++i)
-      z[i] = std::cos(static_cast<double>(i));
-    Encryptor enc(c, *b.cpu, rng);
-    const double scale = std::exp2(c.params().log_scale);
-    const auto x = enc.encrypt(encoder.encode(z, scale, c.max_level()), sk);
-    const auto y = enc.encrypt(encoder.encode(z, scale, c.max_level()), sk);
+    const auto [sk, rlk, galois, x, y] =
+        keys_and_two_ciphertexts(c, *b.cpu, 11, steps, [](double i) { return std::cos(i); });
 
     // The same ciphertexts and keys, resident; a round trip through the device is exact.
     auto rx = x, ry = y;
