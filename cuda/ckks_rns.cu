@@ -63,11 +63,11 @@ __global__ void signed_residues_kernel(kernels::SignedResiduesArgs args) {
   kernels::signed_residues_limb(args, blockIdx.y, stride_first(), stride_step());
 }
 
-__global__ void convert_prepare_kernel(kernels::ConvertArgs args) {
+__global__ void convert_prepare_kernel(kernels::ConvertPrepareArgs args) {
   kernels::convert_prepare_limb(args, blockIdx.y, stride_first(), stride_step());
 }
 
-__global__ void convert_rounding_kernel(kernels::ConvertArgs args) {
+__global__ void convert_rounding_kernel(kernels::ConvertRoundingArgs args) {
   kernels::convert_rounding(args, stride_first(), stride_step());
 }
 
@@ -178,11 +178,12 @@ struct CudaCkksDevice {
     signed_residues_kernel<<<dims(g), kernels::kThreads, 0, s>>>(args);
     check_launch("signed_residues_kernel");
   }
-  static void convert_prepare(kernels::Grid g, const kernels::ConvertArgs& args, Stream s) {
+  static void convert_prepare(kernels::Grid g, const kernels::ConvertPrepareArgs& args, Stream s) {
     convert_prepare_kernel<<<dims(g), kernels::kThreads, 0, s>>>(args);
     check_launch("convert_prepare_kernel");
   }
-  static void convert_rounding(kernels::Grid g, const kernels::ConvertArgs& args, Stream s) {
+  static void convert_rounding(kernels::Grid g, const kernels::ConvertRoundingArgs& args,
+                               Stream s) {
     convert_rounding_kernel<<<dims(g), kernels::kThreads, 0, s>>>(args);
     check_launch("convert_rounding_kernel");
   }

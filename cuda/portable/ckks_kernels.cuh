@@ -5,6 +5,12 @@
 // tests/ckks/test_ckks_device_emulation.cpp runs them on CPU threads through the same
 // DeviceRnsOps (device_rns_ops.hpp), so that their indexing is checked without a GPU.
 //
+// Each launch's constants (the limbs' moduli and offsets, the inner products' addresses, the base
+// conversion's tables) travel in its kernel parameters, at most 4 KB on every device and driver,
+// so that a launch uploads nothing and allocates nothing: a launch covers a bounded number of
+// limbs (kMaxLimbs, kMaxProductLimbs, the conversion's targets), and the backend splits longer
+// polynomials over several launches.
+//
 // Arithmetic is the CPU's (core/modarith.hpp): products of two residues and sums of products
 // through reduce_double_word, Shoup products by constants, and the exact base conversion's
 // double-precision rounding with FMA contraction ruled out, so every output word is the CPU's.
@@ -27,6 +33,12 @@ using u64 = std::uint64_t;
 // Threads per block of every CKKS kernel.
 inline constexpr u32 kThreads = 256;
 
+// Limbs per launch of the kernels that take a constant or two per limb (a polynomial over more
+// primes takes several launches, as the test sets do).
+inline constexpr u32 kMaxLimbs = 16;
+// The kernel parameters' size on every device and driver (4096 bytes), less some headroom.
+inline constexpr std::size_t kMaxParameterBytes = 4000;
+
 // A launch's grid: x blocks per limb (a grid-stride loop within it), y limbs.
 struct Grid {
   u32 x = 1, y = 1;
@@ -44,16 +56,17 @@ inline Grid grid_for(u32 n, std::size_t limbs) {
 enum class NttPass : int { forward_columns, forward_chunks, inverse_chunks, inverse_columns };
 
 struct NttArgs {
-  u64* data;  // the limbs, N words each
+  u64* data;  // the launch's first limb, N words each
   negacyclic::Split split;
   const u64* tables;     // [modulus][N]: forward or inverse twiddles
   const u64* quotients;  // their Shoup quotients
   const u64* moduli;     // [modulus]
   const u64* n_inv;      // [modulus]: N^-1 and its quotient
   const u64* n_inv_quotient;
-  const u32* modulus_index;  // [limb]
   NttPass pass;
+  u32 modulus_index[kMaxLimbs];  // [limb]
 };
+static_assert(sizeof(NttArgs) <= kMaxParameterBytes);
 
 template <class Sync>
 SAFHIRE_HD void ntt_tile(const NttArgs& args, u32 tile, u32 limb, u64* shared, u32 tid, u32 threads,
@@ -100,14 +113,16 @@ enum class Op : int {
 };
 
 // out limb k = op(a, b) over the limbs the map names; a and b in [0, q), out in [0, q).
+// out points at the launch's first output limb.
 struct ElementwiseArgs {
   const u64* a;
   const u64* b;
   u64* out;
   u32 n;
-  const LimbMap* map;
   Op op;
+  LimbMap map[kMaxLimbs];
 };
+static_assert(sizeof(ElementwiseArgs) <= kMaxParameterBytes);
 
 SAFHIRE_HD void elementwise_limb(const ElementwiseArgs& args, u32 k, u32 first, u32 stride) {
   const LimbMap m = args.map[k];
@@ -147,26 +162,33 @@ SAFHIRE_HD void elementwise_limb(const ElementwiseArgs& args, u32 k, u32 first, 
 }
 
 // out[k] = sum_j a_j[k] b_j[k]: `pairs` pairs (at most 16: the two-word sum cannot overflow),
-// the limbs' addresses per (k, j) in limbs ([k][j][a, b]); a_j read through perm, or at
-// t >> shift[j] (a compact a_j, rns_ops.hpp).
+// the limbs' addresses per (k, j) in limbs ([k][a_j, b_j]); a_j read through perm, or at
+// t >> shift[j] (a compact a_j, rns_ops.hpp), or, where its address is null, a constant a_j
+// (one word per limb: constant[k][j]). out points at the launch's first output limb.
+inline constexpr u32 kMaxPairs = 16;
+inline constexpr u32 kMaxProductLimbs = 8;
 struct InnerProductArgs {
-  const u64* const* limbs;
   u64* out;
-  u32 n;
-  const LimbMap* map;
-  u32 pairs;
   const u32* perm;
-  const u32* shift;
+  u32 n;
+  u32 pairs;
+  u32 shift[kMaxPairs];
+  LimbMap map[kMaxProductLimbs];
+  const u64* limbs[kMaxProductLimbs][2 * kMaxPairs];
+  u64 constant[kMaxProductLimbs][kMaxPairs];
 };
+static_assert(sizeof(InnerProductArgs) <= kMaxParameterBytes);
 
 SAFHIRE_HD void inner_product_limb(const InnerProductArgs& args, u32 k, u32 first, u32 stride) {
   const LimbMap m = args.map[k];
-  const u64* const* l = args.limbs + std::size_t{k} * args.pairs * 2;
+  const u64* const* l = args.limbs[k];
   u64* o = args.out + std::size_t{k} * args.n;
   for (u32 t = first; t < args.n; t += stride) {
     u64 hi = 0, lo = 0;
     for (u32 j = 0; j < args.pairs; ++j) {
-      const u64 x = l[2 * j][args.perm != nullptr ? args.perm[t] : t >> args.shift[j]];
+      const u64* a = l[2 * j];
+      const u64 x = a == nullptr ? args.constant[k][j]
+                                 : a[args.perm != nullptr ? args.perm[t] : t >> args.shift[j]];
       const u64 y = l[2 * j + 1][t];
       const u64 p_lo = x * y;
       lo += p_lo;
@@ -180,10 +202,11 @@ SAFHIRE_HD void inner_product_limb(const InnerProductArgs& args, u32 k, u32 firs
 struct PermuteArgs {
   const u64* a;
   u64* out;
-  u32 n;
-  const LimbMap* map;
   const u32* perm;
+  u32 n;
+  LimbMap map[kMaxLimbs];
 };
+static_assert(sizeof(PermuteArgs) <= kMaxParameterBytes);
 
 SAFHIRE_HD void permute_limb(const PermuteArgs& args, u32 k, u32 first, u32 stride) {
   const u64* x = args.a + args.map[k].a;
@@ -200,8 +223,9 @@ struct SignedResiduesArgs {
   const u64* c;
   u64* out;
   u32 n;
-  const LimbMap* map;
+  LimbMap map[kMaxLimbs];
 };
+static_assert(sizeof(SignedResiduesArgs) <= kMaxParameterBytes);
 
 SAFHIRE_HD void signed_residues_limb(const SignedResiduesArgs& args, u32 k, u32 first, u32 stride) {
   const u64 q = args.map[k].q, m = args.map[k].c;
@@ -217,26 +241,46 @@ SAFHIRE_HD void signed_residues_limb(const SignedResiduesArgs& args, u32 k, u32 
   }
 }
 
-// Base conversion (rns.hpp, BaseConverter) in three launches:
+// Base conversion (rns.hpp, BaseConverter) in three kinds of launches:
 //   prepare, one limb per source prime i: y_i = x_i (Q/q_i)^-1 mod q_i (from[i].c);
 //   rounding (the exact variant only, one "limb"): v = round(sum_i y_i / q_i), in the CPU's order
 //   and rounding;
 //   convert, one limb per target prime p_j: out_j = sum_i y_i (Q/q_i mod p_j) mod p_j, the
 //   two-word sums folded every 15 terms, minus v (Q mod p_j) for the exact variant.
-struct ConvertArgs {
+// At most kMaxSources sources; the targets split over launches of at most kMaxTargets, with
+// k constants each within kConvertConstants.
+inline constexpr u32 kMaxSources = 64;
+inline constexpr u32 kMaxTargets = 16;
+inline constexpr u32 kConvertConstants = 320;
+
+struct ConvertPrepareArgs {
   const u64* in;
-  u64* y;  // k N words
+  u64* y;  // the launch's first source row (k N words in all)
+  u32 n;
+  LimbMap from[kMaxLimbs];  // [i]: q_i, in's limb offset (a), (Q/q_i)^-1 mod q_i (c)
+};
+static_assert(sizeof(ConvertPrepareArgs) <= kMaxParameterBytes);
+
+struct ConvertRoundingArgs {
+  const u64* y;
   u64* v;  // N words
+  u32 n, k;
+  double inv_q[kMaxSources];  // [i]: 1 / q_i
+};
+static_assert(sizeof(ConvertRoundingArgs) <= kMaxParameterBytes);
+
+struct ConvertArgs {
+  const u64* y;
+  const u64* v;
   u64* out;
   u32 n, k;
-  const LimbMap* from;   // [i]: q_i, in's limb offset (a), (Q/q_i)^-1 mod q_i (c)
-  const LimbMap* to;     // [j]: p_j, ratio, out's limb offset (a), Q mod p_j (c)
-  const u64* constants;  // [j][i]: (Q/q_i) mod p_j
-  const double* inv_q;   // [i]: 1 / q_i
   bool exact;
+  LimbMap to[kMaxTargets];           // [j]: p_j, ratio, out's limb offset (a), Q mod p_j (c)
+  u64 constants[kConvertConstants];  // [j][i]: (Q/q_i) mod p_j
 };
+static_assert(sizeof(ConvertArgs) <= kMaxParameterBytes);
 
-SAFHIRE_HD void convert_prepare_limb(const ConvertArgs& args, u32 i, u32 first, u32 stride) {
+SAFHIRE_HD void convert_prepare_limb(const ConvertPrepareArgs& args, u32 i, u32 first, u32 stride) {
   const LimbMap m = args.from[i];
   u64* y = args.y + std::size_t{i} * args.n;
   for (u32 t = first; t < args.n; t += stride)
@@ -259,7 +303,7 @@ SAFHIRE_HD double add_rounded(double a, double b) {
 #endif
 }
 
-SAFHIRE_HD void convert_rounding(const ConvertArgs& args, u32 first, u32 stride) {
+SAFHIRE_HD void convert_rounding(const ConvertRoundingArgs& args, u32 first, u32 stride) {
   for (u32 t = first; t < args.n; t += stride) {
     double sum = 0;
     for (u32 i = 0; i < args.k; ++i) {
@@ -273,7 +317,7 @@ SAFHIRE_HD void convert_rounding(const ConvertArgs& args, u32 first, u32 stride)
 
 SAFHIRE_HD void convert_limb(const ConvertArgs& args, u32 j, u32 first, u32 stride) {
   const LimbMap m = args.to[j];
-  const u64* c = args.constants + std::size_t{j} * args.k;
+  const u64* c = args.constants + j * args.k;
   for (u32 t = first; t < args.n; t += stride) {
     u64 hi = 0, lo = 0;
     u32 i = 0;
@@ -308,12 +352,14 @@ struct AesTables {
 inline constexpr u32 kUniformChunk = 512;
 inline constexpr u32 kUniformBlocks = kUniformChunk / 2;  // AES blocks of the largest draw
 
+// out points at the launch's first limb.
 struct UniformArgs {
-  const LimbMap* map;  // [k]: q_k
-  const u64* streams;  // [k]: the limb's AES-CTR stream
-  u32 n;
   u64* out;
+  u32 n;
+  u64 q[kMaxLimbs];
+  u64 stream[kMaxLimbs];  // the limb's AES-CTR stream
 };
+static_assert(sizeof(UniformArgs) + sizeof(AesTables) <= kMaxParameterBytes);
 
 // All ones below q's top bit (q < 2^64).
 SAFHIRE_HD u64 bit_length_mask(u64 q) {
@@ -344,7 +390,7 @@ SAFHIRE_HD void uniform_chunk(const AesTables& tables, const UniformArgs& args, 
     shared.round_keys[i] = tables.round_keys[i];
   sync();
   const u32 first = chunk * kUniformChunk;
-  const u64 q = args.map[k].q, stream = args.streams[k], mask = bit_length_mask(q);
+  const u64 q = args.q[k], stream = args.stream[k], mask = bit_length_mask(q);
   const u32 want = kUniformChunk < args.n - first ? kUniformChunk : args.n - first;
   u64* o = args.out + std::size_t{k} * args.n + first;
   u64 counter = u64{chunk} << 32;

@@ -19,13 +19,14 @@
 //   push_range / pop_range (the steps around them);
 //   the launches ntt, elementwise, inner_product, uniform, permute, signed_residues,
 //   convert_prepare, convert_rounding and convert (ckks_kernels.cuh: a Grid and the kernel's
-//   arguments).
+//   arguments, which carry the launch's constants by value: nothing is uploaded for them).
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -176,12 +177,15 @@ class DeviceRnsOps final : public ckks::RnsOps {
   void inner_product(std::span<const RnsPoly* const> a, std::span<const RnsPoly* const> b,
                      RnsPoly& out, std::span<const std::uint32_t> perm) const override {
     const typename Device::Range range("ckks inner_product");
-    require(!a.empty() && a.size() == b.size() && a.size() <= 16, ErrorCode::size_mismatch,
-            "inner product of 1 .. 16 pairs of polynomials");
+    require(!a.empty() && a.size() == b.size() && a.size() <= ckks_kernels::kMaxPairs,
+            ErrorCode::size_mismatch, "inner product of 1 .. 16 pairs of polynomials");
     const std::uint32_t n = out.n;
     require(perm.empty() || perm.size() == n, ErrorCode::size_mismatch,
             "a fused permutation needs N entries");
-    std::vector<View> va, vb;
+    // A host constant (a compact a_j of one word per limb, such as a polynomial evaluation's
+    // coefficients) goes in the launch's parameters instead of being staged.
+    std::vector<std::optional<View>> va;
+    std::vector<View> vb;
     std::vector<std::uint32_t> shift;
     va.reserve(a.size());
     vb.reserve(a.size());
@@ -193,28 +197,38 @@ class DeviceRnsOps final : public ckks::RnsOps {
       require(an == n || perm.empty(), ErrorCode::invalid_argument,
               "a fused permutation of a compact polynomial");
       shift.push_back(static_cast<std::uint32_t>(__builtin_ctz(n / an)));
-      va.emplace_back(*a[j], s());
+      if (an == 1 && !a[j]->on_device()) {
+        check_words(*a[j]);
+        va.emplace_back();
+      } else {
+        va.emplace_back(std::in_place, *a[j], s());
+      }
       vb.emplace_back(*b[j], s());
     }
-    std::vector<LimbMap> map;
-    std::vector<const u64*> limbs;  // [k][j][a, b]
-    for (ModulusIndex mod : out.moduli) {
-      map.push_back(limb_map(mod, 0, 0, 0));
-      for (std::size_t j = 0; j < a.size(); ++j) {
-        limbs.push_back(va[j].get() + a[j]->position(mod) * a[j]->n);
-        limbs.push_back(vb[j].get() + b[j]->position(mod) * n);
-      }
-    }
     Target dout(out, s());
-    const Buffer<LimbMap> dmap(std::span<const LimbMap>(map), s());
-    const Buffer<const u64*> dlimbs(std::span<const u64* const>(limbs), s());
     const Buffer<std::uint32_t> dperm(perm, s());
-    const Buffer<std::uint32_t> dshift(std::span<const std::uint32_t>(shift), s());
-    Device::inner_product(
-        ckks_kernels::grid_for(n, out.limbs()),
-        {dlimbs.data(), dout.get(), n, dmap.data(), static_cast<std::uint32_t>(a.size()),
-         perm.empty() ? nullptr : dperm.data(), dshift.data()},
-        s());
+    in_launches(out.limbs(), ckks_kernels::kMaxProductLimbs, [&](std::size_t first, u32 count) {
+      ckks_kernels::InnerProductArgs args{};
+      args.out = dout.get() + first * n;
+      args.perm = perm.empty() ? nullptr : dperm.data();
+      args.n = n;
+      args.pairs = static_cast<u32>(a.size());
+      std::copy(shift.begin(), shift.end(), args.shift);
+      for (u32 k = 0; k < count; ++k) {
+        const ModulusIndex mod = out.moduli[first + k];
+        args.map[k] = limb_map(mod, 0, 0, 0);
+        for (std::size_t j = 0; j < a.size(); ++j) {
+          const std::size_t at = a[j]->position(mod) * a[j]->n;
+          if (va[j]) {
+            args.limbs[k][2 * j] = va[j]->get() + at;
+          } else {
+            args.constant[k][j] = a[j]->data[at];
+          }
+          args.limbs[k][2 * j + 1] = vb[j].get() + b[j]->position(mod) * n;
+        }
+      }
+      Device::inner_product(ckks_kernels::grid_for(n, count), args, s());
+    });
     out.ntt = a[0]->ntt;
     dout.finish();
   }
@@ -223,21 +237,23 @@ class DeviceRnsOps final : public ckks::RnsOps {
                std::span<const ModulusIndex> moduli, RnsPoly& out) const override {
     const typename Device::Range range("ckks uniform");
     reshape(out, moduli, true);
-    std::vector<LimbMap> map;
-    std::vector<u64> streams;
-    for (ModulusIndex mod : out.moduli) {
-      map.push_back(limb_map(mod, 0, 0, 0));
-      streams.push_back(stream_base | mod);
-    }
     ckks_kernels::AesTables tables{};
     std::copy(core::aes_sbox().begin(), core::aes_sbox().end(), tables.sbox);
     std::copy(prf.round_keys().begin(), prf.round_keys().end(), tables.round_keys);
     Target dout(out, s());
-    const Buffer<LimbMap> dmap(std::span<const LimbMap>(map), s());
-    const Buffer<u64> dstreams(std::span<const u64>(streams), s());
-    const Grid grid{(out.n + ckks_kernels::kUniformChunk - 1) / ckks_kernels::kUniformChunk,
-                    static_cast<std::uint32_t>(out.limbs())};
-    Device::uniform(grid, tables, {dmap.data(), dstreams.data(), out.n, dout.get()}, s());
+    in_launches(out.limbs(), ckks_kernels::kMaxLimbs, [&](std::size_t first, u32 count) {
+      ckks_kernels::UniformArgs args{};
+      args.out = dout.get() + first * out.n;
+      args.n = out.n;
+      for (u32 k = 0; k < count; ++k) {
+        const ModulusIndex mod = out.moduli[first + k];
+        args.q[k] = context().prime(mod);
+        args.stream[k] = stream_base | mod;
+      }
+      const Grid grid{(out.n + ckks_kernels::kUniformChunk - 1) / ckks_kernels::kUniformChunk,
+                      count};
+      Device::uniform(grid, tables, args, s());
+    });
     dout.finish();
   }
 
@@ -246,15 +262,21 @@ class DeviceRnsOps final : public ckks::RnsOps {
     require(&a != &out, ErrorCode::invalid_argument, "permute: output aliases input");
     require(a.ntt && perm.size() == out.n && a.n == out.n, ErrorCode::size_mismatch,
             "permute takes NTT-form limbs and a permutation of N slots");
-    std::vector<LimbMap> map;
-    for (ModulusIndex mod : out.moduli)
-      map.push_back(limb_map(mod, a.position(mod) * a.n, 0, 0));
     const View da(a, s());
     Target dout(out, s());
-    const Buffer<LimbMap> dmap(std::span<const LimbMap>(map), s());
     const Buffer<std::uint32_t> dperm(perm, s());
-    Device::permute(ckks_kernels::grid_for(out.n, out.limbs()),
-                    {da.get(), dout.get(), out.n, dmap.data(), dperm.data()}, s());
+    in_launches(out.limbs(), ckks_kernels::kMaxLimbs, [&](std::size_t first, u32 count) {
+      ckks_kernels::PermuteArgs args{};
+      args.a = da.get();
+      args.out = dout.get() + first * out.n;
+      args.perm = dperm.data();
+      args.n = out.n;
+      for (u32 k = 0; k < count; ++k) {
+        const ModulusIndex mod = out.moduli[first + k];
+        args.map[k] = limb_map(mod, a.position(mod) * a.n, 0, 0);
+      }
+      Device::permute(ckks_kernels::grid_for(out.n, count), args, s());
+    });
     dout.finish();
   }
 
@@ -266,18 +288,20 @@ class DeviceRnsOps final : public ckks::RnsOps {
     const std::uint32_t n = context().degree();
     require(c.size() == n, ErrorCode::size_mismatch, "lazy coefficients of another degree");
     reshape(out, moduli, false);
-    std::vector<LimbMap> map;
-    for (ModulusIndex mod : out.moduli) {
-      LimbMap m = limb_map(mod, 0, 0, 0);
-      m.c = core::shoup_quotient<u64>(1, m.q);  // floor(2^64 / q)
-      map.push_back(m);
-    }
     // Two's complement words: int64_t and uint64_t may alias.
     const Buffer<u64> dc(std::span<const u64>(reinterpret_cast<const u64*>(c.data()), n), s());
-    const Buffer<LimbMap> dmap(std::span<const LimbMap>(map), s());
     Target dout(out, s());
-    Device::signed_residues(ckks_kernels::grid_for(n, out.limbs()),
-                            {dc.data(), dout.get(), n, dmap.data()}, s());
+    in_launches(out.limbs(), ckks_kernels::kMaxLimbs, [&](std::size_t first, u32 count) {
+      ckks_kernels::SignedResiduesArgs args{};
+      args.c = dc.data();
+      args.out = dout.get() + first * n;
+      args.n = n;
+      for (u32 k = 0; k < count; ++k) {
+        args.map[k] = limb_map(out.moduli[first + k], 0, 0, 0);
+        args.map[k].c = core::shoup_quotient<u64>(1, args.map[k].q);  // floor(2^64 / q)
+      }
+      Device::signed_residues(ckks_kernels::grid_for(n, count), args, s());
+    });
     dout.finish();
     transform(out, 0, out.limbs(), false);
   }
@@ -291,37 +315,54 @@ class DeviceRnsOps final : public ckks::RnsOps {
     const auto from = converter.from();
     const auto to = converter.to();
     const auto k = static_cast<std::uint32_t>(from.size());
+    require(k >= 1 && k <= ckks_kernels::kMaxSources, ErrorCode::invalid_argument,
+            "the CUDA base conversion takes 1 .. 64 source primes");
     const auto& tables = converter.tables();
-    std::vector<LimbMap> from_map, to_map;
-    for (std::size_t i = 0; i < k; ++i) {
-      LimbMap m = limb_map(from[i], in.position(from[i]) * n, 0, 0);
-      m.c = tables.qhat_inv[i].value;
-      m.c_quotient = tables.qhat_inv[i].quotient;
-      from_map.push_back(m);
-    }
-    std::vector<u64> constants;
-    for (std::size_t j = 0; j < to.size(); ++j) {
-      LimbMap m = limb_map(to[j], out.position(to[j]) * n, 0, 0);
-      m.c = tables.q_mod[j].value;
-      m.c_quotient = tables.q_mod[j].quotient;
-      to_map.push_back(m);
-      for (std::size_t i = 0; i < k; ++i)
-        constants.push_back(tables.qhat_mod[j * k + i].value);
-    }
     const View din(in, s());
     Target dout(out, s());  // other limbs kept
     Buffer<u64> dy(std::size_t{k} * n, s()), dv(n, s());
-    const Buffer<LimbMap> dfrom(std::span<const LimbMap>(from_map), s());
-    const Buffer<LimbMap> dto(std::span<const LimbMap>(to_map), s());
-    const Buffer<u64> dconst(std::span<const u64>(constants), s());
-    const Buffer<double> dinv(std::span<const double>(tables.inv_q), s());
+    in_launches(k, ckks_kernels::kMaxLimbs, [&](std::size_t first, u32 count) {
+      ckks_kernels::ConvertPrepareArgs args{};
+      args.in = din.get();
+      args.y = dy.data() + first * n;
+      args.n = n;
+      for (u32 i = 0; i < count; ++i) {
+        LimbMap& m = args.from[i];
+        m = limb_map(from[first + i], in.position(from[first + i]) * n, 0, 0);
+        m.c = tables.qhat_inv[first + i].value;
+        m.c_quotient = tables.qhat_inv[first + i].quotient;
+      }
+      Device::convert_prepare(ckks_kernels::grid_for(n, count), args, s());
+    });
     const bool exact = variant == ckks::Conversion::exact;
-    const ckks_kernels::ConvertArgs args{
-        din.get(),    dy.data(),  dv.data(),     dout.get(),  n,    k,
-        dfrom.data(), dto.data(), dconst.data(), dinv.data(), exact};
-    Device::convert_prepare(ckks_kernels::grid_for(n, k), args, s());
-    if (exact) Device::convert_rounding(ckks_kernels::grid_for(n, 1), args, s());
-    Device::convert(ckks_kernels::grid_for(n, to.size()), args, s());
+    if (exact) {
+      ckks_kernels::ConvertRoundingArgs args{};
+      args.y = dy.data();
+      args.v = dv.data();
+      args.n = n;
+      args.k = k;
+      std::copy(tables.inv_q.begin(), tables.inv_q.end(), args.inv_q);
+      Device::convert_rounding(ckks_kernels::grid_for(n, 1), args, s());
+    }
+    const u32 per = std::min(ckks_kernels::kMaxTargets, ckks_kernels::kConvertConstants / k);
+    in_launches(to.size(), per, [&](std::size_t first, u32 count) {
+      ckks_kernels::ConvertArgs args{};
+      args.y = dy.data();
+      args.v = dv.data();
+      args.out = dout.get();
+      args.n = n;
+      args.k = k;
+      args.exact = exact;
+      for (u32 j = 0; j < count; ++j) {
+        LimbMap& m = args.to[j];
+        m = limb_map(to[first + j], out.position(to[first + j]) * n, 0, 0);
+        m.c = tables.q_mod[first + j].value;
+        m.c_quotient = tables.q_mod[first + j].quotient;
+        for (u32 i = 0; i < k; ++i)
+          args.constants[j * k + i] = tables.qhat_mod[(first + j) * k + i].value;
+      }
+      Device::convert(ckks_kernels::grid_for(n, count), args, s());
+    });
     dout.finish();
   }
 
@@ -386,18 +427,31 @@ class DeviceRnsOps final : public ckks::RnsOps {
     const typename Device::Range range("ckks elementwise");
     require(a.n == out.n && b.n == out.n && a.ntt == b.ntt, ErrorCode::size_mismatch,
             "RNS operands of different degrees or forms");
-    std::vector<LimbMap> map;
-    for (ModulusIndex mod : out.moduli) {
-      map.push_back(limb_map(mod, a.position(mod) * a.n, b.position(mod) * b.n,
-                             scalars.empty() ? 0 : scalars[mod]));
-    }
     const View da(a, s()), db(b, s());
     Target dout(out, s());
-    const Buffer<LimbMap> dmap(std::span<const LimbMap>(map), s());
-    Device::elementwise(ckks_kernels::grid_for(out.n, out.limbs()),
-                        {da.get(), db.get(), dout.get(), out.n, dmap.data(), op}, s());
+    in_launches(out.limbs(), ckks_kernels::kMaxLimbs, [&](std::size_t first, u32 count) {
+      ckks_kernels::ElementwiseArgs args{};
+      args.a = da.get();
+      args.b = db.get();
+      args.out = dout.get() + first * out.n;
+      args.n = out.n;
+      args.op = op;
+      for (u32 k = 0; k < count; ++k) {
+        const ModulusIndex mod = out.moduli[first + k];
+        args.map[k] = limb_map(mod, a.position(mod) * a.n, b.position(mod) * b.n,
+                               scalars.empty() ? 0 : scalars[mod]);
+      }
+      Device::elementwise(ckks_kernels::grid_for(out.n, count), args, s());
+    });
     if (op != Op::sub_scale && op != Op::scale) out.ntt = a.ntt;
     dout.finish();
+  }
+
+  // f(first, count) for the launches that cover `limbs` limbs, at most `per` each.
+  template <class F>
+  static void in_launches(std::size_t limbs, u32 per, F f) {
+    for (std::size_t first = 0; first < limbs; first += per)
+      f(first, static_cast<u32>(std::min<std::size_t>(per, limbs - first)));
   }
 
   void transform(RnsPoly& p, std::size_t first, std::size_t last, bool inverse) const {
@@ -408,30 +462,32 @@ class DeviceRnsOps final : public ckks::RnsOps {
                     : "forward NTT of a polynomial already in NTT form");
     if (first >= last) return;
     const std::uint32_t n = p.n;
-    const std::vector<std::uint32_t> index(p.moduli.begin() + first, p.moduli.begin() + last);
-    const Buffer<std::uint32_t> dindex(std::span<const std::uint32_t>(index), s());
     Target target(p, s());
-    ckks_kernels::NttArgs args{target.get() + first * n,
-                               negacyclic::split(static_cast<std::uint32_t>(__builtin_ctz(n))),
-                               inverse ? inverse_.data() : forward_.data(),
-                               inverse ? inverse_q_.data() : forward_q_.data(),
-                               moduli_.data(),
-                               n_inv_.data(),
-                               n_inv_quotient_.data(),
-                               dindex.data(),
-                               ckks_kernels::NttPass::forward_columns};
-    const Grid grid{args.split.tiles, static_cast<std::uint32_t>(last - first)};
-    const auto pass = [&](ckks_kernels::NttPass which) {
-      args.pass = which;
-      Device::ntt(grid, args, s());
-    };
-    if (!inverse) {
-      pass(ckks_kernels::NttPass::forward_columns);
-      if (args.split.has_chunk_pass()) pass(ckks_kernels::NttPass::forward_chunks);
-    } else {
-      if (args.split.has_chunk_pass()) pass(ckks_kernels::NttPass::inverse_chunks);
-      pass(ckks_kernels::NttPass::inverse_columns);
-    }
+    const auto split = negacyclic::split(static_cast<std::uint32_t>(__builtin_ctz(n)));
+    in_launches(last - first, ckks_kernels::kMaxLimbs, [&](std::size_t begin, u32 count) {
+      ckks_kernels::NttArgs args{};
+      args.data = target.get() + (first + begin) * n;
+      args.split = split;
+      args.tables = inverse ? inverse_.data() : forward_.data();
+      args.quotients = inverse ? inverse_q_.data() : forward_q_.data();
+      args.moduli = moduli_.data();
+      args.n_inv = n_inv_.data();
+      args.n_inv_quotient = n_inv_quotient_.data();
+      for (u32 k = 0; k < count; ++k)
+        args.modulus_index[k] = p.moduli[first + begin + k];
+      const Grid grid{split.tiles, count};
+      const auto pass = [&](ckks_kernels::NttPass which) {
+        args.pass = which;
+        Device::ntt(grid, args, s());
+      };
+      if (!inverse) {
+        pass(ckks_kernels::NttPass::forward_columns);
+        if (split.has_chunk_pass()) pass(ckks_kernels::NttPass::forward_chunks);
+      } else {
+        if (split.has_chunk_pass()) pass(ckks_kernels::NttPass::inverse_chunks);
+        pass(ckks_kernels::NttPass::inverse_columns);
+      }
+    });
     target.finish();
     if (first == 0 && last == p.limbs()) p.ntt = !inverse;
   }

@@ -129,15 +129,16 @@ inline void primitives_match(const MakeOps& make, std::span<const char* const> s
     same("inner_product", [&](const RnsOps& ops, RnsPoly& o) { ops.inner_product(xs, ys, o); });
     same("inner_product (permuted)",
          [&](const RnsOps& ops, RnsPoly& o) { ops.inner_product(xs, ys, o, perm); });
-    // Compact (block-constant) first operands: blocks of 1024, 4 and 2 coefficients.
+    // Compact (block-constant) first operands: blocks of 1024, 4 and 2 coefficients, and a
+    // constant (one word per limb).
     RnsPoly c1(c.degree() / 1024, all, true), c2(c.degree() / 4, all, true),
-        c3(c.degree() / 2, all, true);
-    for (RnsPoly* cp : {&c1, &c2, &c3}) {
+        c3(c.degree() / 2, all, true), c4(1, all, true);
+    for (RnsPoly* cp : {&c1, &c2, &c3, &c4}) {
       for (std::size_t k = 0; k < cp->limbs(); ++k)
         std::copy_n(a.limb(k).begin(), cp->n, cp->limb(k).begin());
     }
-    const std::vector<const RnsPoly*> cs{&c1, &c2, &d, &c3};
-    const std::vector<const RnsPoly*> ds{&f, &e, &a, &d};
+    const std::vector<const RnsPoly*> cs{&c1, &c2, &d, &c3, &c4};
+    const std::vector<const RnsPoly*> ds{&f, &e, &a, &d, &e};
     same("inner_product (compact)",
          [&](const RnsOps& ops, RnsPoly& o) { ops.inner_product(cs, ds, o); });
     // A lazy diagonal's limbs from its signed coefficients (the extremes of int64 among them).
