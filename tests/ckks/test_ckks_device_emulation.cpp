@@ -12,14 +12,10 @@
 #include <gtest/gtest.h>
 
 #include <array>
-#include <barrier>
-#include <condition_variable>
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -28,6 +24,7 @@
 #include "portable/device_rns_ops.hpp"
 #include "safhire/core/aes_block.hpp"
 #include "safhire/core/aes_ctr.hpp"
+#include "safhire/core/parallel.hpp"
 #include "safhire/core/primes.hpp"
 #include "test_util.hpp"
 
@@ -86,77 +83,12 @@ TEST(CkksUniformEmulation, ChunksMatchTheCpuStream) {
 
 // ---- the whole backend over an emulated device ------------------------------------------------
 
-// Worker threads that run one job at once and meet at one barrier: a launch's thread blocks,
-// one after another, each run by every member as its threads.
-class Team {
- public:
-  using Sync = std::function<void()>;
-  using Job = std::function<void(u32 tid, const Sync& sync)>;
-
-  explicit Team(u32 size) : size_(size), barrier_(size) {
-    for (u32 i = 0; i < size; ++i)
-      workers_.emplace_back([this, i] { work(i); });
-  }
-  ~Team() {
-    {
-      const std::lock_guard lock(mutex_);
-      stop_ = true;
-      ++generation_;
-    }
-    start_.notify_all();
-    for (auto& w : workers_)
-      w.join();
-  }
-  Team(const Team&) = delete;
-  Team& operator=(const Team&) = delete;
-
-  u32 size() const { return size_; }
-
-  // job(tid, sync) on every member at once; returns when every member has returned.
-  void run(const Job& job) {
-    std::unique_lock lock(mutex_);
-    job_ = &job;
-    running_ = size_;
-    ++generation_;
-    start_.notify_all();
-    done_.wait(lock, [&] { return running_ == 0; });
-    job_ = nullptr;
-  }
-
-  static Team& shared() {
-    static Team team(2);
-    return team;
-  }
-
- private:
-  void work(u32 tid) {
-    const Sync sync = [this] { barrier_.arrive_and_wait(); };
-    std::uint64_t seen = 0;
-    for (;;) {
-      const Job* job = nullptr;
-      {
-        std::unique_lock lock(mutex_);
-        start_.wait(lock, [&] { return generation_ != seen; });
-        seen = generation_;
-        if (stop_) return;
-        job = job_;
-      }
-      (*job)(tid, sync);
-      const std::lock_guard lock(mutex_);
-      if (--running_ == 0) done_.notify_one();
-    }
-  }
-
-  u32 size_;
-  std::barrier<> barrier_;
-  std::mutex mutex_;
-  std::condition_variable start_, done_;
-  const Job* job_ = nullptr;
-  u32 running_ = 0;
-  std::uint64_t generation_ = 0;
-  bool stop_ = false;
-  std::vector<std::thread> workers_;
-};
+// The workers that run the emulated launches (the project's fork-join pool), shared by every
+// backend of the process: two, the cores CI has.
+core::WorkerPool& workers() {
+  static core::WorkerPool pool(2);
+  return pool;
+}
 
 // The emulated device's host traffic: the sizes (in elements) of the smallest and largest
 // uploads, and the downloads.
@@ -261,30 +193,32 @@ struct EmulatedDevice {
   static void push_range(const char*) { ++depth; }
   static void pop_range() { --depth; }
 
-  // body(limb, first, stride) for every (block, thread) of the grid.
+  // body(limb, first, stride) for every (block, thread) of the grid, the pairs dealt to the
+  // workers.
   template <class Body>
   static void per_limb(kernels::Grid g, Body body) {
-    Team& team = Team::shared();
+    core::WorkerPool& pool = workers();
     const u32 stride = g.x * kernels::kThreads;
-    team.run([&](u32 tid, const Team::Sync&) {
-      for (std::size_t item = tid; item < std::size_t{g.y} * stride; item += team.size())
+    const std::size_t items = std::size_t{g.y} * stride;
+    pool.run(pool.threads(), [&](std::size_t member, unsigned) {
+      for (std::size_t item = member; item < items; item += pool.threads())
         body(static_cast<u32>(item / stride), static_cast<u32>(item % stride), stride);
     });
   }
 
   // body(block x, block y, shared, tid, threads, sync) for every block of the grid: the blocks
-  // dealt to the team's members, each block run by one thread (its barriers then hold
-  // trivially; the kernels' own tests run every block's threads at once) over fresh poisoned
-  // shared memory.
+  // dealt to the workers, each block run by one thread (its barriers then hold trivially; the
+  // kernels' own tests run every block's threads at once) over fresh poisoned shared memory.
   template <class Shared, class Body>
   static void per_block(kernels::Grid g, Body body) {
-    Team& team = Team::shared();
-    team.run([&](u32 member, const Team::Sync&) {
-      auto shared = std::make_unique<Shared>();
-      for (std::size_t block = member; block < std::size_t{g.x} * g.y; block += team.size()) {
-        poison(shared.get(), sizeof(Shared));
-        body(static_cast<u32>(block % g.x), static_cast<u32>(block / g.x), *shared, 0, 1, [] {});
-      }
+    core::WorkerPool& pool = workers();
+    std::vector<std::unique_ptr<Shared>> shared(pool.threads());
+    for (auto& s : shared)
+      s = std::make_unique<Shared>();
+    pool.run(std::size_t{g.x} * g.y, [&](std::size_t block, unsigned worker) {
+      Shared& mine = *shared[worker];
+      poison(&mine, sizeof(Shared));
+      body(static_cast<u32>(block % g.x), static_cast<u32>(block / g.x), mine, 0, 1, [] {});
     });
   }
 
