@@ -10,6 +10,8 @@
 // the device, in stream-ordered allocations from the Device's memory, and every primitive works
 // on them in place. A host operand is staged (uploaded, and downloaded again when it is an
 // output), so host and resident polynomials mix freely; only resident ones avoid the copies.
+// The slot permutations of RnsOps::permutation go up on first use and stay (N words a Galois
+// element: 256 KB at N = 2^16); any other permutation is staged per call.
 //
 // Device provides, every call in the order of its one stream:
 //   Stream, Memory (a ckks::DeviceMemory with stream()), Buffer<T> (DeviceBuffer's interface:
@@ -25,7 +27,9 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <vector>
@@ -206,11 +210,11 @@ class DeviceRnsOps final : public ckks::RnsOps {
       vb.emplace_back(*b[j], s());
     }
     Target dout(out, s());
-    const Buffer<std::uint32_t> dperm(perm, s());
+    const PermutationView dperm(*this, perm);
     in_launches(out.limbs(), ckks_kernels::kMaxProductLimbs, [&](std::size_t first, u32 count) {
       ckks_kernels::InnerProductArgs args{};
       args.out = dout.get() + first * n;
-      args.perm = perm.empty() ? nullptr : dperm.data();
+      args.perm = dperm.get();
       args.n = n;
       args.pairs = static_cast<u32>(a.size());
       std::copy(shift.begin(), shift.end(), args.shift);
@@ -264,12 +268,12 @@ class DeviceRnsOps final : public ckks::RnsOps {
             "permute takes NTT-form limbs and a permutation of N slots");
     const View da(a, s());
     Target dout(out, s());
-    const Buffer<std::uint32_t> dperm(perm, s());
+    const PermutationView dperm(*this, perm);
     in_launches(out.limbs(), ckks_kernels::kMaxLimbs, [&](std::size_t first, u32 count) {
       ckks_kernels::PermuteArgs args{};
       args.a = da.get();
       args.out = dout.get() + first * out.n;
-      args.perm = dperm.data();
+      args.perm = dperm.get();
       args.n = out.n;
       for (u32 k = 0; k < count; ++k) {
         const ModulusIndex mod = out.moduli[first + k];
@@ -409,6 +413,30 @@ class DeviceRnsOps final : public ckks::RnsOps {
     Stream stream_;
   };
 
+  // A slot permutation on the device (null for an empty one): RnsOps::permutation's are
+  // uploaded on first use and kept as long as these ops (a rotation's N entries cross once, not
+  // per use); any other is staged for the call.
+  class PermutationView {
+   public:
+    PermutationView(const DeviceRnsOps& ops, std::span<const std::uint32_t> perm) {
+      if (perm.empty()) return;
+      if (const auto galois = ops.permutation_element(perm)) {
+        const std::lock_guard lock(ops.device_permutations_mutex_);
+        Buffer<std::uint32_t>& kept = ops.device_permutations_[*galois];
+        if (kept.size() == 0) kept = Buffer<std::uint32_t>(perm, ops.s());
+        ptr_ = kept.data();
+      } else {
+        staged_ = Buffer<std::uint32_t>(perm, ops.s());
+        ptr_ = staged_.data();
+      }
+    }
+    const std::uint32_t* get() const { return ptr_; }
+
+   private:
+    Buffer<std::uint32_t> staged_;
+    const std::uint32_t* ptr_ = nullptr;
+  };
+
   static void check_words(const RnsPoly& p) {
     const std::size_t words = p.on_device() ? p.device.size() : p.data.size();
     require(words == p.limbs() * std::size_t{p.n}, ErrorCode::size_mismatch,
@@ -502,6 +530,8 @@ class DeviceRnsOps final : public ckks::RnsOps {
   std::shared_ptr<typename Device::Memory> memory_;        // shared with the resident polynomials
   Buffer<u64> forward_, forward_q_, inverse_, inverse_q_;  // [modulus][N]
   Buffer<u64> moduli_, n_inv_, n_inv_quotient_;            // [modulus]
+  mutable std::mutex device_permutations_mutex_;
+  mutable std::map<std::uint64_t, Buffer<std::uint32_t>> device_permutations_;  // by element
 };
 
 }  // namespace safhire::cuda

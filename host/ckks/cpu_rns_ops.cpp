@@ -8,6 +8,9 @@
 #include <bit>
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -731,6 +734,24 @@ void RnsOps::reshape(RnsPoly& p, std::span<const ModulusIndex> moduli, bool ntt)
   p.moduli.assign(moduli.begin(), moduli.end());
   p.data.resize(moduli.size() * p.n);
   p.ntt = ntt;
+}
+
+std::span<const std::uint32_t> RnsOps::permutation(std::uint64_t galois) const {
+  const std::lock_guard lock(permutations_mutex_);
+  auto it = permutations_.find(galois);
+  if (it == permutations_.end()) {
+    it = permutations_.emplace(galois, context().ntt(0).automorphism_permutation(galois)).first;
+    permutation_elements_.emplace(it->second.data(), galois);
+  }
+  return it->second;
+}
+
+std::optional<std::uint64_t> RnsOps::permutation_element(
+    std::span<const std::uint32_t> perm) const {
+  const std::lock_guard lock(permutations_mutex_);
+  const auto it = permutation_elements_.find(perm.data());
+  if (it == permutation_elements_.end() || perm.size() != context().degree()) return std::nullopt;
+  return it->second;
 }
 
 void RnsOps::inner_product_rows(std::span<const std::vector<const RnsPoly*>> a,

@@ -117,13 +117,8 @@ const BaseConverter& Evaluator::raise_converter(std::uint32_t level) const {
   return *slot;
 }
 
-const std::vector<std::uint32_t>& Evaluator::permutation(std::uint64_t galois) const {
-  std::lock_guard lock(cache_mutex_);
-  auto it = permutations_.find(galois);
-  if (it == permutations_.end()) {
-    it = permutations_.emplace(galois, context_->ntt(0).automorphism_permutation(galois)).first;
-  }
-  return it->second;
+std::span<const std::uint32_t> Evaluator::permutation(std::uint64_t galois) const {
+  return ops_->permutation(galois);
 }
 
 void Evaluator::check_pair(const Ciphertext& x, const Ciphertext& y) const {

@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -92,12 +93,19 @@ core::WorkerPool& workers() {
 }
 
 // The emulated device's host traffic: the sizes (in elements) of the smallest and largest
-// uploads, and the downloads.
+// uploads, the downloads, and the uploads of 32-bit words (slot permutations: the backend's
+// only ones) whose contents went up before.
 struct Traffic {
   std::size_t smallest_upload = SIZE_MAX, largest_upload = 0, downloads = 0;
-  void record_upload(std::size_t elements) {
-    smallest_upload = std::min(smallest_upload, elements);
-    largest_upload = std::max(largest_upload, elements);
+  std::size_t repeated_permutations = 0;
+  std::set<std::vector<std::uint32_t>> permutations;
+  template <class T>
+  void record_upload(std::span<const T> elements) {
+    smallest_upload = std::min(smallest_upload, elements.size());
+    largest_upload = std::max(largest_upload, elements.size());
+    if constexpr (std::is_same_v<T, std::uint32_t>) {
+      if (!permutations.emplace(elements.begin(), elements.end()).second) ++repeated_permutations;
+    }
   }
 };
 Traffic traffic;
@@ -115,7 +123,7 @@ struct EmulatedDevice {
     Buffer() = default;
     Buffer(std::size_t count, Stream) : words_(count) { poison(words_.data(), count * sizeof(T)); }
     Buffer(std::span<const T> host, Stream) : words_(host.begin(), host.end()) {
-      if (!host.empty()) traffic.record_upload(host.size());
+      if (!host.empty()) traffic.record_upload(host);
     }
     T* data() { return words_.empty() ? nullptr : words_.data(); }
     const T* data() const { return words_.empty() ? nullptr : words_.data(); }
@@ -171,7 +179,7 @@ struct EmulatedDevice {
   static void require_device() {}
   static void zero(u64* p, std::size_t words, Stream) { std::fill_n(p, words, u64{0}); }
   static void upload(u64* dst, const u64* src, std::size_t words, Stream) {
-    traffic.record_upload(words);
+    traffic.record_upload(std::span<const u64>(src, words));
     std::copy_n(src, words, dst);
   }
   static void download(u64* dst, const u64* src, std::size_t words, Stream) {
@@ -313,20 +321,25 @@ TEST_F(CkksDeviceEmulation, FusedKeySwitchingMatchesTheCpuWordForWord) {
 
 // And the bootstrap is device-resident: between its resident input and output no polynomial is
 // staged from the host and nothing is downloaded. The launches carry their constants in their
-// parameters, so what goes up is only the rotations' slot permutations and, in the
-// configuration with lazy matrices, each lazy diagonal's signed coefficients, whose limbs the
-// device makes (RnsOps::expand_coefficients): N entries each, exactly.
+// parameters, so what goes up is only the rotations' slot permutations, each once for the
+// backend's life (the three configurations share one backend), and, in the configuration with
+// lazy matrices, each lazy diagonal's signed coefficients, whose limbs the device makes
+// (RnsOps::expand_coefficients): N entries each, exactly.
 TEST_F(CkksDeviceEmulation, BootstrapMatchesTheCpuWordForWord) {
   static constexpr std::size_t kDegree = 4096;  // n12-boot-test
+  traffic = {};
   cases::bootstrap_matches(make_emulated, [](bool before, const char* name) {
     if (before) {
-      traffic = {};
+      traffic.smallest_upload = SIZE_MAX;
+      traffic.largest_upload = traffic.downloads = 0;
       return;
     }
     EXPECT_EQ(traffic.smallest_upload, kDegree) << name;
     EXPECT_EQ(traffic.largest_upload, kDegree) << name;
     EXPECT_EQ(traffic.downloads, 0U) << name;
+    EXPECT_EQ(traffic.repeated_permutations, 0U) << name;
   });
+  EXPECT_FALSE(traffic.permutations.empty()) << "no rotation's permutation went up";
 }
 
 }  // namespace

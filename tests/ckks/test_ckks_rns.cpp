@@ -901,6 +901,43 @@ TEST(CkksRns, CopyAndAddScalarsFollowTheModuliOfTheOutput) {
   EXPECT_FALSE(r.on_device());
 }
 
+// RnsOps::permutation: the automorphism X -> X^g in NTT form (checked against the coefficient
+// rule X^i -> (-1)^(i g div N) X^(i g mod N), after the inverse NTT), made once per element and
+// kept at one address while others are made (backends key their own copies by it).
+TEST(CkksRns, SlotPermutationsAreTheAutomorphismsAndKeptAtOneAddress) {
+  auto& f = fixture("n12-l2");
+  const auto& c = f.context;
+  const std::uint32_t n = c.degree();
+  const std::uint64_t g = rotation_galois_element(c, 3);
+  const auto first = f.ops->permutation(g);
+  ASSERT_EQ(first.size(), n);
+  const std::vector<std::uint32_t> copy(first.begin(), first.end());
+  for (int r = 1; r < 40; ++r)
+    (void)f.ops->permutation(rotation_galois_element(c, r));
+  (void)f.ops->permutation(conjugation_galois_element(c));
+  const auto again = f.ops->permutation(g);
+  EXPECT_EQ(again.data(), first.data());
+  EXPECT_TRUE(std::ranges::equal(again, copy));
+  for (const std::uint64_t element : {g, conjugation_galois_element(c)}) {
+    const RnsPoly a = random_poly(c, {0, 1}, true, 41);
+    RnsPoly got = f.ops->zeros({0, 1}, true);
+    f.ops->permute(a, f.ops->permutation(element), got);
+    RnsPoly coeffs = a;
+    f.ops->inverse(coeffs);
+    RnsPoly want(n, {0, 1}, false);
+    for (std::size_t k = 0; k < 2; ++k) {
+      const u64 q = c.prime(want.moduli[k]);
+      for (std::uint32_t i = 0; i < n; ++i) {
+        const std::uint64_t e = (std::uint64_t{i} * element) % (2 * std::uint64_t{n});
+        const u64 x = coeffs.limb(k)[i];
+        want.limb(k)[e % n] = e < n ? x : (x == 0 ? 0 : q - x);
+      }
+    }
+    f.ops->forward(want);
+    EXPECT_EQ(got, want) << "galois " << element;
+  }
+}
+
 // Device words over host memory, counting what is held: the value semantics of DeviceWords and
 // the host-only accessors of a resident polynomial, without a device.
 struct CountingMemory final : DeviceMemory {

@@ -253,7 +253,8 @@ class Evaluator {
                                                const SwitchingKey& key, std::uint32_t level,
                                                std::span<const std::uint32_t> perm) const;
 
-  const std::vector<std::uint32_t>& permutation(std::uint64_t galois) const;
+  // The automorphism's slot permutation, kept by the ops (RnsOps::permutation).
+  std::span<const std::uint32_t> permutation(std::uint64_t galois) const;
 
  private:
   struct Scratch;
@@ -285,7 +286,6 @@ class Evaluator {
   mutable std::map<std::pair<std::uint32_t, std::uint32_t>, std::unique_ptr<BaseConverter>> mod_up_;
   mutable std::map<std::uint32_t, std::unique_ptr<BaseConverter>> mod_down_, rescale_, raise_,
       fused_;
-  mutable std::map<std::uint64_t, std::vector<std::uint32_t>> permutations_;
   mutable std::map<std::thread::id, std::unique_ptr<Scratch>> scratch_;
 };
 

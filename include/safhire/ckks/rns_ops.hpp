@@ -10,7 +10,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -158,23 +161,36 @@ class RnsOps {
   // out = a * scalars[modulus] per limb (scalars by modulus index, in [0, q)).
   virtual void multiply_scalars(const RnsPoly& a, std::span<const u64> scalars,
                                 RnsPoly& out) const = 0;
-  // An automorphism in NTT form: out[s] = a[perm[s]] on every limb (perm from
-  // NegacyclicNtt::automorphism_permutation, the same for every prime).
   // out over `moduli` in NTT form (reshaped, in this backend's residence): limb k is
   // uniform_from_stream(prf, stream_base | moduli[k], q_k), the uniform half of a seeded key.
   virtual void uniform(const core::AesCtr& prf, std::uint64_t stream_base,
                        std::span<const ModulusIndex> moduli, RnsPoly& out) const = 0;
+  // An automorphism in NTT form: out[s] = a[perm[s]] on every limb (perm from permutation()
+  // below, or any permutation of the N slots).
   virtual void permute(const RnsPoly& a, std::span<const std::uint32_t> perm,
                        RnsPoly& out) const = 0;
   // Base conversion (rns.hpp) of in's coefficient limbs into out's.
   virtual void convert(const BaseConverter& converter, const RnsPoly& in, RnsPoly& out,
                        Conversion variant) const = 0;
 
+  // The automorphism X -> X^galois (galois odd) in NTT form, as the permutation of the N slots
+  // that permute, inner_product and the hoisted rotations take
+  // (NegacyclicNtt::automorphism_permutation, the same for every prime). Made once per element
+  // and kept, at the same address, as long as these ops: a backend may keep its own copy of
+  // each (the CUDA one keeps them on the device, uploaded once).
+  std::span<const std::uint32_t> permutation(std::uint64_t galois) const;
+
  protected:
   explicit RnsOps(const CkksContext& context) : context_(&context) {}
+  // The Galois element of perm when perm is one of permutation()'s (the same span), nullopt for
+  // any other.
+  std::optional<std::uint64_t> permutation_element(std::span<const std::uint32_t> perm) const;
 
  private:
   const CkksContext* context_;
+  mutable std::mutex permutations_mutex_;
+  mutable std::map<std::uint64_t, std::vector<std::uint32_t>> permutations_;    // by element
+  mutable std::map<const std::uint32_t*, std::uint64_t> permutation_elements_;  // by address
 };
 
 // out[t] = c[t] mod q in [0, q) for signed words and 1 < q < 2^62: the residues of a signed
