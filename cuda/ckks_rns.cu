@@ -67,10 +67,6 @@ __global__ void convert_prepare_kernel(kernels::ConvertPrepareArgs args) {
   kernels::convert_prepare_limb(args, blockIdx.y, stride_first(), stride_step());
 }
 
-__global__ void convert_rounding_kernel(kernels::ConvertRoundingArgs args) {
-  kernels::convert_rounding(args, stride_first(), stride_step());
-}
-
 __global__ void convert_kernel(kernels::ConvertArgs args) {
   kernels::convert_limb(args, blockIdx.y, stride_first(), stride_step());
 }
@@ -181,11 +177,6 @@ struct CudaCkksDevice {
   static void convert_prepare(kernels::Grid g, const kernels::ConvertPrepareArgs& args, Stream s) {
     convert_prepare_kernel<<<dims(g), kernels::kThreads, 0, s>>>(args);
     check_launch("convert_prepare_kernel");
-  }
-  static void convert_rounding(kernels::Grid g, const kernels::ConvertRoundingArgs& args,
-                               Stream s) {
-    convert_rounding_kernel<<<dims(g), kernels::kThreads, 0, s>>>(args);
-    check_launch("convert_rounding_kernel");
   }
   static void convert(kernels::Grid g, const kernels::ConvertArgs& args, Stream s) {
     convert_kernel<<<dims(g), kernels::kThreads, 0, s>>>(args);

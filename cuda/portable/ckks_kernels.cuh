@@ -241,17 +241,18 @@ SAFHIRE_HD void signed_residues_limb(const SignedResiduesArgs& args, u32 k, u32 
   }
 }
 
-// Base conversion (rns.hpp, BaseConverter) in three kinds of launches:
+// Base conversion (rns.hpp, BaseConverter) in two kinds of launches:
 //   prepare, one limb per source prime i: y_i = x_i (Q/q_i)^-1 mod q_i (from[i].c);
-//   rounding (the exact variant only, one "limb"): v = round(sum_i y_i / q_i), in the CPU's order
-//   and rounding;
 //   convert, one limb per target prime p_j: out_j = sum_i y_i (Q/q_i mod p_j) mod p_j, the
-//   two-word sums folded every 15 terms, minus v (Q mod p_j) for the exact variant.
+//   two-word sums folded every 15 terms, minus v (Q mod p_j) for the exact variant, where
+//   v = round(sum_i y_i / q_i) is summed from the same words in the same pass, in the CPU's
+//   order and rounding (each target's thread sums it again: k double products, where a launch
+//   of its own would read the k N words of y once more).
 // At most kMaxSources sources; the targets split over launches of at most kMaxTargets, with
 // k constants each within kConvertConstants.
 inline constexpr u32 kMaxSources = 64;
 inline constexpr u32 kMaxTargets = 16;
-inline constexpr u32 kConvertConstants = 320;
+inline constexpr u32 kConvertConstants = 288;
 
 struct ConvertPrepareArgs {
   const u64* in;
@@ -261,22 +262,14 @@ struct ConvertPrepareArgs {
 };
 static_assert(sizeof(ConvertPrepareArgs) <= kMaxParameterBytes);
 
-struct ConvertRoundingArgs {
-  const u64* y;
-  u64* v;  // N words
-  u32 n, k;
-  double inv_q[kMaxSources];  // [i]: 1 / q_i
-};
-static_assert(sizeof(ConvertRoundingArgs) <= kMaxParameterBytes);
-
 struct ConvertArgs {
   const u64* y;
-  const u64* v;
   u64* out;
   u32 n, k;
   bool exact;
   LimbMap to[kMaxTargets];           // [j]: p_j, ratio, out's limb offset (a), Q mod p_j (c)
   u64 constants[kConvertConstants];  // [j][i]: (Q/q_i) mod p_j
+  double inv_q[kMaxSources];         // [i]: 1 / q_i (the exact variant)
 };
 static_assert(sizeof(ConvertArgs) <= kMaxParameterBytes);
 
@@ -303,23 +296,12 @@ SAFHIRE_HD double add_rounded(double a, double b) {
 #endif
 }
 
-SAFHIRE_HD void convert_rounding(const ConvertRoundingArgs& args, u32 first, u32 stride) {
-  for (u32 t = first; t < args.n; t += stride) {
-    double sum = 0;
-    for (u32 i = 0; i < args.k; ++i) {
-      sum = add_rounded(sum,
-                        multiply_rounded(static_cast<double>(args.y[std::size_t{i} * args.n + t]),
-                                         args.inv_q[i]));
-    }
-    args.v[t] = static_cast<u64>(llround(sum));
-  }
-}
-
 SAFHIRE_HD void convert_limb(const ConvertArgs& args, u32 j, u32 first, u32 stride) {
   const LimbMap m = args.to[j];
   const u64* c = args.constants + j * args.k;
   for (u32 t = first; t < args.n; t += stride) {
     u64 hi = 0, lo = 0;
+    double sum = 0;
     u32 i = 0;
     for (u32 limit = 15; i < args.k; limit += 15) {
       const u32 stop = args.k < limit ? args.k : limit;
@@ -328,6 +310,8 @@ SAFHIRE_HD void convert_limb(const ConvertArgs& args, u32 j, u32 first, u32 stri
         const u64 p_lo = x * c[i];
         lo += p_lo;
         hi += core::mul_hi(x, c[i]) + (lo < p_lo ? 1 : 0);
+        if (args.exact)
+          sum = add_rounded(sum, multiply_rounded(static_cast<double>(x), args.inv_q[i]));
       }
       if (i < args.k) {
         lo = core::reduce_double_word(hi, lo, m.q, m.ratio);
@@ -335,7 +319,10 @@ SAFHIRE_HD void convert_limb(const ConvertArgs& args, u32 j, u32 first, u32 stri
       }
     }
     u64 r = core::reduce_double_word(hi, lo, m.q, m.ratio);
-    if (args.exact) r = core::sub_mod(r, core::mul_shoup(args.v[t], m.c, m.c_quotient, m.q), m.q);
+    if (args.exact) {
+      const auto v = static_cast<u64>(llround(sum));
+      r = core::sub_mod(r, core::mul_shoup(v, m.c, m.c_quotient, m.q), m.q);
+    }
     args.out[m.a + t] = r;
   }
 }

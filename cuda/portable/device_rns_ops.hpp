@@ -20,7 +20,7 @@
 //   the stream); synchronize(stream); Range (a scope named for a primitive) and
 //   push_range / pop_range (the steps around them);
 //   the launches ntt, elementwise, inner_product, uniform, permute, signed_residues,
-//   convert_prepare, convert_rounding and convert (ckks_kernels.cuh: a Grid and the kernel's
+//   convert_prepare and convert (ckks_kernels.cuh: a Grid and the kernel's
 //   arguments, which carry the launch's constants by value: nothing is uploaded for them).
 #pragma once
 
@@ -324,7 +324,7 @@ class DeviceRnsOps final : public ckks::RnsOps {
     const auto& tables = converter.tables();
     const View din(in, s());
     Target dout(out, s());  // other limbs kept
-    Buffer<u64> dy(std::size_t{k} * n, s()), dv(n, s());
+    Buffer<u64> dy(std::size_t{k} * n, s());
     in_launches(k, ckks_kernels::kMaxLimbs, [&](std::size_t first, u32 count) {
       ckks_kernels::ConvertPrepareArgs args{};
       args.in = din.get();
@@ -339,24 +339,15 @@ class DeviceRnsOps final : public ckks::RnsOps {
       Device::convert_prepare(ckks_kernels::grid_for(n, count), args, s());
     });
     const bool exact = variant == ckks::Conversion::exact;
-    if (exact) {
-      ckks_kernels::ConvertRoundingArgs args{};
-      args.y = dy.data();
-      args.v = dv.data();
-      args.n = n;
-      args.k = k;
-      std::copy(tables.inv_q.begin(), tables.inv_q.end(), args.inv_q);
-      Device::convert_rounding(ckks_kernels::grid_for(n, 1), args, s());
-    }
     const u32 per = std::min(ckks_kernels::kMaxTargets, ckks_kernels::kConvertConstants / k);
     in_launches(to.size(), per, [&](std::size_t first, u32 count) {
       ckks_kernels::ConvertArgs args{};
       args.y = dy.data();
-      args.v = dv.data();
       args.out = dout.get();
       args.n = n;
       args.k = k;
       args.exact = exact;
+      if (exact) std::copy(tables.inv_q.begin(), tables.inv_q.end(), args.inv_q);
       for (u32 j = 0; j < count; ++j) {
         LimbMap& m = args.to[j];
         m = limb_map(to[first + j], out.position(to[first + j]) * n, 0, 0);

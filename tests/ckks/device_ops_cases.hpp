@@ -167,6 +167,32 @@ inline void primitives_match(const MakeOps& make, std::span<const char* const> s
   }
 }
 
+// Base conversions wider than one launch: 20 sources (two prepare launches; each target's
+// exact rounding sums all 20) and 21 targets (two convert launches), on the 23 primes of the
+// bootstrapping test ring, both variants.
+inline void wide_conversions_match(const MakeOps& make) {
+  const CkksContext c(named_set("n12-boot-test"), /*allow_insecure=*/true);
+  const auto cpu = make_cpu_rns_ops(c, 2);
+  const auto gpu = make(c);
+  std::vector<ModulusIndex> all(c.primes().size());
+  for (std::size_t i = 0; i < all.size(); ++i)
+    all[i] = static_cast<ModulusIndex>(i);
+  ASSERT_GE(all.size(), 23U);
+  const RnsPoly in = random_poly(c, all, false, 11);
+  for (const std::size_t sources : {std::size_t{20}, std::size_t{2}}) {
+    const std::vector<ModulusIndex> from(all.begin(), all.begin() + sources);
+    const std::vector<ModulusIndex> to(all.begin() + sources, all.end());
+    const BaseConverter conv(c, from, to);
+    for (Conversion v : {Conversion::approximate, Conversion::exact}) {
+      RnsPoly r1 = random_poly(c, all, false, 12), r2 = r1;
+      cpu->convert(conv, in, r1, v);
+      gpu->convert(conv, in, r2, v);
+      gpu->to_host(r2);
+      ASSERT_EQ(r1, r2) << sources << " sources, variant " << static_cast<int>(v);
+    }
+  }
+}
+
 inline void evaluator_operations_match(const MakeOps& make, std::span<const char* const> sets) {
   for (const char* set : sets) {
     Both b(set, make);

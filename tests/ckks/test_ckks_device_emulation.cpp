@@ -268,10 +268,6 @@ struct EmulatedDevice {
       kernels::convert_prepare_limb(args, k, first, stride);
     });
   }
-  static void convert_rounding(kernels::Grid g, const kernels::ConvertRoundingArgs& args, Stream) {
-    per_limb(g,
-             [&](u32, u32 first, u32 stride) { kernels::convert_rounding(args, first, stride); });
-  }
   static void convert(kernels::Grid g, const kernels::ConvertArgs& args, Stream) {
     per_limb(g,
              [&](u32 k, u32 first, u32 stride) { kernels::convert_limb(args, k, first, stride); });
@@ -294,6 +290,10 @@ class CkksDeviceEmulation : public ::testing::Test {
 TEST_F(CkksDeviceEmulation, PrimitivesMatchTheCpuWordForWord) {
   const char* const sets[] = {"n12-l2", "n14-l7"};
   cases::primitives_match(make_emulated, sets);
+}
+
+TEST_F(CkksDeviceEmulation, WideConversionsMatchTheCpuWordForWord) {
+  cases::wide_conversions_match(make_emulated);
 }
 
 TEST_F(CkksDeviceEmulation, EvaluatorOperationsMatchTheCpuWordForWord) {

@@ -35,6 +35,11 @@ TEST(CudaCkks, PrimitivesMatchTheCpuWordForWord) {
   cases::primitives_match(make_cuda, sets);
 }
 
+TEST(CudaCkks, WideConversionsMatchTheCpuWordForWord) {
+  SAFHIRE_REQUIRE_DEVICE_OR_SKIP();
+  cases::wide_conversions_match(make_cuda);
+}
+
 TEST(CudaCkks, EvaluatorOperationsMatchTheCpuWordForWord) {
   SAFHIRE_REQUIRE_DEVICE_OR_SKIP();
   const char* const sets[] = {"n13-l3", "n16-l24"};
