@@ -139,8 +139,15 @@ class DeviceRnsOps final : public ckks::RnsOps {
     const View src(a, s());
     Target dst(out, s());
     const std::size_t n = out.n;
-    for (std::size_t k = first; k < last; ++k)
-      Device::copy(dst.get() + k * n, src.get() + a.position(out.moduli[k]) * n, n, s());
+    // One copy per run of limbs that are consecutive in both.
+    for (std::size_t k = first; k < last;) {
+      const std::size_t from = a.position(out.moduli[k]);
+      std::size_t run = 1;
+      while (k + run < last && a.position(out.moduli[k + run]) == from + run)
+        ++run;
+      Device::copy(dst.get() + k * n, src.get() + from * n, run * n, s());
+      k += run;
+    }
     dst.finish();
   }
 

@@ -155,6 +155,15 @@ inline void primitives_match(const MakeOps& make, std::span<const char* const> s
     b.gpu->expand_coefficients(signed_coefficients, all, l2);
     b.gpu->to_host(l2);
     ASSERT_EQ(l1, l2) << set << " expand_coefficients";
+    // Copies by modulus from limb 1 on, the output's moduli in two runs of consecutive limbs of
+    // the input (the backend copies a run at once), limb 0 kept.
+    std::vector<ModulusIndex> rotated(all.begin() + 2, all.end());
+    rotated.insert(rotated.end(), all.begin(), all.begin() + 2);
+    RnsPoly k1 = random_poly(c, rotated, true, 10), k2 = k1;
+    b.cpu->copy(a, k1, 1);
+    b.gpu->copy(a, k2, 1);
+    b.gpu->to_host(k2);
+    ASSERT_EQ(k1, k2) << set << " copy";
     // Base conversion, both variants, into a polynomial whose other limbs must be kept.
     const BaseConverter conv(c, c.q_moduli(std::min(level, 8U)), c.p_moduli());
     const RnsPoly in = random_poly(c, all, false, 7);
