@@ -71,6 +71,16 @@ def main():
     log_path = Path(sys.argv[2]) if len(sys.argv) > 2 else out / "device-check.log"
     log = log_path.read_text(errors="replace") if log_path.exists() else ""
 
+    # A bootstrap run with --compare-cpu: its output against the CPU's, word for word.
+    def check_identical(name, r):
+        verdict = r.get("identical_to_cpu")
+        if verdict is None:
+            problems.append(f"{name}: no comparison with the CPU")
+        elif verdict:
+            lines.append(f"          {name}: identical to the CPU's bootstrap, word for word")
+        else:
+            problems.append(f"{name}: DIFFERS from the CPU's bootstrap")
+
     machine = (out / "machine.txt").read_text().strip().splitlines() if (out / "machine.txt").exists() else []
     lines.append("device    " + ("; ".join(machine) if machine else "(unknown)"))
     lines.append("steps     " + ", ".join(f"{k} {v[1]} s" + ("" if v[0] == 0 else f" (rc {v[0]})")
@@ -168,6 +178,7 @@ def main():
             if r["min_precision_bits"] < 18:
                 problems.append(
                     f"ckks_bootstrap_cuda: precision {r['min_precision_bits']:.1f} bits (< 18)")
+            check_identical("ckks_bootstrap_cuda", r)
 
     if "ckks_bootstrap_n16_cuda" in steps:  # optional: run when time was left
         r = load_json(out / "ckks-bootstrap-n16-cuda.json")
@@ -185,6 +196,7 @@ def main():
             if r["min_precision_bits"] < 19:
                 problems.append(
                     f"ckks_bootstrap_n16_cuda: precision {r['min_precision_bits']:.1f} bits (< 19)")
+            check_identical("ckks_bootstrap_n16_cuda", r)
 
     bench = load_json(out / "bench_cuda.json")
     if bench is not None:

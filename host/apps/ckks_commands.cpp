@@ -10,8 +10,10 @@
 #include <cstdio>
 #include <memory>
 #include <numbers>
+#include <optional>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "options.hpp"
@@ -53,14 +55,18 @@ struct Step {
   double bits;  // NaN where there is nothing to compare
 };
 
-// Runs and times named steps; a device's work counts as finished, not only issued.
+// Runs and times named steps, each in a profiler range of its name (NVTX on CUDA); a device's
+// work counts as finished, not only issued.
 class StepTimer {
  public:
   explicit StepTimer(const RnsOps& ops) : ops_(&ops) {}
   template <class Fn>
   auto operator()(const std::string& name, Fn fn) {
     const auto t0 = Clock::now();
-    auto out = fn();
+    auto out = [&] {
+      const StepRange range(*ops_, name.c_str());
+      return fn();
+    }();
     ops_->synchronize();
     steps.push_back(
         {name, std::chrono::duration<double, std::milli>(Clock::now() - t0).count(), std::nan("")});
@@ -152,6 +158,11 @@ int run_bootstrap(int argc, char** argv) {
   const bool unpacked = opt.flag("unpacked");
   // --arcsine D: the arcsine correction of odd degree D after EvalMod (0: none).
   const unsigned arcsine = opt.number("arcsine", 0);
+  // --compare-cpu: the last bootstrap again on the CPU backend (on every core, with its own plan;
+  // the same keys and input, brought to the host), whose output must equal this backend's word
+  // for word (on the CPU backend: words independent of the thread count):
+  // "identical_to_cpu" in the output, and exit status 1 when they differ.
+  const bool compare_cpu = opt.flag("compare-cpu");
   const bool json = opt.flag("json");
   const bool insecure = opt.flag("insecure");
   opt.finish();
@@ -201,6 +212,14 @@ int run_bootstrap(int argc, char** argv) {
   // At level 0, or at the lowest level the slim order takes (its SlotToCoeff's groups).
   Ciphertext x =
       enc.encrypt(encoder.encode(z, delta, boot.input_level(), static_cast<std::uint32_t>(n)), sk);
+  // The CPU's copies for --compare-cpu (keys made by a device backend live on the device).
+  std::optional<BootstrapKeys> host_keys;
+  std::optional<Ciphertext> host_x;
+  if (compare_cpu) {
+    host_keys = keys;
+    to_host(*ops, *host_keys);
+    host_x = x;
+  }
   if (backend == "cuda") {
     boot.make_resident(*ops);
     make_resident(*ops, keys);
@@ -217,23 +236,26 @@ int run_bootstrap(int argc, char** argv) {
   names.emplace_back("SlotToCoeff");
   std::vector<std::vector<double>> step_ms(names.size());
   std::vector<double> totals;
+  // One bootstrap, step by step. Slim: SlotToCoeff first (timed under its name, listed last),
+  // and the parts recombined at the end.
+  const auto bootstrap_steps = [&](const Bootstrapper& b, const BootstrapKeys& k,
+                                   const Ciphertext& in, StepTimer& t) {
+    const Ciphertext low =
+        slim ? t(names.back(), [&] { return b.slot_to_coeff_first(in, k); }) : in;
+    const Ciphertext raised = t(names[0], [&] { return b.mod_raise(low, k); });
+    auto parts = t(names[1], [&] { return b.coeff_to_slot(raised, k); });
+    for (std::size_t p = 0; p < parts.size(); ++p)
+      parts[p] = t(names[2 + p], [&] { return b.eval_mod(parts[p], k); });
+    if (!slim) return t(names.back(), [&] { return b.slot_to_coeff(parts, in.scale, k); });
+    Ciphertext result = b.recombine(parts, in.scale);
+    std::rotate(t.steps.begin(), t.steps.begin() + 1, t.steps.end());
+    return result;
+  };
   Ciphertext out;
   for (unsigned run = 0; run < runs; ++run) {
     StepTimer t(*ops);
     const auto t0 = Clock::now();
-    // Slim: SlotToCoeff first (timed under its name), and the parts recombined at the end.
-    const Ciphertext low =
-        slim ? t(names.back(), [&] { return boot.slot_to_coeff_first(x, keys); }) : x;
-    const Ciphertext raised = t(names[0], [&] { return boot.mod_raise(low, keys); });
-    auto parts = t(names[1], [&] { return boot.coeff_to_slot(raised, keys); });
-    for (std::size_t p = 0; p < parts.size(); ++p)
-      parts[p] = t(names[2 + p], [&] { return boot.eval_mod(parts[p], keys); });
-    if (slim) {
-      out = boot.recombine(parts, x.scale);
-      std::rotate(t.steps.begin(), t.steps.begin() + 1, t.steps.end());  // SlotToCoeff last
-    } else {
-      out = t(names.back(), [&] { return boot.slot_to_coeff(parts, x.scale, keys); });
-    }
+    out = bootstrap_steps(boot, keys, x, t);
     totals.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
     for (std::size_t k = 0; k < names.size(); ++k)
       step_ms[k].push_back(t.steps[k].ms);
@@ -247,6 +269,21 @@ int run_bootstrap(int argc, char** argv) {
   for (std::size_t k = 0; k < names.size(); ++k)
     steps.push_back({names[k], typical(step_ms[k]), std::nan("")});
   const double total = typical(totals);
+  // "true" or "false" with --compare-cpu, else "null".
+  std::string identical = "null";
+  if (compare_cpu) {
+    const auto cpu_ops =
+        make_cpu_rns_ops(context, std::max(1U, std::thread::hardware_concurrency()));
+    const Encoder cpu_encoder(context, *cpu_ops);
+    const Evaluator cpu_ev(context, *cpu_ops);
+    const Bootstrapper cpu_boot(cpu_encoder, cpu_ev, boot_params);
+    StepTimer t(*cpu_ops);
+    const Ciphertext want = bootstrap_steps(cpu_boot, *host_keys, *host_x, t);
+    Ciphertext got = out;
+    to_host(*ops, got);
+    identical = got.c == want.c && got.level() == want.level() && got.scale == want.scale ? "true"
+                                                                                          : "false";
+  }
   const Values got = encoder.decode(decrypt(context, *ops, out, sk));
   const double mean_bits = mean_precision_bits(got, z), worst_bits = precision_bits(got, z);
   const double security = estimated_security(context.params());
@@ -264,17 +301,17 @@ int run_bootstrap(int argc, char** argv) {
         "\"first_bootstrap_ms\": %.3f, \"mean_precision_bits\": %.2f, "
         "\"min_precision_bits\": %.2f, \"levels_left\": %u, \"log2_failure_bound\": %.1f, "
         "\"rotation_keys\": %zu, \"key_mb\": %.1f, \"matrix_mb\": %.1f, "
-        "\"peak_rss_mb\": %.1f, \"steps\": [",
+        "\"peak_rss_mb\": %.1f, \"identical_to_cpu\": %s, \"steps\": [",
         set.c_str(), context.degree(), n, backend.c_str(), threads, security,
         slim ? "true" : "false", max_babies, seeded ? "true" : "false", lazy ? "true" : "false",
         log_ratio, runs, total, totals.front(), mean_bits, worst_bits, out.level(), failure,
-        keys.galois.keys.size(), key_mb, matrix_mb, peak_rss_mb());
+        keys.galois.keys.size(), key_mb, matrix_mb, peak_rss_mb(), identical.c_str());
     for (std::size_t i = 0; i < steps.size(); ++i) {
       std::printf("%s{\"step\": \"%s\", \"ms\": %.3f}", i ? ", " : "", steps[i].name.c_str(),
                   steps[i].ms);
     }
     std::printf("]}\n");
-    return 0;
+    return identical == "false" ? 1 : 0;
   }
   std::printf("CKKS bootstrapping, %s on %s: N = %u, %zu slots, %.0f-bit security%s, %u thread%s\n",
               set.c_str(), backend.c_str(), context.degree(), n, security,
@@ -291,7 +328,11 @@ int run_bootstrap(int argc, char** argv) {
       total, runs > 1 ? " (median of the runs after the first)" : "", mean_bits, worst_bits,
       out.level(), failure, keys.galois.keys.size(), key_mb, matrix_mb, peak_rss_mb());
   if (runs > 1) std::printf("  first bootstrap: %.1f ms\n", totals.front());
-  return 0;
+  if (compare_cpu) {
+    std::printf("  the same bootstrap on the CPU backend: %s\n",
+                identical == "true" ? "identical, word for word" : "DIFFERENT words");
+  }
+  return identical == "false" ? 1 : 0;
 }
 
 }  // namespace
@@ -306,7 +347,7 @@ int run_ckks(int argc, char** argv) {
       "[--max-babies B] [--seeded-keys] [--lazy-matrices] [--low-memory] [--unpacked] [--arcsine "
       "D] [--threads T] "
       "[--backend "
-      "cpu|cuda] [--json] [--insecure]");
+      "cpu|cuda] [--compare-cpu] [--json] [--insecure]");
   Options opt(argc, argv, 3);
   const std::string set = opt.get("set", "n14-l7");
   const unsigned threads = opt.number("threads", 1);

@@ -1,5 +1,6 @@
 // Command-line options of the `safhire` subcommands: --key value pairs and the bare flags
-// --json, --insecure, --slim, --seeded-keys, --lazy-matrices, --low-memory and --unpacked.
+// --json, --insecure, --alone, --slim, --seeded-keys, --lazy-matrices, --low-memory, --unpacked
+// and --compare-cpu.
 #pragma once
 
 #include <cstdint>
@@ -23,7 +24,7 @@ class Options {
       key = key.substr(2);
       if (key == "json" || key == "insecure" || key == "alone" || key == "slim" ||
           key == "seeded-keys" || key == "lazy-matrices" || key == "low-memory" ||
-          key == "unpacked") {
+          key == "unpacked" || key == "compare-cpu") {
         values_.emplace_back(key, "1");
       } else {
         safhire::require(i + 1 < argc, safhire::ErrorCode::invalid_argument,

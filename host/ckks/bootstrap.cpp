@@ -205,6 +205,14 @@ void make_resident(const RnsOps& ops, BootstrapKeys& keys) {
   }
 }
 
+void to_host(const RnsOps& ops, BootstrapKeys& keys) {
+  to_host(ops, keys.relinearization);
+  to_host(ops, keys.galois);
+  for (auto* key : {&keys.to_ephemeral, &keys.from_ephemeral}) {
+    if (key->has_value()) to_host(ops, **key);
+  }
+}
+
 namespace {
 
 // log(sinh(x) / x) for x > 0, without overflow.

@@ -98,6 +98,18 @@ void to_host(const RnsOps& ops, Ciphertext& x) {
     ops.to_host(c);
 }
 
+void to_host(const RnsOps& ops, SwitchingKey& key) {
+  for (auto* half : {&key.b, &key.a}) {
+    for (auto& p : *half)
+      ops.to_host(p);
+  }
+}
+
+void to_host(const RnsOps& ops, GaloisKeys& keys) {
+  for (auto& [galois, key] : keys.keys)
+    to_host(ops, key);
+}
+
 // ---- keys ---------------------------------------------------------------------------------------
 
 KeyGenerator::KeyGenerator(const CkksContext& context, const RnsOps& ops,

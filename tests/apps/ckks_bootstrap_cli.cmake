@@ -2,11 +2,17 @@
 # (CMake's own parser) whose fields agree with what was asked (slots, order, runs) and whose
 # precision, measured by the command against its own random input, clears 20 bits. Sparse slots
 # in the classic order pack both parts into one EvalMod (one step fewer) unless --unpacked.
-# --low-memory reports seeded keys, lazy matrices and at most 8 babies.
+# --low-memory reports seeded keys, lazy matrices and at most 8 babies. The slim run also asks
+# for --compare-cpu (here: the CPU backend on one thread against the CPU on every core), which
+# must report identical words; without it the field is null.
 # Usage: cmake -DSAFHIRE=<path> -P ckks_bootstrap_cli.cmake
 foreach(slim IN ITEMS "" "--slim" "--unpacked" "--low-memory")
+  set(compare "")
+  if(slim STREQUAL "--slim")
+    set(compare "--compare-cpu")
+  endif()
   execute_process(
-    COMMAND ${SAFHIRE} ckks bootstrap --insecure --slots 64 --runs 2 --json ${slim}
+    COMMAND ${SAFHIRE} ckks bootstrap --insecure --slots 64 --runs 2 --json ${slim} ${compare}
     OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "safhire ckks bootstrap ${slim} exited with ${rc}: ${err}")
@@ -41,6 +47,18 @@ foreach(slim IN ITEMS "" "--slim" "--unpacked" "--low-memory")
   endif()
   if((expect_slim AND NOT is_slim) OR (NOT expect_slim AND is_slim))
     message(FATAL_ERROR "slim flag ${is_slim} for '${slim}': ${out}")
+  endif()
+  string(JSON identical_type TYPE "${out}" identical_to_cpu)
+  if(compare AND NOT identical_type STREQUAL "BOOLEAN")
+    message(FATAL_ERROR "--compare-cpu without a verdict: ${out}")
+  endif()
+  if(compare)
+    string(JSON identical GET "${out}" identical_to_cpu)
+    if(NOT identical)
+      message(FATAL_ERROR "the CPU on one thread and on every core disagree: ${out}")
+    endif()
+  elseif(NOT identical_type STREQUAL "NULL")
+    message(FATAL_ERROR "a comparison nobody asked for: ${out}")
   endif()
   if(bits LESS 20 OR NOT failure LESS -100)
     message(FATAL_ERROR "precision ${bits} bits or failure bound 2^${failure}: ${out}")

@@ -96,8 +96,9 @@ BootstrapParams default_bootstrap_params(const CkksParams& params, std::uint32_t
 // ternary secret. -infinity where h / 2 < K - 1/2 (failure impossible).
 double log2_failure_bound(const CkksParams& params, const BootstrapParams& boot);
 
-// Moves the keys into ops' residence (the device for a CUDA backend).
+// Moves the keys into ops' residence (the device for a CUDA backend), or back to the host.
 void make_resident(const RnsOps& ops, BootstrapKeys& keys);
+void to_host(const RnsOps& ops, BootstrapKeys& keys);
 
 // Sparse slots (n < N/2): the message lives in the subring Z[X^gap], gap = N / 2n, whose n slots
 // repeat gap times; the raised t = m + q_0 I does not. After ModRaise, the sum of the rotations

@@ -93,6 +93,8 @@ void make_resident(const RnsOps& ops, Plaintext& p);
 void make_resident(const RnsOps& ops, SwitchingKey& key);
 void make_resident(const RnsOps& ops, GaloisKeys& keys);
 void to_host(const RnsOps& ops, Ciphertext& x);
+void to_host(const RnsOps& ops, SwitchingKey& key);
+void to_host(const RnsOps& ops, GaloisKeys& keys);
 
 class KeyGenerator {
  public:
