@@ -33,9 +33,11 @@ using u64 = std::uint64_t;
 // Threads per block of every CKKS kernel.
 inline constexpr u32 kThreads = 256;
 
-// Limbs per launch of the kernels that take a constant or two per limb (a polynomial over more
-// primes takes several launches, as the test sets do).
-inline constexpr u32 kMaxLimbs = 16;
+// Limbs per launch of the kernels that take a constant or two per limb: every limb of the
+// N = 2^16 sets' Q and P at once (33 primes for n16-l24), so that a polynomial is one launch, not
+// a full one and a thin tail. More primes take several launches (DeviceRnsOps may be asked for
+// fewer a launch, which its tests do to run the split).
+inline constexpr u32 kMaxLimbs = 48;
 // The kernel parameters' size on every device and driver (4096 bytes), less some headroom.
 inline constexpr std::size_t kMaxParameterBytes = 4000;
 

@@ -32,6 +32,7 @@
 #include <mutex>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "ckks_kernels.cuh"
@@ -56,10 +57,17 @@ class DeviceRnsOps final : public ckks::RnsOps {
   using ModulusIndex = ckks::ModulusIndex;
 
  public:
-  explicit DeviceRnsOps(const ckks::CkksContext& context)
+  // limbs_per_launch: at most this many limbs a launch (1 .. kMaxLimbs; inner products at most
+  // kMaxProductLimbs, conversions' targets at most kMaxTargets). Fewer than the most only to
+  // test the launches' split.
+  explicit DeviceRnsOps(const ckks::CkksContext& context,
+                        std::uint32_t limbs_per_launch = ckks_kernels::kMaxLimbs)
       : RnsOps(context),
         device_(require_device()),
+        per_launch_(limbs_per_launch),
         memory_(std::make_shared<typename Device::Memory>()) {
+    require(per_launch_ >= 1 && per_launch_ <= ckks_kernels::kMaxLimbs, ErrorCode::invalid_argument,
+            "limbs per launch must be 1 .. " + std::to_string(ckks_kernels::kMaxLimbs));
     const std::uint32_t n = context.degree();
     const std::size_t primes = context.primes().size();
     std::vector<u64> fw(primes * n), fwq(primes * n), iv(primes * n), ivq(primes * n);
@@ -218,7 +226,8 @@ class DeviceRnsOps final : public ckks::RnsOps {
     }
     Target dout(out, s());
     const PermutationView dperm(*this, perm);
-    in_launches(out.limbs(), ckks_kernels::kMaxProductLimbs, [&](std::size_t first, u32 count) {
+    const u32 per = std::min(per_launch_, ckks_kernels::kMaxProductLimbs);
+    in_launches(out.limbs(), per, [&](std::size_t first, u32 count) {
       ckks_kernels::InnerProductArgs args{};
       args.out = dout.get() + first * n;
       args.perm = dperm.get();
@@ -252,7 +261,7 @@ class DeviceRnsOps final : public ckks::RnsOps {
     std::copy(core::aes_sbox().begin(), core::aes_sbox().end(), tables.sbox);
     std::copy(prf.round_keys().begin(), prf.round_keys().end(), tables.round_keys);
     Target dout(out, s());
-    in_launches(out.limbs(), ckks_kernels::kMaxLimbs, [&](std::size_t first, u32 count) {
+    in_launches(out.limbs(), per_launch_, [&](std::size_t first, u32 count) {
       ckks_kernels::UniformArgs args{};
       args.out = dout.get() + first * out.n;
       args.n = out.n;
@@ -276,7 +285,7 @@ class DeviceRnsOps final : public ckks::RnsOps {
     const View da(a, s());
     Target dout(out, s());
     const PermutationView dperm(*this, perm);
-    in_launches(out.limbs(), ckks_kernels::kMaxLimbs, [&](std::size_t first, u32 count) {
+    in_launches(out.limbs(), per_launch_, [&](std::size_t first, u32 count) {
       ckks_kernels::PermuteArgs args{};
       args.a = da.get();
       args.out = dout.get() + first * out.n;
@@ -302,7 +311,7 @@ class DeviceRnsOps final : public ckks::RnsOps {
     // Two's complement words: int64_t and uint64_t may alias.
     const Buffer<u64> dc(std::span<const u64>(reinterpret_cast<const u64*>(c.data()), n), s());
     Target dout(out, s());
-    in_launches(out.limbs(), ckks_kernels::kMaxLimbs, [&](std::size_t first, u32 count) {
+    in_launches(out.limbs(), per_launch_, [&](std::size_t first, u32 count) {
       ckks_kernels::SignedResiduesArgs args{};
       args.c = dc.data();
       args.out = dout.get() + first * n;
@@ -332,7 +341,7 @@ class DeviceRnsOps final : public ckks::RnsOps {
     const View din(in, s());
     Target dout(out, s());  // other limbs kept
     Buffer<u64> dy(std::size_t{k} * n, s());
-    in_launches(k, ckks_kernels::kMaxLimbs, [&](std::size_t first, u32 count) {
+    in_launches(k, per_launch_, [&](std::size_t first, u32 count) {
       ckks_kernels::ConvertPrepareArgs args{};
       args.in = din.get();
       args.y = dy.data() + first * n;
@@ -346,7 +355,8 @@ class DeviceRnsOps final : public ckks::RnsOps {
       Device::convert_prepare(ckks_kernels::grid_for(n, count), args, s());
     });
     const bool exact = variant == ckks::Conversion::exact;
-    const u32 per = std::min(ckks_kernels::kMaxTargets, ckks_kernels::kConvertConstants / k);
+    const u32 per =
+        std::min({per_launch_, ckks_kernels::kMaxTargets, ckks_kernels::kConvertConstants / k});
     in_launches(to.size(), per, [&](std::size_t first, u32 count) {
       ckks_kernels::ConvertArgs args{};
       args.y = dy.data();
@@ -455,7 +465,7 @@ class DeviceRnsOps final : public ckks::RnsOps {
             "RNS operands of different degrees or forms");
     const View da(a, s()), db(b, s());
     Target dout(out, s());
-    in_launches(out.limbs(), ckks_kernels::kMaxLimbs, [&](std::size_t first, u32 count) {
+    in_launches(out.limbs(), per_launch_, [&](std::size_t first, u32 count) {
       ckks_kernels::ElementwiseArgs args{};
       args.a = da.get();
       args.b = db.get();
@@ -490,7 +500,7 @@ class DeviceRnsOps final : public ckks::RnsOps {
     const std::uint32_t n = p.n;
     Target target(p, s());
     const auto split = negacyclic::split(static_cast<std::uint32_t>(__builtin_ctz(n)));
-    in_launches(last - first, ckks_kernels::kMaxLimbs, [&](std::size_t begin, u32 count) {
+    in_launches(last - first, per_launch_, [&](std::size_t begin, u32 count) {
       ckks_kernels::NttArgs args{};
       args.data = target.get() + (first + begin) * n;
       args.split = split;
@@ -525,6 +535,7 @@ class DeviceRnsOps final : public ckks::RnsOps {
   }
 
   bool device_;
+  u32 per_launch_;
   std::shared_ptr<typename Device::Memory> memory_;        // shared with the resident polynomials
   Buffer<u64> forward_, forward_q_, inverse_, inverse_q_;  // [modulus][N]
   Buffer<u64> moduli_, n_inv_, n_inv_quotient_;            // [modulus]

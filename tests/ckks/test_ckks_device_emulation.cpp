@@ -35,6 +35,7 @@ namespace {
 using namespace safhire;
 namespace tile = cuda::negacyclic;
 namespace kernels = cuda::ckks_kernels;
+using safhire::testing::code_of;
 using safhire::testing::kPoison;
 using safhire::testing::launch_blocks;
 using safhire::testing::poison;
@@ -280,6 +281,12 @@ std::unique_ptr<ckks::RnsOps> make_emulated(const ckks::CkksContext& context) {
   return std::make_unique<cuda::DeviceRnsOps<EmulatedDevice>>(context);
 }
 
+// The same in launches of at most three limbs: every primitive's split over several launches
+// (the test sets' polynomials are one launch each at the most, 48 limbs).
+std::unique_ptr<ckks::RnsOps> make_emulated_in_threes(const ckks::CkksContext& context) {
+  return std::make_unique<cuda::DeviceRnsOps<EmulatedDevice>>(context, 3);
+}
+
 class CkksDeviceEmulation : public ::testing::Test {
  protected:
   void TearDown() override { EXPECT_EQ(EmulatedDevice::depth, 0) << "unbalanced NVTX ranges"; }
@@ -294,6 +301,25 @@ TEST_F(CkksDeviceEmulation, PrimitivesMatchTheCpuWordForWord) {
 
 TEST_F(CkksDeviceEmulation, WideConversionsMatchTheCpuWordForWord) {
   cases::wide_conversions_match(make_emulated);
+}
+
+TEST_F(CkksDeviceEmulation, LaunchesOfThreeLimbsMatchTheCpuWordForWord) {
+  const char* const sets[] = {"n14-l7"};
+  cases::primitives_match(make_emulated_in_threes, sets);
+  cases::wide_conversions_match(make_emulated_in_threes);
+  const char* const evaluator_sets[] = {"n13-l3"};
+  cases::evaluator_operations_match(make_emulated_in_threes, evaluator_sets);
+  cases::seeded_keys_match(make_emulated_in_threes, evaluator_sets);
+  cases::hoisted_linear_transform_matches(make_emulated_in_threes);
+}
+
+TEST_F(CkksDeviceEmulation, LimbsPerLaunchOutOfRangeAreTypedErrors) {
+  const ckks::CkksContext context(ckks::named_set("n12-l2"));
+  for (const std::uint32_t per : {0U, cuda::ckks_kernels::kMaxLimbs + 1}) {
+    EXPECT_EQ(code_of([&] { cuda::DeviceRnsOps<EmulatedDevice> ops(context, per); }),
+              ErrorCode::invalid_argument)
+        << per;
+  }
 }
 
 TEST_F(CkksDeviceEmulation, EvaluatorOperationsMatchTheCpuWordForWord) {
