@@ -13,6 +13,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -95,13 +96,16 @@ core::WorkerPool& workers() {
 
 // The emulated device's host traffic: the sizes (in elements) of the smallest and largest
 // uploads, the downloads, and the uploads of 32-bit words (slot permutations: the backend's
-// only ones) whose contents went up before.
+// only ones) whose contents went up before; and its work queue's length: launches, uploads and
+// device-to-device copies.
 struct Traffic {
   std::size_t smallest_upload = SIZE_MAX, largest_upload = 0, downloads = 0;
   std::size_t repeated_permutations = 0;
   std::set<std::vector<std::uint32_t>> permutations;
+  std::size_t launches = 0, uploads = 0, copies = 0;
   template <class T>
   void record_upload(std::span<const T> elements) {
+    ++uploads;
     smallest_upload = std::min(smallest_upload, elements.size());
     largest_upload = std::max(largest_upload, elements.size());
     if constexpr (std::is_same_v<T, std::uint32_t>) {
@@ -188,6 +192,7 @@ struct EmulatedDevice {
     std::copy_n(src, words, dst);
   }
   static void copy(u64* dst, const u64* src, std::size_t words, Stream) {
+    ++traffic.copies;
     std::copy_n(src, words, dst);
   }
   static void synchronize(Stream) {}
@@ -207,6 +212,7 @@ struct EmulatedDevice {
   // workers.
   template <class Body>
   static void per_limb(kernels::Grid g, Body body) {
+    ++traffic.launches;
     core::WorkerPool& pool = workers();
     const u32 stride = g.x * kernels::kThreads;
     const std::size_t items = std::size_t{g.y} * stride;
@@ -221,6 +227,7 @@ struct EmulatedDevice {
   // kernels' own tests run every block's threads at once) over fresh poisoned shared memory.
   template <class Shared, class Body>
   static void per_block(kernels::Grid g, Body body) {
+    ++traffic.launches;
     core::WorkerPool& pool = workers();
     std::vector<std::unique_ptr<Shared>> shared(pool.threads());
     for (auto& s : shared)
@@ -358,8 +365,12 @@ TEST_F(CkksDeviceEmulation, BootstrapMatchesTheCpuWordForWord) {
     if (before) {
       traffic.smallest_upload = SIZE_MAX;
       traffic.largest_upload = traffic.downloads = 0;
+      traffic.launches = traffic.uploads = traffic.copies = 0;
       return;
     }
+    // The queue's length, for the record (a GPU's fixed cost per entry is microseconds).
+    std::printf("[ replay   ] %s: %zu launches, %zu device-to-device copies, %zu uploads\n", name,
+                traffic.launches, traffic.copies, traffic.uploads);
     EXPECT_EQ(traffic.smallest_upload, kDegree) << name;
     EXPECT_EQ(traffic.largest_upload, kDegree) << name;
     EXPECT_EQ(traffic.downloads, 0U) << name;
