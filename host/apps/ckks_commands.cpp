@@ -65,9 +65,10 @@ class StepTimer {
     const auto t0 = Clock::now();
     auto out = [&] {
       const StepRange range(*ops_, name.c_str());
-      return fn();
+      auto result = fn();
+      ops_->synchronize();  // inside the range: a timeline's range spans the device's work
+      return result;
     }();
-    ops_->synchronize();
     steps.push_back(
         {name, std::chrono::duration<double, std::milli>(Clock::now() - t0).count(), std::nan("")});
     return out;
