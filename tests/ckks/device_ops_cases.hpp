@@ -406,27 +406,34 @@ inline void fused_key_switching_matches(const MakeOps& make) {
   }
 }
 
+// A bootstrap configuration: slots (0: full), the slim order, seeded keys, lazy matrices and the
+// babies' cap (0: none).
+struct BootstrapConfig {
+  const char* name;
+  std::uint32_t slots;
+  bool slim, seeded, lazy;
+  std::uint32_t max_babies;
+};
+// The classic order with full keys; the 4 GB configuration's shape (slim, seeded keys, lazy
+// matrices, at most 8 babies); sparse slots packed through one EvalMod.
+inline constexpr BootstrapConfig kBootstrapConfigs[] = {
+    {"classic", 0, false, false, false, 0},
+    {"slim low-memory", 0, true, true, true, 8},
+    {"sparse packed", 64, false, false, false, 0}};
+
 // The whole bootstrap on the device, resident, against the CPU's word for word, from the same
-// keys and ciphertext (the N = 2^12 test ring): the classic order with full keys; the 4 GB
-// configuration's shape (slim, seeded keys, lazy matrices, at most 8 babies); sparse slots
-// packed through one EvalMod. around(true, name) and around(false, name) are called just before
-// and after the device's bootstrap, whose operands are all resident (the emulation checks there
-// that no polynomial crosses between host and device).
+// keys and ciphertext, in each configuration (by default the N = 2^12 test ring in all three).
+// around(true, name) and around(false, name) are called just before and after the device's
+// bootstrap, whose operands are all resident (the emulation checks there that no polynomial
+// crosses between host and device).
 using Around = std::function<void(bool before, const char* name)>;
-inline void bootstrap_matches(const MakeOps& make, const Around& around = {}) {
-  const CkksContext c(named_set("n12-boot-test"), /*allow_insecure=*/true);
+inline void bootstrap_matches(const MakeOps& make, const Around& around = {},
+                              const char* set = "n12-boot-test",
+                              std::span<const BootstrapConfig> configs = kBootstrapConfigs) {
+  const CkksContext c(named_set(set), /*allow_insecure=*/true);
   const auto cpu_ops = make_cpu_rns_ops(c, 2);
   const auto gpu_ops = make(c);
-  struct Config {
-    const char* name;
-    std::uint32_t slots;
-    bool slim, seeded, lazy;
-    std::uint32_t max_babies;
-  };
-  const Config configs[] = {{"classic", 0, false, false, false, 0},
-                            {"slim low-memory", 0, true, true, true, 8},
-                            {"sparse packed", 64, false, false, false, 0}};
-  for (const Config& cfg : configs) {
+  for (const BootstrapConfig& cfg : configs) {
     BootstrapParams params = default_bootstrap_params(c.params(), cfg.slots);
     params.slim = cfg.slim;
     params.lazy_matrices = cfg.lazy;
