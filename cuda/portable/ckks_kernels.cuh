@@ -163,35 +163,55 @@ SAFHIRE_HD void elementwise_limb(const ElementwiseArgs& args, u32 k, u32 first, 
   }
 }
 
-// out[k] = sum_j a_j[k] b_j[k]: `pairs` pairs (at most 16: the two-word sum cannot overflow),
-// the limbs' addresses per (k, j) in limbs ([k][a_j, b_j]); a_j read through perm, or at
-// t >> shift[j] (a compact a_j, rns_ops.hpp), or, where its address is null, a constant a_j
-// (one word per limb: constant[k][j]). out points at the launch's first output limb.
+// A modulus's reduction constants, kept on the device by modulus index (DeviceRnsOps), so that
+// a launch names its limbs' moduli in a byte each.
+struct ModulusReduction {
+  u64 q;
+  core::WideReducer ratio;
+};
+
+// out[k] = sum_j a_j[k] b_j[k]: `pairs` pairs (at most 16: the two-word sum cannot overflow).
+// Pair j's polynomials start at a[j] and b[j]; the launch's limb k is limb a_pos[k][j] of a_j
+// (limbs of n >> shift[j] words: a compact a_j, rns_ops.hpp) and b_pos[k][j] of b_j. a_j is read
+// through perm, or at t >> shift[j], or, where a[j] is null, is a constant of one word per limb:
+// constant[k * constants + slot[j]] (each limb's `constants` words in a row, so that a launch
+// takes at most kProductConstants / constants limbs). Limb k reduces by
+// reductions[modulus[k]]. out points at the launch's first output limb.
 inline constexpr u32 kMaxPairs = 16;
-inline constexpr u32 kMaxProductLimbs = 8;
+inline constexpr u32 kProductConstants = 240;
 struct InnerProductArgs {
   u64* out;
   const u32* perm;
+  const ModulusReduction* reductions;
   u32 n;
   u32 pairs;
+  u32 constants;
   u32 shift[kMaxPairs];
-  LimbMap map[kMaxProductLimbs];
-  const u64* limbs[kMaxProductLimbs][2 * kMaxPairs];
-  u64 constant[kMaxProductLimbs][kMaxPairs];
+  const u64* a[kMaxPairs];
+  const u64* b[kMaxPairs];
+  std::uint8_t slot[kMaxPairs];
+  std::uint8_t modulus[kMaxLimbs];
+  std::uint8_t a_pos[kMaxLimbs][kMaxPairs];
+  std::uint8_t b_pos[kMaxLimbs][kMaxPairs];
+  u64 constant[kProductConstants];
 };
 static_assert(sizeof(InnerProductArgs) <= kMaxParameterBytes);
 
 SAFHIRE_HD void inner_product_limb(const InnerProductArgs& args, u32 k, u32 first, u32 stride) {
-  const LimbMap m = args.map[k];
-  const u64* const* l = args.limbs[k];
+  const ModulusReduction m = args.reductions[args.modulus[k]];
   u64* o = args.out + std::size_t{k} * args.n;
   for (u32 t = first; t < args.n; t += stride) {
     u64 hi = 0, lo = 0;
     for (u32 j = 0; j < args.pairs; ++j) {
-      const u64* a = l[2 * j];
-      const u64 x = a == nullptr ? args.constant[k][j]
-                                 : a[args.perm != nullptr ? args.perm[t] : t >> args.shift[j]];
-      const u64 y = l[2 * j + 1][t];
+      const u64* a = args.a[j];
+      u64 x;
+      if (a == nullptr) {
+        x = args.constant[k * args.constants + args.slot[j]];
+      } else {
+        const u32 at = args.perm != nullptr ? args.perm[t] : t >> args.shift[j];
+        x = a[std::size_t{args.a_pos[k][j]} * (args.n >> args.shift[j]) + at];
+      }
+      const u64 y = args.b[j][std::size_t{args.b_pos[k][j]} * args.n + t];
       const u64 p_lo = x * y;
       lo += p_lo;
       hi += core::mul_hi(x, y) + (lo < p_lo ? 1 : 0);

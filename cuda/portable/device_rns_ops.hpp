@@ -57,9 +57,9 @@ class DeviceRnsOps final : public ckks::RnsOps {
   using ModulusIndex = ckks::ModulusIndex;
 
  public:
-  // limbs_per_launch: at most this many limbs a launch (1 .. kMaxLimbs; inner products at most
-  // kMaxProductLimbs, conversions' targets at most kMaxTargets). Fewer than the most only to
-  // test the launches' split.
+  // limbs_per_launch: at most this many limbs a launch (1 .. kMaxLimbs; inner products with
+  // constant pairs at most kProductConstants / their number, conversions' targets at most
+  // kMaxTargets). Fewer than the most only to test the launches' split.
   explicit DeviceRnsOps(const ckks::CkksContext& context,
                         std::uint32_t limbs_per_launch = ckks_kernels::kMaxLimbs)
       : RnsOps(context),
@@ -68,6 +68,9 @@ class DeviceRnsOps final : public ckks::RnsOps {
         memory_(std::make_shared<typename Device::Memory>()) {
     require(per_launch_ >= 1 && per_launch_ <= ckks_kernels::kMaxLimbs, ErrorCode::invalid_argument,
             "limbs per launch must be 1 .. " + std::to_string(ckks_kernels::kMaxLimbs));
+    // Launches name moduli and limb positions in a byte each.
+    require(context.primes().size() <= 256, ErrorCode::invalid_argument,
+            "the CUDA backend takes at most 256 primes");
     const std::uint32_t n = context.degree();
     const std::size_t primes = context.primes().size();
     std::vector<u64> fw(primes * n), fwq(primes * n), iv(primes * n), ivq(primes * n);
@@ -87,6 +90,11 @@ class DeviceRnsOps final : public ckks::RnsOps {
     inverse_ = Buffer<u64>(std::span<const u64>(iv), s());
     inverse_q_ = Buffer<u64>(std::span<const u64>(ivq), s());
     moduli_ = Buffer<u64>(std::span<const u64>(moduli), s());
+    std::vector<ckks_kernels::ModulusReduction> reductions(primes);
+    for (std::size_t p = 0; p < primes; ++p)
+      reductions[p] = {moduli[p], core::make_wide_reducer(moduli[p])};
+    reductions_ = Buffer<ckks_kernels::ModulusReduction>(
+        std::span<const ckks_kernels::ModulusReduction>(reductions), s());
     n_inv_ = Buffer<u64>(std::span<const u64>(n_inv), s());
     n_inv_quotient_ = Buffer<u64>(std::span<const u64>(n_inv_quotient), s());
     Device::synchronize(s());  // the uploads read the vectors above
@@ -226,25 +234,42 @@ class DeviceRnsOps final : public ckks::RnsOps {
     }
     Target dout(out, s());
     const PermutationView dperm(*this, perm);
-    const u32 per = std::min(per_launch_, ckks_kernels::kMaxProductLimbs);
+    // The constant pairs' columns in each limb's row of constants.
+    std::uint8_t slot[ckks_kernels::kMaxPairs] = {};
+    u32 constants = 0;
+    for (std::size_t j = 0; j < a.size(); ++j) {
+      if (!va[j]) slot[j] = static_cast<std::uint8_t>(constants++);
+    }
+    const u32 per =
+        std::min(per_launch_, constants == 0 ? ckks_kernels::kMaxLimbs
+                                             : ckks_kernels::kProductConstants / constants);
     in_launches(out.limbs(), per, [&](std::size_t first, u32 count) {
       ckks_kernels::InnerProductArgs args{};
       args.out = dout.get() + first * n;
       args.perm = dperm.get();
+      args.reductions = reductions_.data();
       args.n = n;
       args.pairs = static_cast<u32>(a.size());
+      args.constants = constants;
       std::copy(shift.begin(), shift.end(), args.shift);
+      for (std::size_t j = 0; j < a.size(); ++j) {
+        args.a[j] = va[j] ? va[j]->get() : nullptr;
+        args.b[j] = vb[j].get();
+        args.slot[j] = slot[j];
+      }
+      require(count * constants <= ckks_kernels::kProductConstants, ErrorCode::internal,
+              "inner product: more constants than a launch holds");
       for (u32 k = 0; k < count; ++k) {
         const ModulusIndex mod = out.moduli[first + k];
-        args.map[k] = limb_map(mod, 0, 0, 0);
+        args.modulus[k] = static_cast<std::uint8_t>(mod);
         for (std::size_t j = 0; j < a.size(); ++j) {
-          const std::size_t at = a[j]->position(mod) * a[j]->n;
+          const std::size_t at = a[j]->position(mod);
           if (va[j]) {
-            args.limbs[k][2 * j] = va[j]->get() + at;
+            args.a_pos[k][j] = static_cast<std::uint8_t>(at);
           } else {
-            args.constant[k][j] = a[j]->data[at];
+            args.constant[k * constants + slot[j]] = a[j]->data[at];
           }
-          args.limbs[k][2 * j + 1] = vb[j].get() + b[j]->position(mod) * n;
+          args.b_pos[k][j] = static_cast<std::uint8_t>(b[j]->position(mod));
         }
       }
       Device::inner_product(ckks_kernels::grid_for(n, count), args, s());
@@ -539,6 +564,7 @@ class DeviceRnsOps final : public ckks::RnsOps {
   std::shared_ptr<typename Device::Memory> memory_;        // shared with the resident polynomials
   Buffer<u64> forward_, forward_q_, inverse_, inverse_q_;  // [modulus][N]
   Buffer<u64> moduli_, n_inv_, n_inv_quotient_;            // [modulus]
+  Buffer<ckks_kernels::ModulusReduction> reductions_;      // [modulus]
   mutable std::mutex device_permutations_mutex_;
   mutable std::map<std::uint64_t, Buffer<std::uint32_t>> device_permutations_;  // by element
 };

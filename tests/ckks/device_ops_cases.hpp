@@ -176,10 +176,12 @@ inline void primitives_match(const MakeOps& make, std::span<const char* const> s
   }
 }
 
-// Base conversions wider than one launch: 20 sources (two prepare launches; each target's
-// exact rounding sums all 20) and 21 targets (two convert launches), on the 23 primes of the
-// bootstrapping test ring, both variants.
-inline void wide_conversions_match(const MakeOps& make) {
+// Operations wider than one launch, on the 23 primes of the bootstrapping test ring: base
+// conversions from 20 sources (two prepare launches; each target's exact rounding sums all 20)
+// and into 21 targets (two convert launches), both variants; and an inner product of 16 pairs
+// whose first operands are constants of one word per limb, 16 x 23 of them, more than one
+// launch's parameters hold.
+inline void wide_operations_match(const MakeOps& make) {
   const CkksContext c(named_set("n12-boot-test"), /*allow_insecure=*/true);
   const auto cpu = make_cpu_rns_ops(c, 2);
   const auto gpu = make(c);
@@ -200,6 +202,23 @@ inline void wide_conversions_match(const MakeOps& make) {
       ASSERT_EQ(r1, r2) << sources << " sources, variant " << static_cast<int>(v);
     }
   }
+  std::vector<RnsPoly> constants, others;
+  std::vector<const RnsPoly*> xs, ys;
+  for (std::uint32_t j = 0; j < 16; ++j) {
+    RnsPoly& k = constants.emplace_back(1, all, true);
+    for (std::size_t limb = 0; limb < all.size(); ++limb)
+      k.limb(limb)[0] = (j * 1000003 + limb * 7919 + 1) % c.prime(all[limb]);
+    others.push_back(random_poly(c, all, true, 20 + j));
+  }
+  for (std::uint32_t j = 0; j < 16; ++j) {
+    xs.push_back(&constants[j]);
+    ys.push_back(&others[j]);
+  }
+  RnsPoly p1(c.degree(), all, true), p2 = p1;
+  cpu->inner_product(xs, ys, p1);
+  gpu->inner_product(xs, ys, p2);
+  gpu->to_host(p2);
+  ASSERT_EQ(p1, p2) << "inner product of 16 constant pairs";
 }
 
 inline void evaluator_operations_match(const MakeOps& make, std::span<const char* const> sets) {

@@ -306,14 +306,14 @@ TEST_F(CkksDeviceEmulation, PrimitivesMatchTheCpuWordForWord) {
   cases::primitives_match(make_emulated, sets);
 }
 
-TEST_F(CkksDeviceEmulation, WideConversionsMatchTheCpuWordForWord) {
-  cases::wide_conversions_match(make_emulated);
+TEST_F(CkksDeviceEmulation, WideOperationsMatchTheCpuWordForWord) {
+  cases::wide_operations_match(make_emulated);
 }
 
 TEST_F(CkksDeviceEmulation, LaunchesOfThreeLimbsMatchTheCpuWordForWord) {
   const char* const sets[] = {"n14-l7"};
   cases::primitives_match(make_emulated_in_threes, sets);
-  cases::wide_conversions_match(make_emulated_in_threes);
+  cases::wide_operations_match(make_emulated_in_threes);
   const char* const evaluator_sets[] = {"n13-l3"};
   cases::evaluator_operations_match(make_emulated_in_threes, evaluator_sets);
   cases::seeded_keys_match(make_emulated_in_threes, evaluator_sets);

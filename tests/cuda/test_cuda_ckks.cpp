@@ -35,9 +35,9 @@ TEST(CudaCkks, PrimitivesMatchTheCpuWordForWord) {
   cases::primitives_match(make_cuda, sets);
 }
 
-TEST(CudaCkks, WideConversionsMatchTheCpuWordForWord) {
+TEST(CudaCkks, WideOperationsMatchTheCpuWordForWord) {
   SAFHIRE_REQUIRE_DEVICE_OR_SKIP();
-  cases::wide_conversions_match(make_cuda);
+  cases::wide_operations_match(make_cuda);
 }
 
 TEST(CudaCkks, EvaluatorOperationsMatchTheCpuWordForWord) {
