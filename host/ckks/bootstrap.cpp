@@ -68,6 +68,7 @@ Bootstrapper::Bootstrapper(const Encoder& encoder, const Evaluator& evaluator,
               std::to_string(stages) + " stages of " + std::to_string(slots) + " slots");
   require(params_.k >= 1 && params_.degree >= 2, ErrorCode::invalid_argument,
           "bootstrapping: K must be at least 1 and the cosine's degree at least 2");
+  sine_ = DoubleAngleSine(params_.k, params_.degree, params_.double_angles);
   require(params_.arcsine_degree == 0 || params_.message_ratio >= 8, ErrorCode::invalid_argument,
           "bootstrapping: the arcsine needs q_0 / max |m| of at least 8");
   require(params_.ephemeral_weight <= context.degree(), ErrorCode::invalid_argument,
@@ -106,10 +107,6 @@ Bootstrapper::Bootstrapper(const Encoder& encoder, const Evaluator& evaluator,
     minus_i_ = encoder.encode(minus_i, 1.0, top_ - cts_groups, slots);
     i_ = encoder.encode(i, 1.0, params_.slim ? output_level() : stc_level, slots);
   }
-  const double r = std::exp2(static_cast<double>(params_.double_angles));
-  const double k = params_.k;
-  cosine_ = chebyshev_interpolate(
-      [r, k](double y) { return std::cos(kTwoPi * (k * y - 0.25) / r); }, params_.degree, -1, 1);
   if (params_.arcsine_degree > 0) {
     // The sines of |x| <= 1 / ratio, with a little room for the noise.
     const double s = std::min(0.99, 1.05 * std::sin(kTwoPi / params_.message_ratio));
@@ -121,7 +118,7 @@ Bootstrapper::Bootstrapper(const Encoder& encoder, const Evaluator& evaluator,
 std::uint32_t Bootstrapper::depth() const {
   return static_cast<std::uint32_t>(params_.cts_split.size() +
                                     (params_.slim ? 0 : params_.stc_split.size())) +
-         PolynomialEvaluator::depth(params_.degree, true) + params_.double_angles + arcsine_depth();
+         sine_.depth() + arcsine_depth();
 }
 
 std::uint32_t Bootstrapper::input_level() const {
@@ -287,11 +284,7 @@ void Bootstrapper::check_parts(const std::vector<Ciphertext>& parts) const {
 
 Ciphertext Bootstrapper::eval_mod(const Ciphertext& v, const BootstrapKeys& keys) const {
   const SwitchingKey& rlk = keys.relinearization;
-  Ciphertext c = PolynomialEvaluator(*ev_).evaluate(v, cosine_, rlk);
-  for (std::uint32_t i = 0; i < params_.double_angles; ++i) {
-    Ciphertext sq = ev_->multiply_constant(ev_->multiply(c, c), 2.0, 1.0);
-    c = ev_->relinearize_rescale(ev_->add_constant(sq, -1.0), rlk);
-  }
+  Ciphertext c = sine_.evaluate(*ev_, v, rlk);
   if (params_.arcsine_degree > 0) return PolynomialEvaluator(*ev_).evaluate(c, arcsine_, rlk);
   c.scale *= kTwoPi;  // a label: the slots now read sin(2 pi v) / (2 pi)
   return c;

@@ -317,4 +317,51 @@ Parity ChebyshevSeries::parity() const {
   return odd_zero ? Parity::even : even_zero ? Parity::odd : Parity::none;
 }
 
+DoubleAngleSine::DoubleAngleSine(double k, std::uint32_t degree, std::uint32_t double_angles)
+    : k_(k), double_angles_(double_angles) {
+  require(k >= 0.5 && std::isfinite(k) && degree >= 2 && double_angles <= 30,
+          ErrorCode::invalid_argument,
+          "double-angle sine: K must be at least 1/2, the degree at least 2 and r at most 30");
+  const double r = std::exp2(static_cast<double>(double_angles));
+  cosine_ = chebyshev_interpolate(
+      [r, k](double y) { return std::cos(2 * std::numbers::pi * (k * y - 0.25) / r); }, degree, -1,
+      1);
+}
+
+double DoubleAngleSine::interpolation_error() const {
+  // On a grid fine against the interpolant's oscillation (its degree) and the cosine's.
+  const double r = std::exp2(static_cast<double>(double_angles_));
+  const std::uint32_t points = 64 * (cosine_.degree() + 1);
+  double worst = 0;
+  for (std::uint32_t i = 0; i <= points; ++i) {
+    const double y = -1 + 2.0 * i / points;
+    const double exact = std::cos(2 * std::numbers::pi * (k_ * y - 0.25) / r);
+    worst = std::max(worst, std::fabs(cosine_(y) - exact));
+  }
+  return worst * std::exp2(2.0 * double_angles_);
+}
+
+Ciphertext DoubleAngleSine::evaluate(const Evaluator& evaluator, const Ciphertext& v,
+                                     const SwitchingKey& rlk, double output_scale) const {
+  double scale = 0;  // the interpolant's: v's
+  if (output_scale != 0) {
+    require(output_scale > 0 && std::isfinite(output_scale), ErrorCode::invalid_argument,
+            "double-angle sine: the output scale must be positive");
+    const std::uint32_t depth = PolynomialEvaluator::depth(cosine_.degree(), true);
+    require(v.level() >= this->depth(), ErrorCode::invalid_argument,
+            "double-angle sine: the input has fewer levels than it takes");
+    // Double angle j squares at level first - j and divides by that level's prime.
+    const std::uint32_t first = v.level() - depth;
+    scale = output_scale;
+    for (std::uint32_t j = double_angles_; j-- > 0;)
+      scale = std::sqrt(scale * static_cast<double>(evaluator.context().prime(first - j)));
+  }
+  Ciphertext c = PolynomialEvaluator(evaluator).evaluate(v, cosine_, rlk, scale);
+  for (std::uint32_t i = 0; i < double_angles_; ++i) {
+    Ciphertext sq = evaluator.multiply_constant(evaluator.multiply(c, c), 2.0, 1.0);
+    c = evaluator.relinearize_rescale(evaluator.add_constant(sq, -1.0), rlk);
+  }
+  return c;
+}
+
 }  // namespace safhire::ckks

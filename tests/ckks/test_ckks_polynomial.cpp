@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <numbers>
 #include <random>
 
 #include "ckks_fixture.hpp"
@@ -152,6 +153,43 @@ TEST(CkksPolynomial, EncryptedSeriesMatchTheSeriesInTheClear) {
       worst = std::max(worst, std::abs(got[j] - p(x[j])));
     EXPECT_LE(worst, bound) << "degree " << degree << ", parity " << static_cast<int>(c.parity);
   }
+}
+
+// The double-angle sine of EvalMod and of the lanes' cleaning: sin(2 pi K v) against the
+// sine in the clear, at the scale the products leave and at a scale asked for (the interpolant's
+// scale chosen backwards through the double angles), with the depth it states.
+TEST(CkksPolynomial, DoubleAngleSineMatchesTheSine) {
+  auto& f = fixture("n12-boot-test");
+  auto rng = safhire::core::SeededRandom::from_counter(43);
+  KeyGenerator gen(f.context, *f.ops, rng);
+  const auto sk = gen.secret_key();
+  const auto rlk = gen.relinearization_key(sk);
+  Encryptor enc(f.context, *f.ops, rng);
+  const std::uint32_t n = f.context.degree() / 2, top = f.context.max_level();
+  const DoubleAngleSine sine(20, 31, 4);  // |x| <= 20 periods
+  EXPECT_EQ(sine.depth(), 5U + 4U);
+  EXPECT_LT(sine.interpolation_error(), 1e-9);
+  std::mt19937_64 mt(44);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<double> v(n);
+  for (auto& x : v)
+    x = u(mt);
+  const double scale = static_cast<double>(f.context.prime(top));
+  const auto ct = enc.encrypt(f.encoder.encode(v, scale, top), sk);
+  for (const double asked : {0.0, std::exp2(45)}) {
+    const Ciphertext out = sine.evaluate(f.evaluator, ct, rlk, asked);
+    EXPECT_EQ(out.level(), top - sine.depth());
+    if (asked != 0) {
+      EXPECT_NEAR(out.scale / asked, 1.0, 1e-12);
+    }
+    const auto got = f.encoder.decode(decrypt(f.context, *f.ops, out, sk));
+    double worst = 0;
+    for (std::uint32_t j = 0; j < n; ++j)
+      worst = std::max(worst, std::abs(got[j] - std::sin(2 * std::numbers::pi * 20 * v[j])));
+    EXPECT_LT(worst, 1e-6) << "asked for 2^" << std::log2(asked);
+  }
+  EXPECT_EQ(code_of([] { DoubleAngleSine(0.1, 31, 2); }), ErrorCode::invalid_argument);
+  EXPECT_EQ(code_of([&] { sine.evaluate(f.evaluator, ct, rlk, -1); }), ErrorCode::invalid_argument);
 }
 
 TEST(CkksPolynomial, ConstantsBeyondTwoToTheSixtyThreeAddExactly) {

@@ -176,7 +176,8 @@ class Bootstrapper {
   bool packed_ = false;
   double eval_scale_;
   std::vector<int> subsum_;  // the sparse sum's rotations, n 2^i for 2^i < gap
-  ChebyshevSeries cosine_, arcsine_;
+  DoubleAngleSine sine_;
+  ChebyshevSeries arcsine_;
   // -i after CoeffToSlot, i before SlotToCoeff (after EvalMod if slim); unused when packed.
   Plaintext minus_i_, i_;
   // Checks that parts has what coeff_to_slot returns (one part when packed, else two).

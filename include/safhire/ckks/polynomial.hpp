@@ -75,4 +75,45 @@ class PolynomialEvaluator {
   const Evaluator* ev_;
 };
 
+// sin(2 pi K v) slot by slot for v in [-1, 1] (|K v| up to K periods): the Chebyshev interpolant
+// of cos(2 pi (K v - 1/4) / 2^r) of the given degree (an argument of at most 2 pi K / 2^r
+// radians, so that a modest degree is exact to 2^-40), then r double angles c -> 2 c^2 - 1, each
+// one product and one rescale; cos(2 pi (K v - 1/4)) = sin(2 pi K v). Near the integers, where
+// sin(2 pi x) ~ 2 pi (x - round(x)), it is the mod-1 reduction of bootstrapping's EvalMod (K = 16,
+// the bound on the ModRaise overflow) and the noise that the lanes' digit cleaning removes (K the
+// digits' bound). A double angle multiplies an error in c by at most 4 c, so the interpolant's
+// error and the noise of the first steps grow by up to 4^r; size r so that K / 2^r stays near 1.
+class DoubleAngleSine {
+ public:
+  DoubleAngleSine() = default;
+  // Error(invalid_argument) for K < 1/2 or a degree below 2.
+  DoubleAngleSine(double k, std::uint32_t degree, std::uint32_t double_angles);
+
+  double k() const { return k_; }
+  std::uint32_t degree() const { return cosine_.degree(); }
+  std::uint32_t double_angles() const { return double_angles_; }
+  const ChebyshevSeries& cosine() const { return cosine_; }
+  // Levels consumed: the interpolant's (on [-1, 1]) and one per double angle.
+  std::uint32_t depth() const {
+    return PolynomialEvaluator::depth(cosine_.degree(), true) + double_angles_;
+  }
+  // Products of two ciphertexts: the interpolant's and one per double angle.
+  std::uint32_t products() const { return PolynomialEvaluator::products(cosine_) + double_angles_; }
+  // The largest error of the interpolant on [-1, 1] against cos, times 4^r (its growth through
+  // the double angles): a bound on the error of sin(2 pi K v) in exact arithmetic.
+  double interpolation_error() const;
+
+  // sin(2 pi K v), depth() levels below v. Its scale: with output_scale 0, v's through the
+  // interpolant, then S^2 / q per double angle (q the prime rescaled away), as the products leave
+  // it; else output_scale (to rounding), the interpolant's scale chosen backwards through the
+  // double angles (S_j = sqrt(S_(j+1) q_j)) so that no level goes to a scale change.
+  Ciphertext evaluate(const Evaluator& evaluator, const Ciphertext& v, const SwitchingKey& rlk,
+                      double output_scale = 0) const;
+
+ private:
+  double k_ = 0;
+  std::uint32_t double_angles_ = 0;
+  ChebyshevSeries cosine_;
+};
+
 }  // namespace safhire::ckks
