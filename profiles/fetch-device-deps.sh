@@ -3,15 +3,15 @@
 # machine's image has the CUDA toolkit, a C++ compiler, CMake, ninja and Python, but none of the
 # libraries Safhire builds with, and nothing can be installed there. This downloads their Debian
 # packages and unpacks them into .device-deps/root (git-ignored), which the device tool carries:
-#   libsodium (CSPRNG), zlib (IDX files), GoogleTest, Google Benchmark.
+#   libsodium (CSPRNG), zlib (IDX files), GMP (the lanes' integers), GoogleTest, Google Benchmark.
 # Links are replaced by copies of what they point to (a carried link can lose its target), and
 # /lib is folded into /usr/lib, so the tree reads the same on any image. profiles/device-check.sh
 # uses a carried library only where the machine has no copy of its own.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 deps="$root/.device-deps"
-packages=(libsodium-dev libsodium23 zlib1g-dev zlib1g libgtest-dev libbenchmark-dev
-          libbenchmark1debian)
+packages=(libsodium-dev libsodium23 zlib1g-dev zlib1g libgmp-dev libgmp10 libgmpxx4ldbl
+          libgtest-dev libbenchmark-dev libbenchmark1debian)
 
 rm -rf "$deps"
 mkdir -p "$deps/debs" "$deps/root"

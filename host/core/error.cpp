@@ -22,6 +22,8 @@ std::string_view to_string(ErrorCode code) noexcept {
       return "internal";
     case ErrorCode::resource_exhausted:
       return "resource_exhausted";
+    case ErrorCode::needs_refresh:
+      return "needs_refresh";
   }
   return "unknown";
 }

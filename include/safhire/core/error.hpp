@@ -19,6 +19,7 @@ enum class ErrorCode {
   device_error,         // a CUDA call failed
   internal,             // a broken invariant: a bug in Safhire
   resource_exhausted,   // a limit (sessions, memory) is reached: retry later, or elsewhere
+  needs_refresh,        // a lane ciphertext's levels, digits or noise do not allow it: refresh
 };
 
 std::string_view to_string(ErrorCode code) noexcept;

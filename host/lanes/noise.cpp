@@ -1,0 +1,92 @@
+#include "safhire/lanes/noise.hpp"
+
+#include <cmath>
+#include <numbers>
+
+#include "safhire/ckks/polynomial.hpp"
+
+namespace safhire::lanes {
+
+namespace {
+
+// log2 erfc(x) for x >= 0, without underflow: erfc(x) ~ exp(-x^2) / (x sqrt(pi)) beyond 10.
+double log2_erfc(double x) {
+  if (x < 10) return std::log2(std::erfc(x));
+  return (-x * x - std::log(x * std::sqrt(std::numbers::pi))) / std::numbers::ln2;
+}
+
+}  // namespace
+
+NoiseModel::NoiseModel(const LaneContext& context) : context_(&context) {}
+
+double NoiseModel::fresh() const {
+  const auto& space = context_->space();
+  const double n_degree = space.degree(), sigma = space.ckks.sigma;
+  const double coefficient = sigma * std::sqrt(4 * n_degree / 3 + 1);
+  return std::sqrt(n_degree / space.lane_degree) * coefficient / context_->rest_scale();
+}
+
+double NoiseModel::operation(double scale, std::uint32_t level) const {
+  const auto& space = context_->space();
+  const auto& ckks = context_->ckks();
+  const double n_degree = space.degree(), sigma = space.ckks.sigma;
+  const double h = space.ckks.hamming_weight;
+  double log_p = 0;
+  for (auto p : ckks.p_moduli())
+    log_p += std::log2(static_cast<double>(ckks.prime(p)));
+  double square = 2 * (1 + h) / 12;  // ModDown's and the rescale's roundings
+  for (std::uint32_t j = 0; j < ckks.digits(level); ++j) {
+    double log_qj = 0;
+    for (auto m : ckks.digit_moduli(level, j))
+      log_qj += std::log2(static_cast<double>(ckks.prime(m)));
+    square += n_degree * sigma * sigma / 12 * std::exp2(2 * (log_qj - log_p));
+  }
+  return std::sqrt(n_degree / space.lane_degree) * std::sqrt(square) / scale;
+}
+
+double NoiseModel::product(double bound_a, double noise_a, double bound_b, double noise_b,
+                           double scale, std::uint32_t level) const {
+  const double n = context_->space().lane_degree;
+  const double op = operation(scale, level);
+  return std::sqrt(n * (bound_a * bound_a * noise_b * noise_b +
+                        bound_b * bound_b * noise_a * noise_a +
+                        n * noise_a * noise_a * noise_b * noise_b) +
+                   op * op);
+}
+
+double NoiseModel::refreshed(double input) const {
+  const auto& space = context_->space();
+  const auto& ckks = context_->ckks();
+  const auto& plan = space.cleaning;
+  const ckks::DoubleAngleSine sine(plan.k, plan.degree, plan.double_angles);
+  const double two_pi = 2 * std::numbers::pi;
+  // The interpolant's error through the double angles, as a sine error, over 2 pi.
+  const double interpolation = sine.interpolation_error() / two_pi;
+  // The CKKS noise of the cleaning's steps (form A: a slot is a digit), at its first prime's
+  // scale, grown by up to 4 a double angle (the first step's most: 4^r / 3 for the sum).
+  const std::uint32_t cleaning_top =
+      space.top() - static_cast<std::uint32_t>(space.cts_split.size());
+  const double eval_scale = static_cast<double>(ckks.prime(cleaning_top));
+  const double step = operation(eval_scale, cleaning_top) * std::sqrt(space.lane_degree * 1.0);
+  const double cleaning = step * std::exp2(2.0 * plan.double_angles) / 3 / two_pi;
+  // L's key switches and rescales, at most at the rest scale.
+  const double l_groups = static_cast<double>(space.l_split.size());
+  const std::uint32_t l_top = space.rest_level() + static_cast<std::uint32_t>(space.l_split.size());
+  const double l_noise = std::sqrt(l_groups) * operation(context_->rest_scale(), l_top);
+  // What the cleaning lets through: (2 pi)^2 e^3 / 6 at ten deviations, per deviation.
+  const double e = 10 * input;
+  const double through = two_pi * two_pi * e * e * e / 6 / 10;
+  // Four times their root sum of squares: the cleaning's errors have heavier tails than a
+  // Gaussian's (the double angles grow some angles' errors by the full 4^r), so that the largest
+  // of N stays within ten of these deviations (measured: tests/lanes).
+  return 4 * std::sqrt(interpolation * interpolation + cleaning * cleaning + l_noise * l_noise) +
+         through;
+}
+
+double NoiseModel::log2_failure(double noise) const {
+  if (noise <= 0) return -HUGE_VAL;
+  const double x = 0.5 / (noise * std::numbers::sqrt2);
+  return std::log2(static_cast<double>(context_->space().degree())) + log2_erfc(x);
+}
+
+}  // namespace safhire::lanes

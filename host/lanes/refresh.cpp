@@ -1,0 +1,294 @@
+#include "safhire/lanes/refresh.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+#include <string>
+
+#include "safhire/core/error.hpp"
+
+namespace safhire::lanes {
+
+namespace {
+
+constexpr double kTwoPi = 2 * std::numbers::pi;
+
+// The exact integer polynomial of `coeffs` (N signed words) at `level`, scale 1.
+ckks::Plaintext integer_plaintext(const ckks::CkksContext& context, const ckks::RnsOps& ops,
+                                  const ckks::RnsOps::Coefficients& coeffs, std::uint32_t level) {
+  ckks::Plaintext p;
+  ops.expand_coefficients(coeffs, context.q_moduli(level), p.poly);
+  p.scale = 1;
+  p.slots = context.degree() / 2;
+  return p;
+}
+
+}  // namespace
+
+LaneRefresher::LaneRefresher(const LaneContext& context, const ckks::RnsOps& ops,
+                             RefreshParams params)
+    : context_(&context),
+      params_(params),
+      encoder_(context.ckks(), ops),
+      evaluator_(context.ckks(), ops),
+      noise_(context) {
+  const LaneSpace& space = context.space();
+  const ckks::CkksContext& ckks = context.ckks();
+  const std::uint32_t n_degree = space.degree(), top = space.top();
+  const std::uint32_t stages = space.ckks.log_n - 1, lane_stages = space.l_stages();
+  const auto cts_groups = static_cast<std::uint32_t>(space.cts_split.size());
+  const auto l_groups = static_cast<std::uint32_t>(space.l_split.size());
+  const auto& plan = space.cleaning;
+  sine_ = ckks::DoubleAngleSine(plan.k, plan.degree, plan.double_angles);
+  const double q0 = static_cast<double>(ckks.prime(0));
+
+  // CoeffToSlot at the top: with the raised ciphertext labelled eval_scale_, its slots read
+  // sigma_N(q_0 z) / eval_scale_; the factor leaves the complex-packed digits / (2 K), whose real
+  // and imaginary parts, w + conj(w) and -i (w - conj(w)), are the digits / K.
+  eval_scale_ = static_cast<double>(ckks.prime(top - cts_groups));
+  cts_.emplace(encoder_, ckks::DftDirection::coeff_to_slot, 0, stages, space.cts_split, top, 0,
+               eval_scale_ / (2 * q0 * plan.k), params_.max_babies,
+               std::vector<std::complex<double>>{}, params_.lazy_matrices);
+  c_.emplace(encoder_, ckks::DftDirection::slot_to_coeff, lane_stages, stages, space.c_split,
+             space.refresh_level(), 0, 1.0, params_.max_babies);
+
+  // The cleaning ends at the rest scale (its sine at rest / (2 pi): DoubleAngleSine's output
+  // scale), so that L, which keeps the scale, leaves form B at the rest level and scale. (A factor
+  // folded into L instead would cost its diagonals that many bits of precision.)
+  const std::uint32_t recombine_level = space.rest_level() + l_groups;
+  require(top - cts_groups - plan.depth() == recombine_level, ErrorCode::internal,
+          "lane refresh: the cleaning does not end where L starts");
+  l_.emplace(encoder_, ckks::DftDirection::slot_to_coeff, 0, lane_stages, space.l_split,
+             recombine_level, 0, 1.0, params_.max_babies);
+  if (params_.plan_plain) {
+    // C^-1 at the top on the raised ciphertext labelled q_0 (slots sigma_N(z)), to form B at the
+    // scale of the level it ends at.
+    plain_scale_ =
+        static_cast<double>(ckks.prime(top - static_cast<std::uint32_t>(space.c_split.size())));
+    c_inverse_.emplace(encoder_, ckks::DftDirection::coeff_to_slot, lane_stages, stages,
+                       space.c_split, top, 0, plain_scale_ / q0, params_.max_babies,
+                       std::vector<std::complex<double>>{}, params_.lazy_matrices);
+  }
+
+  // t = Y - beta = X^(N/n) - beta, exact, at the top.
+  ckks::RnsOps::Coefficients t(n_degree, 0);
+  t[0] = -static_cast<std::int64_t>(space.base);
+  t[n_degree / space.lane_degree] = 1;
+  t_ = integer_plaintext(ckks, ops, t, top);
+  const std::vector<std::complex<double>> i(n_degree / 2, {0, 1}), minus_i(n_degree / 2, {0, -1});
+  i_ = encoder_.encode(i, 1.0, recombine_level);
+  minus_i_ = encoder_.encode(minus_i, 1.0, top - cts_groups);
+}
+
+std::vector<int> LaneRefresher::rotations() const {
+  std::vector<int> all;
+  for (const auto* dft : {&cts_, &c_, &l_, &c_inverse_}) {
+    if (!dft->has_value()) continue;
+    const auto r = (*dft)->rotations();
+    all.insert(all.end(), r.begin(), r.end());
+  }
+  std::sort(all.begin(), all.end());
+  all.erase(std::unique(all.begin(), all.end()), all.end());
+  return all;
+}
+
+LaneKeys LaneRefresher::keys(ckks::KeyGenerator& generator, const ckks::SecretKey& sk,
+                             std::span<const int> lane_rotations) const {
+  const LaneSpace& space = context_->space();
+  LaneKeys keys;
+  keys.relinearization = generator.relinearization_key(sk);
+  // Highest level first: a key already made (at a higher level) serves the lower uses.
+  generator.add_galois_keys(keys.galois, sk, cts_->rotations(), true, space.top());
+  if (c_inverse_)
+    generator.add_galois_keys(keys.galois, sk, c_inverse_->rotations(), false, space.top());
+  generator.add_galois_keys(keys.galois, sk, l_->rotations(), false, l_->groups().front().level());
+  generator.add_galois_keys(keys.galois, sk, c_->rotations(), false, c_->groups().front().level());
+  if (!lane_rotations.empty()) {
+    std::vector<int> steps;
+    const int slots = static_cast<int>(space.degree() / 2);
+    for (int blocks : lane_rotations) {
+      const int step = static_cast<int>(
+          ((static_cast<long long>(blocks) * space.lane_slots()) % slots + slots) % slots);
+      if (step != 0) steps.push_back(step);
+    }
+    generator.add_galois_keys(keys.galois, sk, steps, false, space.rest_level());
+  }
+  if (space.ephemeral_weight > 0) {
+    const ckks::SecretKey ephemeral = generator.secret_key(space.ephemeral_weight);
+    keys.to_ephemeral = generator.switching_key(ephemeral, sk.s, 0);
+    keys.from_ephemeral = generator.switching_key(sk, ephemeral.s, space.top());
+  }
+  return keys;
+}
+
+std::size_t LaneRefresher::matrix_bytes() const {
+  std::size_t bytes = 0;
+  for (const auto* dft : {&cts_, &c_, &l_, &c_inverse_}) {
+    if (!dft->has_value()) continue;
+    for (const auto& group : (*dft)->groups())
+      bytes += group.bytes();
+  }
+  return bytes;
+}
+
+void LaneRefresher::make_resident(const ckks::RnsOps& ops) {
+  for (auto* dft : {&cts_, &c_, &l_, &c_inverse_}) {
+    if (dft->has_value()) (*dft)->make_resident(ops);
+  }
+  for (auto* p : {&t_, &i_, &minus_i_})
+    ckks::make_resident(ops, *p);
+}
+
+void LaneRefresher::check_input(const LaneCiphertext& x, RefreshMode mode) const {
+  const LaneSpace& space = context_->space();
+  require(x.space == context_->fingerprint(), ErrorCode::size_mismatch,
+          "lane refresh: a ciphertext of another lane space");
+  require(x.ct.size() == 2 && x.ct.slots == space.degree() / 2, ErrorCode::invalid_argument,
+          "lane refresh: a relinearized ciphertext of N/2 slots expected");
+  require(x.level() >= space.refresh_level(), ErrorCode::invalid_argument,
+          "lane refresh: the input must be at level " + std::to_string(space.refresh_level()) +
+              " or above, got " + std::to_string(x.level()));
+  require(mode == RefreshMode::clean || c_inverse_.has_value(), ErrorCode::unsupported,
+          "lane refresh: the plain refresh was not planned (RefreshParams::plan_plain)");
+  const double limit =
+      mode == RefreshMode::clean ? noise_.max_refresh_input() : noise_.max_decodable();
+  require(x.noise <= limit, ErrorCode::needs_refresh,
+          "lane refresh: noise 2^" + std::to_string(std::log2(x.noise)) + " beyond the 2^" +
+              std::to_string(std::log2(limit)) + " this refresh takes");
+}
+
+ckks::Ciphertext LaneRefresher::cross_lanes(const LaneCiphertext& x, const LaneKeys& keys) const {
+  const std::uint32_t level = context_->space().refresh_level();
+  const ckks::Ciphertext in = x.level() == level ? x.ct : evaluator_.drop_to_level(x.ct, level);
+  return c_->apply(evaluator_, in, keys.galois);
+}
+
+ckks::Ciphertext LaneRefresher::reduce_and_raise(const ckks::Ciphertext& s, const LaneKeys& keys,
+                                                 double scale) const {
+  const LaneSpace& space = context_->space();
+  const ckks::CkksContext& ckks = context_->ckks();
+  require(s.level() == 1, ErrorCode::invalid_argument,
+          "lane refresh: the reduction takes form S at level 1");
+  const std::uint32_t n_degree = space.degree(), gap = n_degree / space.lane_degree;
+  // T = round(q_0 q_1 t^-1 / S), t^-1 = -sum_j beta^(n-1-j) Y^j / p: coefficient j is
+  // -(q_0 q_1 / S) beta^-(j+1) / (1 + beta^-n), nonzero for the first few j only.
+  const long double q01 =
+      static_cast<long double>(ckks.prime(0)) * static_cast<long double>(ckks.prime(1));
+  const long double beta = static_cast<long double>(space.base);
+  const long double wrap =
+      1.0L / (1.0L + std::pow(beta, -static_cast<long double>(space.lane_degree)));
+  ckks::RnsOps::Coefficients coeffs(n_degree, 0);
+  long double magnitude = q01 / static_cast<long double>(s.scale) * wrap;
+  for (std::uint32_t j = 0; j < space.lane_degree; ++j) {
+    magnitude /= beta;
+    if (magnitude < 0.5L) break;
+    require(magnitude < 0x1p62L, ErrorCode::invalid_argument,
+            "lane refresh: the input's scale is too small for the reduction");
+    coeffs[std::size_t{j} * gap] = -static_cast<std::int64_t>(std::llround(magnitude));
+  }
+  const ckks::Plaintext t_inverse = integer_plaintext(ckks, evaluator_.ops(), coeffs, 1);
+  // Level 0: q_0 (P t^-1 mod 1), the integer part of P t^-1 gone with the modulus q_0 q_1.
+  ckks::Ciphertext low = evaluator_.rescale(evaluator_.multiply_plain(s, t_inverse));
+  low.scale = static_cast<double>(ckks.prime(0));
+  ckks::Ciphertext raised;
+  if (space.ephemeral_weight > 0) {
+    require(keys.to_ephemeral.has_value() && keys.from_ephemeral.has_value(),
+            ErrorCode::invalid_argument, "lane refresh: the keys lack the ephemeral secret's");
+    raised = evaluator_.switch_key(
+        evaluator_.mod_raise(evaluator_.switch_key(low, *keys.to_ephemeral), space.top()),
+        *keys.from_ephemeral);
+  } else {
+    raised = evaluator_.mod_raise(low, space.top());
+  }
+  // x t: q_0 z, z = (phi + I) t, an integer polynomial = P mod t with |z| <= (beta + 1)(h+1)/2.
+  raised = evaluator_.multiply_plain(raised, t_);
+  raised.scale = scale;  // a label: the slots read sigma_N(q_0 z) / scale
+  return raised;
+}
+
+std::vector<ckks::Ciphertext> LaneRefresher::to_digits(const ckks::Ciphertext& raised,
+                                                       const LaneKeys& keys) const {
+  const ckks::Ciphertext w = cts_->apply(evaluator_, raised, keys.galois);
+  const ckks::Ciphertext conj = evaluator_.conjugate(w, keys.galois);
+  return {evaluator_.add(w, conj), evaluator_.multiply_plain(evaluator_.sub(w, conj), minus_i_)};
+}
+
+ckks::Ciphertext LaneRefresher::clean(const ckks::Ciphertext& part, const LaneKeys& keys) const {
+  // s = sin(2 pi K v) at the rest scale / (2 pi); K v at s's level and the rest scale by one
+  // exact constant product; then K v - s / (2 pi), at the rest scale.
+  const double rest = context_->rest_scale();
+  ckks::Ciphertext s = sine_.evaluate(evaluator_, part, keys.relinearization, rest / kTwoPi);
+  const std::uint32_t level = s.level();
+  const double q = static_cast<double>(context_->ckks().prime(level + 1));
+  ckks::Ciphertext kv = evaluator_.rescale(
+      evaluator_.multiply_constant_at(part, sine_.k(), rest * q / part.scale, level + 1));
+  s.scale *= kTwoPi;  // a label: the slots now read sin(2 pi K v) / (2 pi), at the rest scale
+  s.scale = kv.scale = rest;  // both equal to it to rounding
+  return evaluator_.sub(kv, s);
+}
+
+ckks::Ciphertext LaneRefresher::to_lanes(const std::vector<ckks::Ciphertext>& cleaned,
+                                         const LaneKeys& keys) const {
+  require(cleaned.size() == 2, ErrorCode::invalid_argument,
+          "lane refresh: the real and imaginary parts, two ciphertexts");
+  const ckks::Ciphertext packed =
+      evaluator_.add(cleaned[0], evaluator_.multiply_plain(cleaned[1], i_));
+  return l_->apply(evaluator_, packed, keys.galois);
+}
+
+ckks::Ciphertext LaneRefresher::back_across_lanes(const ckks::Ciphertext& raised,
+                                                  const LaneKeys& keys) const {
+  require(c_inverse_.has_value(), ErrorCode::unsupported,
+          "lane refresh: the plain refresh was not planned (RefreshParams::plan_plain)");
+  ckks::Ciphertext out = c_inverse_->apply(evaluator_, raised, keys.galois);
+  out.scale = plain_scale_;  // C^-1's factor plain_scale_ / q_0 on slots labelled q_0
+  return out;
+}
+
+LaneCiphertext LaneRefresher::refresh(const LaneCiphertext& x, const LaneKeys& keys,
+                                      RefreshMode mode) const {
+  check_input(x, mode);
+  const ckks::RnsOps& ops = evaluator_.ops();
+  const ckks::StepRange whole(ops, "lanes refresh");
+  ckks::Ciphertext s;
+  {
+    const ckks::StepRange step(ops, "lanes C");
+    s = cross_lanes(x, keys);
+  }
+  LaneCiphertext out;
+  out.space = context_->fingerprint();
+  out.digit_bound = context_->space().rest_digit_bound();
+  if (mode == RefreshMode::plain) {
+    ckks::Ciphertext raised;
+    {
+      const ckks::StepRange step(ops, "lanes ModRaise");
+      raised = reduce_and_raise(s, keys, static_cast<double>(context_->ckks().prime(0)));
+    }
+    const ckks::StepRange step(ops, "lanes C^-1");
+    out.ct = back_across_lanes(raised, keys);
+    const double op = noise_.operation(plain_scale_, out.level());
+    out.noise = std::sqrt(x.noise * x.noise + op * op);
+    return out;
+  }
+  ckks::Ciphertext raised;
+  {
+    const ckks::StepRange step(ops, "lanes ModRaise");
+    raised = reduce_and_raise(s, keys, eval_scale_);
+  }
+  std::vector<ckks::Ciphertext> parts;
+  {
+    const ckks::StepRange step(ops, "lanes CoeffToSlot");
+    parts = to_digits(raised, keys);
+  }
+  {
+    const ckks::StepRange step(ops, "lanes cleaning");
+    for (auto& part : parts)
+      part = clean(part, keys);
+  }
+  const ckks::StepRange step(ops, "lanes L");
+  out.ct = to_lanes(parts, keys);
+  out.noise = noise_.refreshed(x.noise);
+  return out;
+}
+
+}  // namespace safhire::lanes

@@ -1,0 +1,137 @@
+// The lane refresh: a ciphertext in form B, its levels spent by products, back to the rest level
+// with its digits small and exact again (lanes.md section 2.4, DESIGN.md section 6). It runs the
+// stages of the homomorphic DFT it needs and no others, built from the existing stage ranges
+// (ckks/dft.hpp: HomomorphicDft), not a second transform:
+//
+//  1. C, the cross-lane stages (SlotToCoeff on [log2(n/2), log2(N/2))), at the refresh level:
+//     form B to form S, the ciphertext's plaintext S P (+ noise) with P = sum_r X^r a_r(Y) the
+//     lanes' digits as coefficients (S the input's scale).
+//  2. x q_0 t^-1 and the drop to level 0: the product by the integer polynomial
+//     T = round(q_0 q_1 t^-1 / S), t = Y - beta = X^(N/n) - beta, lane by lane (Y commutes with the
+//     interleaving), t^-1 = -(sum_(j<n) beta^(n-1-j) Y^j) / p, and the rescale by q_1: level 0
+//     holds q_0 phi with phi = P t^-1 mod 1. Modulo q_0 the integer part of P t^-1 is gone: a
+//     free reduction of P modulo t (phi determines A = P(beta) mod p and nothing more).
+//  3. ModRaise (with the sparse-secret encapsulation: to the ephemeral secret of weight h' at
+//     level 0, raised, and back at the top): q_0 (phi + I), I an integer polynomial,
+//     |phi + I| <= (h' + 1) / 2 on every coefficient (c_0 + c_1 s' sums h' + 1 centred terms).
+//     Then x t, an exact integer product that takes no level: q_0 z with
+//     z = (phi + I) t = P - (round(P t^-1) - I) t, an integer polynomial = P mod t, so every lane
+//     still decodes to its integer, and |z_k| <= (beta + 1) (h' + 1) / 2: short digits, whatever
+//     the digits were before (products grow them to n D^2). The input's noise e rides along:
+//     z + e.
+//  4. CoeffToSlot, all log2(N/2) stages, at the top: the complex-packed digits in bit-reversed
+//     slots (form A), split into their real and imaginary parts (one conjugation), each / K.
+//  5. The cleaning of each part, x - sin(2 pi x) / (2 pi) for |x| <= K = (beta + 1)(h' + 1)/2 +
+//     1/2 (ckks::DoubleAngleSine): at x = k + e it gives k + (2 pi)^2 e^3 / 6, the noise gone.
+//  6. The parts recombined (x + i y) and L, the lane stages (SlotToCoeff on [0, log2(n/2))): form
+//     B at the rest level and scale (the cleaning ends at the rest scale).
+// Stages per cycle: log2(N/n) + log2(N/2) + log2(n/2) = 2 log2(N/2), C at the lowest levels.
+//
+// The plain refresh (RefreshMode::plain) restores the levels without cleaning: steps 1-3, then
+// C^-1 (CoeffToSlot on C's stages) at the top, back to form B: 2 log2(N/n) stages, the digits
+// small again (step 3), the noise kept. It needs RefreshParams::plan_plain.
+//
+// Failure: the digits' range is bounded outright (step 3), so the cleaning never sees a digit
+// outside |x| <= K; a digit comes out wrong only if its error reaches 1/2, which the noise model
+// (noise.hpp) puts below NoiseModel::log2_failure of the input's noise; operations refuse
+// results whose noise the cleaning could not take (evaluator.hpp).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "safhire/ckks/bootstrap.hpp"
+#include "safhire/ckks/dft.hpp"
+#include "safhire/ckks/polynomial.hpp"
+#include "safhire/lanes/ciphertext.hpp"
+#include "safhire/lanes/noise.hpp"
+
+namespace safhire::lanes {
+
+enum class RefreshMode : std::uint8_t { clean = 0, plain = 1 };
+
+struct RefreshParams {
+  // Also plan the plain refresh (C^-1 at the top: its matrices and its rotation keys).
+  bool plan_plain = false;
+  // At most this many baby rotations per DFT group (0: as the speed wants): fewer keys, more key
+  // switches (ckks::LinearTransform).
+  std::uint32_t max_babies = 0;
+  // The DFT groups' diagonals that are not compact kept as integer coefficients and encoded where
+  // they are used (ckks::LinearTransform's lazy mode): less memory, an NTT per limb and use.
+  bool lazy_matrices = false;
+};
+
+// The keys a refresh needs (the bootstrap's: relinearization, rotations, the encapsulation).
+using LaneKeys = ckks::BootstrapKeys;
+
+class LaneRefresher {
+ public:
+  // Plans the transforms of the space (their matrices) and the cleaning.
+  LaneRefresher(const LaneContext& context, const ckks::RnsOps& ops, RefreshParams params = {});
+  LaneRefresher(const LaneRefresher&) = delete;
+  LaneRefresher& operator=(const LaneRefresher&) = delete;
+
+  const LaneContext& context() const { return *context_; }
+  const RefreshParams& params() const { return params_; }
+  const ckks::DoubleAngleSine& cleaning() const { return sine_; }
+  const ckks::Evaluator& evaluator() const { return evaluator_; }
+
+  // Every rotation step the refresh uses; the keys also need conjugation.
+  std::vector<int> rotations() const;
+  // The refresh's keys, each made at the highest level it is used at (CoeffToSlot's and C^-1's at
+  // the top, C's and L's at their own); with `lane_rotations`, also the keys of those
+  // whole-lane rotations (LaneEvaluator::rotate_lanes, in blocks) at the rest level.
+  LaneKeys keys(ckks::KeyGenerator& generator, const ckks::SecretKey& sk,
+                std::span<const int> lane_rotations = {}) const;
+  // The transforms' matrices in bytes (ckks::LinearTransform::bytes).
+  std::size_t matrix_bytes() const;
+  // Moves the matrices and plaintexts into ops' residence (the device for a CUDA backend).
+  void make_resident(const ckks::RnsOps& ops);
+
+  // The refresh of `mode`: Error(invalid_argument) for a ciphertext
+  // below the refresh level, Error(size_mismatch) for another space's, Error(unsupported) for a
+  // plain refresh that was not planned, Error(needs_refresh) when its noise is beyond what the
+  // refresh takes (NoiseModel::max_refresh_input; a plain refresh: max_decodable).
+  LaneCiphertext refresh(const LaneCiphertext& x, const LaneKeys& keys,
+                         RefreshMode mode = RefreshMode::clean) const;
+
+  // The steps, for timing and tests (the comment at the top numbers them).
+  // 1: C at the refresh level (x is dropped to it): form S at level 1.
+  ckks::Ciphertext cross_lanes(const LaneCiphertext& x, const LaneKeys& keys) const;
+  // 2-3: x q_0 t^-1, level 0, ModRaise, x t: q_0 z at the top, labelled `scale` (its slots read
+  // sigma_N(z) q_0 / scale).
+  ckks::Ciphertext reduce_and_raise(const ckks::Ciphertext& s, const LaneKeys& keys,
+                                    double scale) const;
+  // 4: the digits / K, real and imaginary parts ({x, y}, each N/2 real slots).
+  std::vector<ckks::Ciphertext> to_digits(const ckks::Ciphertext& raised,
+                                          const LaneKeys& keys) const;
+  // 5: x - sin(2 pi x) / (2 pi) of K v, v a part.
+  ckks::Ciphertext clean(const ckks::Ciphertext& part, const LaneKeys& keys) const;
+  // 6: x + i y through L, at the rest level and scale.
+  ckks::Ciphertext to_lanes(const std::vector<ckks::Ciphertext>& cleaned,
+                            const LaneKeys& keys) const;
+  // The plain refresh's last step: C^-1 at the top, labelled for the scale of the level it ends
+  // at.
+  ckks::Ciphertext back_across_lanes(const ckks::Ciphertext& raised, const LaneKeys& keys) const;
+
+  // Checks x for a refresh of `mode` (see refresh()).
+  void check_input(const LaneCiphertext& x, RefreshMode mode) const;
+
+ private:
+  const LaneContext* context_;
+  RefreshParams params_;
+  ckks::Encoder encoder_;
+  ckks::Evaluator evaluator_;
+  NoiseModel noise_;
+  ckks::DoubleAngleSine sine_;
+  std::optional<ckks::HomomorphicDft> c_, cts_, l_, c_inverse_;
+  // The exact plaintexts t = X^(N/n) - beta (at the top), i (where the parts recombine) and -i
+  // (after CoeffToSlot).
+  ckks::Plaintext t_, i_, minus_i_;
+  double eval_scale_ = 0;   // CoeffToSlot's output scale (the cleaning's first prime)
+  double plain_scale_ = 0;  // the plain refresh's output scale
+};
+
+}  // namespace safhire::lanes
