@@ -16,15 +16,13 @@
 #include <thread>
 #include <vector>
 
+#include "command_support.hpp"
 #include "options.hpp"
 #include "safhire/ckks/bootstrap.hpp"
 #include "safhire/ckks/ckks.hpp"
 #include "safhire/ckks/serialize.hpp"
 #include "safhire/core/error.hpp"
 #include "safhire/core/random.hpp"
-#if SAFHIRE_HAVE_CUDA
-#include "safhire/cuda/ckks.hpp"
-#endif
 
 namespace safhire::apps {
 
@@ -49,36 +47,6 @@ double mean_precision_bits(const Values& got, const Values& want) {
   return err == 0 ? 64.0 : -std::log2(err);
 }
 
-struct Step {
-  std::string name;
-  double ms;
-  double bits;  // NaN where there is nothing to compare
-};
-
-// Runs and times named steps, each in a profiler range of its name (NVTX on CUDA); a device's
-// work counts as finished, not only issued.
-class StepTimer {
- public:
-  explicit StepTimer(const RnsOps& ops) : ops_(&ops) {}
-  template <class Fn>
-  auto operator()(const std::string& name, Fn fn) {
-    const auto t0 = Clock::now();
-    auto out = [&] {
-      const StepRange range(*ops_, name.c_str());
-      auto result = fn();
-      ops_->synchronize();  // inside the range: a timeline's range spans the device's work
-      return result;
-    }();
-    steps.push_back(
-        {name, std::chrono::duration<double, std::milli>(Clock::now() - t0).count(), std::nan("")});
-    return out;
-  }
-  std::vector<Step> steps;
-
- private:
-  const RnsOps* ops_;
-};
-
 }  // namespace
 
 void print_ckks_sets() {
@@ -99,33 +67,6 @@ void print_ckks_sets() {
 }
 
 namespace {
-
-std::unique_ptr<RnsOps> make_ops(const CkksContext& context, const std::string& backend,
-                                 unsigned threads) {
-  require(backend == "cpu" || backend == "cuda", ErrorCode::invalid_argument,
-          "--backend must be cpu or cuda, got " + backend);
-  if (backend == "cuda") {
-#if SAFHIRE_HAVE_CUDA
-    return safhire::cuda::make_cuda_rns_ops(context);
-#else
-    throw Error(ErrorCode::unsupported, "this build has no CUDA backend (no nvcc at configure)");
-#endif
-  }
-  return make_cpu_rns_ops(context, threads);
-}
-
-// The process's peak resident memory in MB (VmHWM), or NaN where /proc does not say.
-double peak_rss_mb() {
-  std::FILE* f = std::fopen("/proc/self/status", "r");
-  if (f == nullptr) return std::nan("");
-  char line[256];
-  double kb = std::nan("");
-  while (std::fgets(line, sizeof line, f) != nullptr) {
-    if (std::sscanf(line, "VmHWM: %lf kB", &kb) == 1) break;
-  }
-  std::fclose(f);
-  return kb / 1024;
-}
 
 // safhire ckks bootstrap: key generation, then `runs` bootstraps of the same random slots with
 // their steps timed (medians over the runs after the first when there are several: the first
@@ -177,7 +118,7 @@ int run_bootstrap(int argc, char** argv) {
               std::to_string(static_cast<int>(estimated_security(params))) +
               " bits of security (a test ring): pass --insecure to run it anyway");
   const CkksContext context(params, insecure);
-  const auto ops = make_ops(context, backend, threads);
+  const auto ops = make_ckks_ops(context, backend, threads);
   const Encoder encoder(context, *ops);
   const Evaluator ev(context, *ops);
   StepTimer timed(*ops);
@@ -356,7 +297,7 @@ int run_ckks(int argc, char** argv) {
   const bool json = opt.flag("json");
   opt.finish();
   const CkksContext context(named_set(set));
-  const auto ops = make_ops(context, backend, threads);
+  const auto ops = make_ckks_ops(context, backend, threads);
   const Encoder encoder(context, *ops);
   const Evaluator ev(context, *ops);
   StepTimer timed(*ops);

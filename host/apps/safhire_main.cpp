@@ -10,6 +10,9 @@
 #include <vector>
 
 #include "ckks_commands.hpp"
+#if SAFHIRE_HAVE_LANES
+#include "lanes_commands.hpp"
+#endif
 #include "inference_commands.hpp"
 #include "safhire/core/error.hpp"
 #include "safhire/core/primes.hpp"
@@ -83,8 +86,17 @@ void print_usage() {
       "                       step timed, precision and levels left\n"
       "      [--set NAME (n12-boot-test)] [--threads T (1)] [--backend cpu|cuda] [--json]\n"
       "      [--insecure (needed for test rings such as n12-boot-test)]\n"
+      "  lanes demo           exact integers modulo beta^n + 1 in CKKS lanes: a chain of K\n"
+      "                       products of random integers with the refreshes it needs, each\n"
+      "                       result checked against GMP; exit status 1 on a wrong integer\n"
+      "      [--space NAME | --n N (4096) [--beta B (2)]] [--products K (16)] [--threads T]\n"
+      "      [--backend cpu|cuda] [--low-memory] [--seed S] [--json] [--insecure]\n"
+      "  lanes refresh        lane refreshes of products, step by step, checked against GMP\n"
+      "      [--space NAME | --n N [--beta B]] [--runs R (1)] [--mode clean|plain]\n"
+      "      [--threads T] [--backend cpu|cuda] [--low-memory] [--compare-cpu] [--json]\n"
       "  --version            print the version\n"
-      "  info                 rings, NTT primes, parameter sets (part 1 and CKKS), CPU kernels\n"
+      "  info                 rings, NTT primes, parameter sets (part 1, CKKS, lanes), CPU "
+      "kernels\n"
       "                       and CUDA devices\n"
       "  ntt-demo [t a]       NTT round trip and an exact product checked against the\n"
       "                       schoolbook oracle (default: every ring of the paper)");
@@ -142,6 +154,9 @@ int run_info() {
                 sec.bits_2022, extract.failure_probability, pack.failure_probability);
   }
   safhire::apps::print_ckks_sets();
+#if SAFHIRE_HAVE_LANES
+  safhire::apps::print_lane_spaces();
+#endif
   std::printf("\n%s\n", cuda_status().c_str());
   return 0;
 }
@@ -216,6 +231,9 @@ int main(int argc, char** argv) {
     if (command == "attack") return safhire::apps::run_attack(argc, argv);
     if (command == "failures") return safhire::apps::run_failures(argc, argv);
     if (command == "ckks") return safhire::apps::run_ckks(argc, argv);
+#if SAFHIRE_HAVE_LANES
+    if (command == "lanes") return safhire::apps::run_lanes(argc, argv);
+#endif
     if (command == "ntt-demo") {
       if (argc == 4) return run_ntt_demo({RingParams(parse_u32(argv[2]), parse_u32(argv[3]))});
       return run_ntt_demo({std::begin(kPaperRings), std::end(kPaperRings)});

@@ -144,22 +144,32 @@ LaneCiphertext LaneEvaluator::negate(const LaneCiphertext& x) const {
   return out;
 }
 
+std::tuple<std::uint32_t, double, double> LaneEvaluator::product_result(
+    const LaneCiphertext& x, const LaneCiphertext& y) const {
+  const std::uint32_t level = std::min(x.level(), y.level());
+  const double bound =
+      static_cast<double>(context_->space().lane_degree) * x.digit_bound * y.digit_bound;
+  const double noise = level == 0 ? HUGE_VAL
+                                  : noise_.product(x.digit_bound, x.noise, y.digit_bound, y.noise,
+                                                   context_->rest_scale(), level);
+  return {level == 0 ? 0U : level - 1, bound, noise};
+}
+
+std::string LaneEvaluator::multiply_refusal(const LaneCiphertext& x,
+                                            const LaneCiphertext& y) const {
+  check_space(x);
+  check_space(y);
+  if (std::min(x.level(), y.level()) == 0) return "an operand at level 0";
+  const auto [level, bound, noise] = product_result(x, y);
+  return refusal(level, bound, noise);
+}
+
 LaneCiphertext LaneEvaluator::multiply(const LaneCiphertext& x, const LaneCiphertext& y,
                                        const ckks::SwitchingKey& rlk) const {
   check_space(x);
   check_space(y);
-  auto result = [&](const LaneCiphertext& a, const LaneCiphertext& b) {
-    const std::uint32_t level = std::min(a.level(), b.level());
-    const double bound =
-        static_cast<double>(context_->space().lane_degree) * a.digit_bound * b.digit_bound;
-    const double noise = level == 0 ? HUGE_VAL
-                                    : noise_.product(a.digit_bound, a.noise, b.digit_bound, b.noise,
-                                                     context_->rest_scale(), level);
-    return std::tuple{level == 0 ? 0U : level - 1, bound, noise};
-  };
   auto refused = [&](const LaneCiphertext& a, const LaneCiphertext& b) {
-    const auto [level, bound, noise] = result(a, b);
-    return refusal(level, bound, noise);
+    return multiply_refusal(a, b);
   };
   if (refresher_ != nullptr && !refused(x, y).empty()) {
     // The operand with fewer levels (or more noise) first, then the other.
@@ -172,9 +182,9 @@ LaneCiphertext LaneEvaluator::multiply(const LaneCiphertext& x, const LaneCipher
         a = refreshed(a);
       }
     }
-    return x_first ? multiply(a, b, rlk) : multiply(a, b, rlk);
+    return multiply(a, b, rlk);
   }
-  const auto [level, bound, noise] = result(x, y);
+  const auto [level, bound, noise] = product_result(x, y);
   require(std::min(x.level(), y.level()) >= 1, ErrorCode::needs_refresh,
           "lanes multiply: an operand at level 0");
   const auto [a, b] = aligned(x, y);

@@ -246,47 +246,40 @@ ckks::Ciphertext LaneRefresher::back_across_lanes(const ckks::Ciphertext& raised
 }
 
 LaneCiphertext LaneRefresher::refresh(const LaneCiphertext& x, const LaneKeys& keys,
-                                      RefreshMode mode) const {
+                                      RefreshMode mode, const StepDone& done) const {
   check_input(x, mode);
   const ckks::RnsOps& ops = evaluator_.ops();
   const ckks::StepRange whole(ops, "lanes refresh");
-  ckks::Ciphertext s;
-  {
-    const ckks::StepRange step(ops, "lanes C");
-    s = cross_lanes(x, keys);
-  }
+  // Each step in a profiler range of its name, then reported.
+  auto step = [&](const char* name, auto fn) {
+    const std::string range = std::string("lanes ") + name;
+    auto result = [&] {
+      const ckks::StepRange r(ops, range.c_str());
+      return fn();
+    }();
+    if (done) done(name);
+    return result;
+  };
+  const ckks::Ciphertext s = step("C", [&] { return cross_lanes(x, keys); });
   LaneCiphertext out;
   out.space = context_->fingerprint();
   out.digit_bound = context_->space().rest_digit_bound();
   if (mode == RefreshMode::plain) {
-    ckks::Ciphertext raised;
-    {
-      const ckks::StepRange step(ops, "lanes ModRaise");
-      raised = reduce_and_raise(s, keys, static_cast<double>(context_->ckks().prime(0)));
-    }
-    const ckks::StepRange step(ops, "lanes C^-1");
-    out.ct = back_across_lanes(raised, keys);
+    const ckks::Ciphertext raised = step("ModRaise", [&] {
+      return reduce_and_raise(s, keys, static_cast<double>(context_->ckks().prime(0)));
+    });
+    out.ct = step("C^-1", [&] { return back_across_lanes(raised, keys); });
     const double op = noise_.operation(plain_scale_, out.level());
     out.noise = std::sqrt(x.noise * x.noise + op * op);
     return out;
   }
-  ckks::Ciphertext raised;
-  {
-    const ckks::StepRange step(ops, "lanes ModRaise");
-    raised = reduce_and_raise(s, keys, eval_scale_);
-  }
-  std::vector<ckks::Ciphertext> parts;
-  {
-    const ckks::StepRange step(ops, "lanes CoeffToSlot");
-    parts = to_digits(raised, keys);
-  }
-  {
-    const ckks::StepRange step(ops, "lanes cleaning");
-    for (auto& part : parts)
-      part = clean(part, keys);
-  }
-  const ckks::StepRange step(ops, "lanes L");
-  out.ct = to_lanes(parts, keys);
+  const ckks::Ciphertext raised =
+      step("ModRaise", [&] { return reduce_and_raise(s, keys, eval_scale_); });
+  std::vector<ckks::Ciphertext> parts =
+      step("CoeffToSlot", [&] { return to_digits(raised, keys); });
+  parts[0] = step("cleaning (real part)", [&] { return clean(parts[0], keys); });
+  parts[1] = step("cleaning (imaginary part)", [&] { return clean(parts[1], keys); });
+  out.ct = step("L", [&] { return to_lanes(parts, keys); });
   out.noise = noise_.refreshed(x.noise);
   return out;
 }

@@ -25,6 +25,8 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "safhire/ckks/ckks.hpp"
 #include "safhire/lanes/ciphertext.hpp"
@@ -62,6 +64,9 @@ class LaneEvaluator {
   // Why an operation's result (at `level`, with digit bound `bound` and `noise`) could not be
   // refreshed exactly: the empty string when it can.
   std::string refusal(std::uint32_t level, double bound, double noise) const;
+  // Why multiply(x, y) would be refused (the empty string when it would not): what a caller that
+  // schedules its own refreshes asks before a product.
+  std::string multiply_refusal(const LaneCiphertext& x, const LaneCiphertext& y) const;
 
  private:
   void check_space(const LaneCiphertext& x) const;
@@ -70,8 +75,11 @@ class LaneEvaluator {
                                                         const LaneCiphertext& y) const;
   // The result of an operation, or its refusal (Error(needs_refresh)).
   LaneCiphertext checked(ckks::Ciphertext ct, double bound, double noise, const char* what) const;
-  // x refreshed when `needed`, counted.
+  // x refreshed, counted.
   LaneCiphertext refreshed(const LaneCiphertext& x) const;
+  // The level, digit bound and noise of x y.
+  std::tuple<std::uint32_t, double, double> product_result(const LaneCiphertext& x,
+                                                           const LaneCiphertext& y) const;
 
   const LaneContext* context_;
   const ckks::RnsOps* ops_;

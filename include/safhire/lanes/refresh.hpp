@@ -38,6 +38,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <vector>
@@ -94,8 +95,12 @@ class LaneRefresher {
   // below the refresh level, Error(size_mismatch) for another space's, Error(unsupported) for a
   // plain refresh that was not planned, Error(needs_refresh) when its noise is beyond what the
   // refresh takes (NoiseModel::max_refresh_input; a plain refresh: max_decodable).
+  // `done`, when given, is called after each step with its name ("C", "ModRaise",
+  // "CoeffToSlot", "cleaning (real part)", "cleaning (imaginary part)", "L"; a plain refresh:
+  // "C", "ModRaise", "C^-1"), for a caller that times them (synchronizing a device first).
+  using StepDone = std::function<void(const char* step)>;
   LaneCiphertext refresh(const LaneCiphertext& x, const LaneKeys& keys,
-                         RefreshMode mode = RefreshMode::clean) const;
+                         RefreshMode mode = RefreshMode::clean, const StepDone& done = {}) const;
 
   // The steps, for timing and tests (the comment at the top numbers them).
   // 1: C at the refresh level (x is dropped to it): form S at level 1.

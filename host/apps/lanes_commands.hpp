@@ -1,0 +1,12 @@
+// The lanes commands of the `safhire` program (lanes_commands.cpp): present where the build has
+// the lanes (GMP found).
+#pragma once
+
+namespace safhire::apps {
+
+// safhire lanes demo|refresh [options] (usage: safhire lanes).
+int run_lanes(int argc, char** argv);
+// The lanes part of `safhire info`: the named and test lane spaces with their security.
+void print_lane_spaces();
+
+}  // namespace safhire::apps

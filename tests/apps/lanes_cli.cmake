@@ -1,0 +1,55 @@
+# `safhire lanes demo` and `safhire lanes refresh` with --json on N = 2^12 test spaces: each output
+# must be one JSON object (CMake's own parser) whose fields agree with what was asked, with every
+# integer right (the commands check them against GMP themselves and exit 1 otherwise), and the
+# refresh's --compare-cpu (the CPU on one thread against the CPU on every core) identical. A
+# secure space refuses --space of a test space without --insecure.
+# Usage: cmake -DSAFHIRE=<path> -P lanes_cli.cmake
+function(run_json out_var)
+  execute_process(COMMAND ${SAFHIRE} ${ARGN} OUTPUT_VARIABLE out ERROR_VARIABLE err
+                  RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "safhire ${ARGN} exited with ${rc}: ${err}")
+  endif()
+  string(JSON space ERROR_VARIABLE bad GET "${out}" space)
+  if(bad)
+    message(FATAL_ERROR "not JSON (${bad}): ${out}")
+  endif()
+  set(${out_var} "${out}" PARENT_SCOPE)
+endfunction()
+
+run_json(demo lanes demo --space lanes-n12-256-b2 --products 12 --insecure --json)
+string(JSON products GET "${demo}" products)
+string(JSON refreshes GET "${demo}" refreshes)
+string(JSON wrong GET "${demo}" wrong_integers)
+string(JSON checked GET "${demo}" integers_checked)
+string(JSON lanes GET "${demo}" lanes)
+string(JSON product_ms LENGTH "${demo}" product_ms)
+if(NOT products EQUAL 12 OR NOT product_ms EQUAL 12 OR NOT wrong EQUAL 0 OR NOT lanes EQUAL 16
+   OR NOT checked EQUAL 192 OR refreshes LESS 11)
+  message(FATAL_ERROR "the demo's fields disagree with the request: ${demo}")
+endif()
+
+foreach(mode IN ITEMS clean plain)
+  run_json(refresh lanes refresh --space lanes-n12-8-b2 --runs 2 --mode ${mode} --compare-cpu
+           --insecure --json)
+  string(JSON got_mode GET "${refresh}" mode)
+  string(JSON runs GET "${refresh}" runs)
+  string(JSON digits GET "${refresh}" digits_refreshed)
+  string(JSON wrong GET "${refresh}" wrong_integers)
+  string(JSON identical GET "${refresh}" identical_to_cpu)
+  string(JSON steps LENGTH "${refresh}" steps)
+  set(expect_steps 8)  # plan, keygen, C, ModRaise, CoeffToSlot, two cleanings, L
+  if(mode STREQUAL plain)
+    set(expect_steps 5)  # plan, keygen, C, ModRaise, C^-1
+  endif()
+  if(NOT got_mode STREQUAL mode OR NOT runs EQUAL 2 OR NOT digits EQUAL 8192 OR NOT wrong EQUAL 0
+     OR NOT identical OR NOT steps EQUAL expect_steps)
+    message(FATAL_ERROR "the ${mode} refresh's fields disagree with the request: ${refresh}")
+  endif()
+endforeach()
+
+execute_process(COMMAND ${SAFHIRE} lanes demo --space lanes-n12-256-b2 OUTPUT_QUIET
+                ERROR_VARIABLE err RESULT_VARIABLE rc)
+if(rc EQUAL 0 OR NOT err MATCHES "insecure")
+  message(FATAL_ERROR "a test space ran without --insecure (${rc}): ${err}")
+endif()
