@@ -17,6 +17,7 @@
 //                                         one operation to a synchronised stream
 //   ckks/<op>/.../cuda/copies             the same with host operands, staged to the device and
 //                                         back by every primitive
+//   lanes/refresh|mult|amortized_mult/<n>/<beta>/cuda  the lanes (lanes_bench.hpp), resident
 //   ckks/bootstrap/4096/n12-boot-test/cuda  one full-slot bootstrap, keys, matrices and input
 //                                         resident (the insecure test ring), precision counters
 // Without a device every benchmark reports "no CUDA device".
@@ -36,6 +37,9 @@
 #include <vector>
 
 #include "safhire/ckks/bootstrap.hpp"
+#if SAFHIRE_HAVE_LANES
+#include "lanes_bench.hpp"
+#endif
 #include "safhire/ckks/ckks.hpp"
 #include "safhire/ckks/dft.hpp"
 #include "safhire/core/primes.hpp"
@@ -450,6 +454,12 @@ void eval_mod_benchmark(benchmark::State& state) {
 }  // namespace
 
 int main(int argc, char** argv) {
+#if SAFHIRE_HAVE_LANES
+  // The lanes (lanes_bench.hpp) on the device, every operand resident.
+  safhire::bench::register_lane_benchmarks(
+      "/cuda", [](const ckks::CkksContext& c) { return safhire::cuda::make_cuda_rns_ops(c); },
+      true);
+#endif
   for (const char* set : {"n14-l7", "n16-l24"}) {
     const auto& p = ckks::named_set(set);
     const std::string n = std::to_string(p.degree()), l = std::to_string(p.max_level());

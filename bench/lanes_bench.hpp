@@ -1,0 +1,192 @@
+// The lanes' benchmarks, for one backend (bench_lanes.cpp: the CPU on one thread; bench_cuda.cpp:
+// the CUDA backend, every operand resident):
+//   lanes/refresh/<n>/<beta>         one refresh of a product, counters per step (ms), the digits
+//                                    refreshed and the levels left
+//   lanes/mult/<n>/<beta>            one ct x ct lane product at the rest level
+//   lanes/amortized_mult/<n>/<beta>  one product and the refresh it needs, per integer product
+//                                    (counter s_per_integer_product: the pair over N/n lanes)
+// at N = 2^16 (128-bit), on n = 8, 64, 512, 4096, 16384 with beta = 2 (the refresh's flatness in
+// n) and on the spaces of about 4096 bits: 2^4096 + 1 in 16, 32 and 64 lanes, 256^512 + 1 in 128
+// lanes where the space is buildable, and 64^4096 + 1 (24,577 bits). Every result is checked
+// against GMP once per benchmark (a wrong one is a benchmark error). One space's keys (up to
+// 4 GB) are alive at a time.
+#pragma once
+
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "safhire/core/error.hpp"
+#include "safhire/core/random.hpp"
+#include "safhire/lanes/lanes.hpp"
+
+namespace safhire::bench {
+
+using MakeLaneOps = std::function<std::unique_ptr<ckks::RnsOps>(const ckks::CkksContext&)>;
+
+struct LaneBenchSpace {
+  lanes::LaneContext context;
+  std::unique_ptr<ckks::RnsOps> ops;
+  lanes::LaneRefresher refresher;
+  core::SeededRandom random;
+  ckks::SecretKey sk;
+  lanes::LaneKeys keys;
+  std::vector<mpz_class> a, b;
+  lanes::LaneCiphertext ca, cb, product;
+
+  LaneBenchSpace(const lanes::LaneSpace& space, const MakeLaneOps& make, bool resident)
+      : context(space, true),
+        ops(make(context.ckks())),
+        refresher(context, *ops),
+        random(core::SeededRandom::from_counter(0x1a4eb)) {
+    ckks::KeyGenerator generator(context.ckks(), *ops, random);
+    sk = generator.secret_key();
+    keys = refresher.keys(generator, sk);
+    gmp_randclass gmp(gmp_randinit_default);
+    gmp.seed(3);
+    a.resize(space.lanes());
+    b.resize(space.lanes());
+    for (auto& x : a)
+      x = gmp.get_z_range(context.modulus());
+    for (auto& x : b)
+      x = gmp.get_z_range(context.modulus());
+    const lanes::LaneEncryptor encryptor(context, *ops, random);
+    ca = encryptor.encrypt(a, sk);
+    cb = encryptor.encrypt(b, sk);
+    if (resident) {
+      refresher.make_resident(*ops);
+      ckks::make_resident(*ops, keys);
+      ckks::make_resident(*ops, ca.ct);
+      ckks::make_resident(*ops, cb.ct);
+    }
+    product = lanes::LaneEvaluator(context, *ops).multiply(ca, cb, keys.relinearization);
+  }
+
+  // True when x decrypts to a b lane by lane.
+  bool is_product(const lanes::LaneCiphertext& x) const {
+    const auto d = lanes::LaneDecryptor(context, *ops, sk).decrypt(x);
+    for (std::size_t r = 0; r < a.size(); ++r) {
+      if (d.integers[r] != a[r] * b[r] % context.modulus()) return false;
+    }
+    return true;
+  }
+};
+
+// The spaces benchmarked, by (n, beta).
+inline std::vector<lanes::LaneSpace> lane_bench_spaces() {
+  std::vector<lanes::LaneSpace> spaces;
+  auto add = [&](std::uint32_t n, std::uint64_t beta, const lanes::LaneSpaceOptions& options) {
+    std::string name = "lanes-n16-";
+    name += std::to_string(n);
+    name += "-b";
+    name += std::to_string(beta);
+    auto s = lanes::make_lane_space(name, 16, n, beta, options);
+    try {
+      s.validate();
+      spaces.push_back(std::move(s));
+    } catch (const Error&) {
+      // Not buildable at 128 bits (or beyond the decoder's range): left out.
+    }
+  };
+  for (const std::uint32_t n : {8U, 64U, 512U, 4096U, 16384U})
+    add(n, 2, {});
+  add(2048, 4, {});
+  add(1024, 16, {});
+  lanes::LaneSpaceOptions wide;  // lanes-n16-4096-b64's: 50-bit cleaning primes
+  wide.clean_bits = 50;
+  wide.cts_bits = 52;
+  add(512, 256, wide);
+  add(4096, 64, wide);
+  return spaces;
+}
+
+inline void register_lane_benchmarks(const std::string& suffix, MakeLaneOps make, bool resident) {
+  // The space in use, rebuilt when a benchmark of another one runs.
+  static std::unique_ptr<LaneBenchSpace> current;
+  static std::string current_name;
+  for (const lanes::LaneSpace& space : lane_bench_spaces()) {
+    auto get = [space, make, resident]() -> LaneBenchSpace& {
+      if (current_name != space.name) {
+        current.reset();
+        current = std::make_unique<LaneBenchSpace>(space, make, resident);
+        current_name = space.name;
+      }
+      return *current;
+    };
+    std::string tail = "/";
+    tail += std::to_string(space.lane_degree);
+    tail += '/';
+    tail += std::to_string(space.base);
+    tail += suffix;
+    benchmark::RegisterBenchmark(
+        ("lanes/refresh" + tail).c_str(),
+        [get](benchmark::State& state) {
+          LaneBenchSpace& s = get();
+          std::map<std::string, double> step_ms;
+          lanes::LaneCiphertext out;
+          for (auto _ : state) {
+            auto last = std::chrono::steady_clock::now();
+            out = s.refresher.refresh(
+                s.product, s.keys, lanes::RefreshMode::clean, [&](const char* name) {
+                  s.ops->synchronize();
+                  const auto now = std::chrono::steady_clock::now();
+                  step_ms[name] += std::chrono::duration<double, std::milli>(now - last).count();
+                  last = now;
+                });
+          }
+          if (!s.is_product(out)) state.SkipWithError("the refresh gave a wrong integer");
+          for (const auto& [name, ms] : step_ms)
+            state.counters[name + " ms"] = ms / static_cast<double>(state.iterations());
+          state.counters["digits"] = s.context.space().degree();
+          state.counters["lanes"] = s.context.space().lanes();
+          state.counters["levels_left"] = out.level();
+        })
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime()
+        ->Iterations(3);
+    benchmark::RegisterBenchmark(("lanes/mult" + tail).c_str(),
+                                 [get](benchmark::State& state) {
+                                   LaneBenchSpace& s = get();
+                                   const lanes::LaneEvaluator ev(s.context, *s.ops);
+                                   lanes::LaneCiphertext out;
+                                   for (auto _ : state) {
+                                     out = ev.multiply(s.ca, s.cb, s.keys.relinearization);
+                                     s.ops->synchronize();
+                                   }
+                                   if (!s.is_product(out))
+                                     state.SkipWithError("the product gave a wrong integer");
+                                   state.counters["lanes"] = s.context.space().lanes();
+                                 })
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+    benchmark::RegisterBenchmark(
+        ("lanes/amortized_mult" + tail).c_str(),
+        [get](benchmark::State& state) {
+          LaneBenchSpace& s = get();
+          const lanes::LaneEvaluator ev(s.context, *s.ops);
+          lanes::LaneCiphertext out;
+          for (auto _ : state) {
+            // A product of rest-level operands and the refresh that makes room for the next.
+            out = s.refresher.refresh(ev.multiply(s.ca, s.cb, s.keys.relinearization), s.keys);
+            s.ops->synchronize();
+          }
+          if (!s.is_product(out)) state.SkipWithError("the chain gave a wrong integer");
+          const double lanes = s.context.space().lanes();
+          state.counters["lanes"] = lanes;
+          // Seconds of wall time per integer product (the rate inverted).
+          state.counters["s_per_integer_product"] =
+              benchmark::Counter(static_cast<double>(state.iterations()) * lanes,
+                                 benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+        })
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime()
+        ->Iterations(2);
+  }
+}
+
+}  // namespace safhire::bench
