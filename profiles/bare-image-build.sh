@@ -19,7 +19,7 @@ if [ ! -x "$rootfs/usr/bin/g++" ]; then
     http://deb.debian.org/debian >/dev/null
 fi
 # What the check must not find in the image: each of these comes from .device-deps or not at all.
-for f in usr/include/sodium.h usr/include/zlib.h usr/include/gtest usr/include/benchmark \
+for f in usr/include/sodium.h usr/include/zlib.h usr/include/gtest usr/include/benchmark usr/include/gmpxx.h \
          usr/bin/pkg-config usr/bin/pkgconf; do
   if [ -e "$rootfs/$f" ]; then
     echo "bare-image-build: $rootfs has /$f; remove that package from the root" >&2

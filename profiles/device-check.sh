@@ -113,6 +113,7 @@ probe_lib() {
   if "$cxx" -std=c++20 "$src" -o "$files/probe-$name" -l"$lib" -pthread >/dev/null 2>&1; then
     where[$name]=system
   elif [ -d "$deps" ] && "$cxx" -std=c++20 "$src" -o "$files/probe-$name" -I"$deps/usr/include" \
+         -I"$deps/usr/include/x86_64-linux-gnu" \
          -L"$deps/usr/lib/x86_64-linux-gnu" -l"$lib" -pthread >/dev/null 2>&1; then
     where[$name]=carried
   else
@@ -125,6 +126,7 @@ if [ -n "$cxx" ]; then
   probe_lib zlib zlib.h z zlib1g-dev
   probe_lib gtest gtest/gtest.h gtest libgtest-dev
   probe_lib benchmark benchmark/benchmark.h benchmark libbenchmark-dev
+  probe_lib gmp gmpxx.h gmpxx libgmp-dev
 fi
 if ((${#missing[@]})); then
   printf 'device-check: missing on this machine:\n' >&2
@@ -134,7 +136,7 @@ if ((${#missing[@]})); then
   printf 'probe\t2\t0\n' >>"$files/steps.tsv"
   summary
 fi
-for name in sodium zlib gtest benchmark; do echo "  $name: ${where[$name]}"; done
+for name in sodium zlib gtest benchmark gmp; do echo "  $name: ${where[$name]}"; done
 
 # ---- configure and build the targets the check runs ------------------------------------------
 arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d '. ')
@@ -148,6 +150,11 @@ config=(-DCMAKE_BUILD_TYPE=Release -DSAFHIRE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=
   config+=(-DZLIB_INCLUDE_DIR="$deps/usr/include" -DZLIB_LIBRARY="$lib/libz.so")
 [ "${where[gtest]}" = carried ] && config+=(-DGTest_DIR="$lib/cmake/GTest")
 [ "${where[benchmark]}" = carried ] && config+=(-Dbenchmark_DIR="$lib/cmake/benchmark")
+# GMP for the lanes (gmpxx.h in include/, gmp.h in the multiarch folder).
+[ "${where[gmp]}" = carried ] &&
+  config+=(-DGMPXX_INCLUDE_DIR="$deps/usr/include"
+           -DGMP_C_INCLUDE_DIR="$deps/usr/include/x86_64-linux-gnu"
+           -DGMPXX_LIBRARY="$lib/libgmpxx.so" -DGMP_C_LIBRARY="$lib/libgmp.so")
 export LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 step "configure (CUDA for sm_$arch)"
 run configure 60 cmake -S "$root" -B "$build" -G Ninja "${config[@]}" >"$files/configure.log" 2>&1 ||
@@ -193,10 +200,27 @@ run ckks_bootstrap_cuda_seeded 40 "$build/host/apps/safhire" ckks bootstrap --ba
   --insecure --seeded-keys --runs 3 --json >"$files/ckks-bootstrap-n12-cuda-seeded.json"
 cat "$files/ckks-bootstrap-n12-cuda-seeded.json"
 
-step "CUDA benchmarks"
+step "Lanes on the device: safhire lanes refresh --compare-cpu (the N = 2^12 test space)"
+run lanes_refresh_cuda 40 "$build/host/apps/safhire" lanes refresh --backend cuda \
+  --space lanes-n12-256-b2 --insecure --runs 3 --compare-cpu --json \
+  >"$files/lanes-refresh-n12-cuda.json"
+cat "$files/lanes-refresh-n12-cuda.json"
+
+step "CUDA benchmarks (the lanes' N = 2^16 spaces apart, below)"
 run bench_cuda 80 "$build/bench/bench_cuda" --benchmark_repetitions=3 --benchmark_min_time=0.05 \
-  --benchmark_report_aggregates_only=true --benchmark_out_format=json \
-  --benchmark_out="$files/bench_cuda.json" >/dev/null
+  --benchmark_filter=-lanes/ --benchmark_report_aggregates_only=true \
+  --benchmark_out_format=json --benchmark_out="$files/bench_cuda.json" >/dev/null
+
+# The lanes' own refresh, 16 integers modulo 2^4096 + 1 at N = 2^16 (keys made on the device),
+# when time is left: its steps on the GPU and the last refresh against the CPU's (every core),
+# word for word, every integer against GMP.
+if (($(date +%s) + 100 < deadline)); then
+  step "Lanes at N = 2^16 on the device (lanes-n16-4096-b2)"
+  run lanes_refresh_n16_cuda 90 "$build/host/apps/safhire" lanes refresh --backend cuda \
+    --space lanes-n16-4096-b2 --threads "$(nproc)" --runs 3 --compare-cpu --json \
+    >"$files/lanes-refresh-n16-cuda.json"
+  cat "$files/lanes-refresh-n16-cuda.json"
+fi
 
 # The issue's own bootstrap, N = 2^16 (n16-boot-h192, keys made on the device), when time is
 # left: its time per step and precision on the GPU (the later target: Cheddar's 31 ms on H100),

@@ -14,7 +14,8 @@ from pathlib import Path
 
 # The steps a full check runs, in order; Nsight Compute (ncu) is reported but never fails it.
 EXPECTED = ["configure", "build", "device", "test_cuda", "e2e_cuda_gamma2", "e2e_cuda_gamma0",
-            "e2e_cpu_gamma2", "ckks_demo_cuda", "ckks_bootstrap_cuda", "bench_cuda"]
+            "e2e_cpu_gamma2", "ckks_demo_cuda", "ckks_bootstrap_cuda", "lanes_refresh_cuda",
+            "bench_cuda"]
 E2E = [("e2e_cuda_gamma2", "e2e-resnet20-b8-gamma2-cuda.json"),
        ("e2e_cuda_gamma0", "e2e-resnet20-b8-gamma0-cuda.json"),
        ("e2e_cpu_gamma2", "e2e-resnet20-b8-gamma2-cpu.json")]
@@ -77,9 +78,9 @@ def main():
         if verdict is None:
             problems.append(f"{name}: no comparison with the CPU")
         elif verdict:
-            lines.append(f"          {name}: identical to the CPU's bootstrap, word for word")
+            lines.append(f"          {name}: identical to the CPU's, word for word")
         else:
-            problems.append(f"{name}: DIFFERS from the CPU's bootstrap")
+            problems.append(f"{name}: DIFFERS from the CPU's")
 
     machine = (out / "machine.txt").read_text().strip().splitlines() if (out / "machine.txt").exists() else []
     lines.append("device    " + ("; ".join(machine) if machine else "(unknown)"))
@@ -197,6 +198,25 @@ def main():
                 problems.append(
                     f"ckks_bootstrap_n16_cuda: precision {r['min_precision_bits']:.1f} bits (< 19)")
             check_identical("ckks_bootstrap_n16_cuda", r)
+
+    for step_name, file, required in (("lanes_refresh_cuda", "lanes-refresh-n12-cuda.json", True),
+                                      ("lanes_refresh_n16_cuda", "lanes-refresh-n16-cuda.json",
+                                       False)):
+        if step_name not in (reached if required else steps):
+            continue
+        r = load_json(out / file)
+        if r is None:
+            problems.append(f"{step_name}: no result")
+            continue
+        ms = {st["step"]: st["ms"] for st in r["steps"]}
+        lines.append(
+            f"lanes     {r['space']} on {r['backend']}: refresh {r['refresh_ms']:.1f} ms (CoeffToSlot "
+            f"{ms.get('CoeffToSlot', float('nan')):.1f}, cleaning "
+            f"{ms.get('cleaning (real part)', float('nan')) + ms.get('cleaning (imaginary part)', float('nan')):.1f}), "
+            f"{r['digits_refreshed']} digits, {r['wrong_integers']} integers wrong")
+        if r["wrong_integers"] != 0:
+            problems.append(f"{step_name}: {r['wrong_integers']} wrong integers")
+        check_identical(step_name, r)
 
     bench = load_json(out / "bench_cuda.json")
     if bench is not None:
