@@ -15,7 +15,7 @@ using Complex = std::complex<long double>;
 }  // namespace
 
 LaneEncoder::LaneEncoder(const LaneContext& context, const ckks::RnsOps& ops)
-    : context_(&context), ops_(&ops), encoder_(context.ckks(), ops) {}
+    : context_(&context), encoder_(context.ckks(), ops) {}
 
 LaneDigits LaneEncoder::digits(std::span<const mpz_class> integers) const {
   const LaneSpace& space = context_->space();

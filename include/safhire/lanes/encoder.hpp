@@ -67,7 +67,6 @@ class LaneEncoder {
 
  private:
   const LaneContext* context_;
-  const ckks::RnsOps* ops_;
   ckks::Encoder encoder_;
 };
 
