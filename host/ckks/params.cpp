@@ -46,8 +46,9 @@ void CkksParams::validate(bool allow_insecure) const {
   for (int b : p_bits)
     require(b >= 20 && b <= 61, ErrorCode::invalid_parameters,
             what + "prime sizes must be 20 .. 61 bits, got " + std::to_string(b));
-  require(dnum >= 1 && dnum <= q_bits.size(), ErrorCode::invalid_parameters,
-          what + "dnum must be in [1, L + 1], got " + std::to_string(dnum));
+  // At most 16: a key switch's inner product takes up to 16 digit pairs (RnsOps::inner_product).
+  require(dnum >= 1 && dnum <= q_bits.size() && dnum <= 16, ErrorCode::invalid_parameters,
+          what + "dnum must be in [1, min(L + 1, 16)], got " + std::to_string(dnum));
   require(!p_bits.empty(), ErrorCode::invalid_parameters,
           what + "hybrid key switching needs at least one special prime");
   require(log_scale >= 10 && log_scale <= 60, ErrorCode::invalid_parameters,

@@ -176,15 +176,15 @@ LaneSpace make_lane_space(std::string name, std::uint32_t log_n, std::uint32_t n
     s.ckks.dnum = dnum;
     s.ckks.p_bits.assign(s.ckks.alpha(), options.p_bits);
   };
+  // At most 16 digits (CkksParams::validate).
+  const std::uint32_t most = std::min(primes, 16U);
   if (options.dnum != 0) {
-    with_dnum(std::min(options.dnum, primes));
+    with_dnum(std::min(options.dnum, most));
   } else {
-    with_dnum(primes);
-    for (std::uint32_t dnum = 1; dnum <= primes; ++dnum) {
+    for (std::uint32_t dnum = 1; dnum <= most; ++dnum) {
       with_dnum(dnum);
       if (ckks::estimated_security(s.ckks) >= 128) break;
     }
-    if (ckks::estimated_security(s.ckks) < 128) with_dnum(primes);
   }
   return s;
 }

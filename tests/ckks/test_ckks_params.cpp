@@ -67,6 +67,16 @@ TEST(CkksParams, MalformedSetsAreTypedErrors) {
   EXPECT_EQ(bad([](CkksParams& p) { p.p_bits.clear(); }), ErrorCode::invalid_parameters);
   EXPECT_EQ(bad([](CkksParams& p) { p.dnum = 0; }), ErrorCode::invalid_parameters);
   EXPECT_EQ(bad([](CkksParams& p) { p.dnum = 4; }), ErrorCode::invalid_parameters);
+  // More digits than a key switch's inner product takes (16), with primes enough for them.
+  auto with_digits = [&](std::uint32_t dnum) {
+    return bad([dnum](CkksParams& p) {
+      p.q_bits.assign(20, 40);
+      p.p_bits = {40, 40};
+      p.dnum = dnum;
+    });
+  };
+  EXPECT_EQ(with_digits(16), std::nullopt);
+  EXPECT_EQ(with_digits(17), ErrorCode::invalid_parameters);
   EXPECT_EQ(bad([](CkksParams& p) { p.log_scale = 61; }), ErrorCode::invalid_parameters);
   EXPECT_EQ(bad([](CkksParams& p) { p.sigma = 0; }), ErrorCode::invalid_parameters);
   EXPECT_EQ(bad([](CkksParams& p) {

@@ -106,6 +106,12 @@ TEST(LaneSpaces, MalformedSpacesAreRefused) {
     EXPECT_EQ(code_of([&] { s.validate(true); }), ErrorCode::invalid_parameters);
   }
   EXPECT_NO_THROW(base().validate(true));
+  // Without a dnum, a ring too small for 128 bits takes the most digits a key switch allows (16),
+  // not one a digit per prime (20 here), and its context works.
+  const LaneSpace small = make_lane_space("small", 12, 256, 2);
+  EXPECT_GT(small.ckks.q_bits.size(), 16U);
+  EXPECT_EQ(small.ckks.dnum, 16U);
+  EXPECT_NO_THROW(small.validate(true));
 }
 
 TEST(LaneSpaces, LanesSitInBitReversedBlocks) {

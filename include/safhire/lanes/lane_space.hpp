@@ -98,7 +98,7 @@ struct LaneSpaceOptions {
   // CoeffToSlot's, at the top.
   std::uint32_t max_stages = 5, cts_max_stages = 5;
   // dnum: 0 picks the fewest digits whose special primes keep log2 QP within the 128-bit bound
-  // (the fewer the digits, the cheaper a key switch), or the most when none does.
+  // (the fewer the digits, the cheaper a key switch), or the most (at most 16) when none does.
   std::uint32_t dnum = 0;
 };
 
