@@ -32,16 +32,17 @@ double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-// --space NAME, or --n N [--beta B] [--log-n L]: the named space of that shape if there is one,
-// else one made for it (make_lane_space's defaults). Without --beta, the base that makes
-// beta^n = 2^4096 where it is an integer the space supports, else 2.
+// --space NAME, or --n N [--beta B] [--log-n L] [--products-per-refresh k]: the named space of
+// that shape if there is one, else one made for it (make_lane_space's defaults). Without --beta,
+// the base that makes beta^n = 2^4096 where it is an integer the space supports, else 2.
 LaneSpace chosen_space(Options& opt) {
   const std::string name = opt.get("space", "");
   const std::uint32_t n = opt.number("n", 0), beta_option = opt.number("beta", 0);
   const std::uint32_t log_n = opt.number("log-n", 16);
+  const std::uint32_t k = opt.number("products-per-refresh", 1);
   if (!name.empty()) {
-    require(n == 0 && beta_option == 0, ErrorCode::invalid_argument,
-            "--space names a space: no --n or --beta with it");
+    require(n == 0 && beta_option == 0 && k == 1, ErrorCode::invalid_argument,
+            "--space names a space: no --n, --beta or --products-per-refresh with it");
     return named_lane_space(name);
   }
   const std::uint32_t lane_degree = n == 0 ? 4096 : n;
@@ -50,12 +51,16 @@ LaneSpace chosen_space(Options& opt) {
     beta = 4096 % lane_degree == 0 && 4096 / lane_degree <= 4 ? 1ULL << (4096 / lane_degree) : 2;
   for (const auto* list : {&named_lane_spaces(), &test_lane_spaces()}) {
     for (const LaneSpace& s : *list) {
-      if (s.lane_degree == lane_degree && s.base == beta && s.ckks.log_n == log_n) return s;
+      if (s.lane_degree == lane_degree && s.base == beta && s.ckks.log_n == log_n &&
+          s.products_per_refresh == k)
+        return s;
     }
   }
+  LaneSpaceOptions options;
+  options.products_per_refresh = k;
   return make_lane_space("lanes-n" + std::to_string(log_n) + "-" + std::to_string(lane_degree) +
-                             "-b" + std::to_string(beta),
-                         log_n, lane_degree, beta);
+                             "-b" + std::to_string(beta) + (k > 1 ? "-k" + std::to_string(k) : ""),
+                         log_n, lane_degree, beta, options);
 }
 
 std::vector<mpz_class> random_integers(gmp_randclass& random, const mpz_class& p,
@@ -251,9 +256,12 @@ int run_lanes_refresh(int argc, char** argv) {
   const bool compare_cpu = opt.flag("compare-cpu");
   opt.finish();
   require(runs >= 1 && runs <= 10000, ErrorCode::invalid_argument, "--runs must be in [1, 10^4]");
-  require(mode_name == "clean" || mode_name == "plain", ErrorCode::invalid_argument,
-          "--mode must be clean or plain, got " + mode_name);
-  const RefreshMode mode = mode_name == "clean" ? RefreshMode::clean : RefreshMode::plain;
+  require(mode_name == "clean" || mode_name == "plain" || mode_name == "unreduced",
+          ErrorCode::invalid_argument,
+          "--mode must be clean, plain or unreduced, got " + mode_name);
+  const RefreshMode mode = mode_name == "clean"   ? RefreshMode::clean
+                           : mode_name == "plain" ? RefreshMode::plain
+                                                  : RefreshMode::unreduced;
   setup.params.plan_plain = mode == RefreshMode::plain;
   const LaneContext context(setup.space, setup.insecure);
   const LaneSpace& space = context.space();
@@ -427,13 +435,14 @@ int run_lanes(int argc, char** argv) {
   const std::string sub = argc > 2 ? argv[2] : "";
   if (sub == "demo") return run_lanes_demo(argc, argv);
   if (sub == "refresh") return run_lanes_refresh(argc, argv);
-  throw Error(ErrorCode::invalid_argument,
-              "usage: safhire lanes demo [--space NAME | --n N [--beta B]] [--products K] "
-              "[--threads T] [--backend cpu|cuda] [--low-memory] [--seed S] [--json] "
-              "[--insecure]\n"
-              "       safhire lanes refresh [--space NAME | --n N [--beta B]] [--runs R] [--mode "
-              "clean|plain] [--threads T] [--backend cpu|cuda] [--low-memory] [--seeded-keys] "
-              "[--lazy-matrices] [--max-babies B] [--compare-cpu] [--json] [--insecure]");
+  throw Error(
+      ErrorCode::invalid_argument,
+      "usage: safhire lanes demo [--space NAME | --n N [--beta B]] [--products K] "
+      "[--threads T] [--backend cpu|cuda] [--low-memory] [--seed S] [--json] "
+      "[--insecure]\n"
+      "       safhire lanes refresh [--space NAME | --n N [--beta B]] [--runs R] [--mode "
+      "clean|plain|unreduced] [--threads T] [--backend cpu|cuda] [--low-memory] [--seeded-keys] "
+      "[--lazy-matrices] [--max-babies B] [--compare-cpu] [--json] [--insecure]");
 }
 
 }  // namespace safhire::apps

@@ -54,21 +54,26 @@ double NoiseModel::product(double bound_a, double noise_a, double bound_b, doubl
                    op * op);
 }
 
+// The CKKS error of a double-angle sine evaluated from the cleaning's first level (form A: a slot
+// is a digit), on the sine's value: one operation's at its first prime's scale, grown by up to 4
+// a double angle (the first step's most: 4^r / 3 for the sum).
+double NoiseModel::sine_noise(std::uint32_t double_angles) const {
+  const auto& space = context_->space();
+  const std::uint32_t cleaning_top =
+      space.top() - static_cast<std::uint32_t>(space.cts_split.size());
+  const double eval_scale = static_cast<double>(context_->ckks().prime(cleaning_top));
+  const double step = operation(eval_scale, cleaning_top) * std::sqrt(space.lane_degree * 1.0);
+  return step * std::exp2(2.0 * double_angles) / 3;
+}
+
 double NoiseModel::refreshed(double input) const {
   const auto& space = context_->space();
-  const auto& ckks = context_->ckks();
   const auto& plan = space.cleaning;
   const ckks::DoubleAngleSine sine(plan.k, plan.degree, plan.double_angles);
   const double two_pi = 2 * std::numbers::pi;
   // The interpolant's error through the double angles, as a sine error, over 2 pi.
   const double interpolation = sine.interpolation_error() / two_pi;
-  // The CKKS noise of the cleaning's steps (form A: a slot is a digit), at its first prime's
-  // scale, grown by up to 4 a double angle (the first step's most: 4^r / 3 for the sum).
-  const std::uint32_t cleaning_top =
-      space.top() - static_cast<std::uint32_t>(space.cts_split.size());
-  const double eval_scale = static_cast<double>(ckks.prime(cleaning_top));
-  const double step = operation(eval_scale, cleaning_top) * std::sqrt(space.lane_degree * 1.0);
-  const double cleaning = step * std::exp2(2.0 * plan.double_angles) / 3 / two_pi;
+  const double cleaning = sine_noise(plan.double_angles) / two_pi;
   // L's key switches and rescales, at most at the rest scale.
   const double l_groups = static_cast<double>(space.l_split.size());
   const std::uint32_t l_top = space.rest_level() + static_cast<std::uint32_t>(space.l_split.size());
@@ -81,6 +86,28 @@ double NoiseModel::refreshed(double input) const {
   // of N stays within ten of these deviations (measured: tests/lanes).
   return 4 * std::sqrt(interpolation * interpolation + cleaning * cleaning + l_noise * l_noise) +
          through;
+}
+
+// The cleaning sine's error on the value of sin: its interpolation and its CKKS error, four
+// times for the tails (as in refreshed()).
+double NoiseModel::sine_error() const {
+  const auto& plan = context_->space().cleaning;
+  const ckks::DoubleAngleSine sine(plan.k, plan.degree, plan.double_angles);
+  return 4 * std::hypot(sine.interpolation_error(), sine_noise(plan.double_angles));
+}
+
+double NoiseModel::unreduced_ratio() const {
+  const double two_pi = 2 * std::numbers::pi;
+  const double a = two_pi * two_pi / 6, b = sine_error() / two_pi;
+  return std::cbrt(std::numbers::sqrt2 * a / b);
+}
+
+double NoiseModel::unreduced(double input, double bound) const {
+  const double two_pi = 2 * std::numbers::pi, d = std::max(1.0, bound);
+  const double ratio = unreduced_ratio();
+  const double cube = d * std::pow(two_pi / ratio, 2) / 6;
+  const double evaluation = sine_error() * ratio * d / two_pi;
+  return std::sqrt(input * input + cube * cube + evaluation * evaluation);
 }
 
 double NoiseModel::log2_failure(double noise) const {

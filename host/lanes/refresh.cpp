@@ -148,10 +148,19 @@ void LaneRefresher::check_input(const LaneCiphertext& x, RefreshMode mode) const
   require(x.level() >= space.refresh_level(), ErrorCode::invalid_argument,
           "lane refresh: the input must be at level " + std::to_string(space.refresh_level()) +
               " or above, got " + std::to_string(x.level()));
-  require(mode == RefreshMode::clean || c_inverse_.has_value(), ErrorCode::unsupported,
+  require(mode != RefreshMode::plain || c_inverse_.has_value(), ErrorCode::unsupported,
           "lane refresh: the plain refresh was not planned (RefreshParams::plan_plain)");
   const double limit =
       mode == RefreshMode::clean ? noise_.max_refresh_input() : noise_.max_decodable();
+  if (mode == RefreshMode::unreduced) {
+    // Its output keeps the digits and adds EvalMod's error, which grows with them.
+    const double out = noise_.unreduced(x.noise, x.digit_bound);
+    require(out <= noise_.max_decodable(), ErrorCode::needs_refresh,
+            "lane refresh without the reduction: digits up to 2^" +
+                std::to_string(std::log2(x.digit_bound)) + " would come back with noise 2^" +
+                std::to_string(std::log2(out)) + ", beyond the 2^" +
+                std::to_string(std::log2(noise_.max_decodable())) + " a decryption rounds");
+  }
   require(x.noise <= limit, ErrorCode::needs_refresh,
           "lane refresh: noise 2^" + std::to_string(std::log2(x.noise)) + " beyond the 2^" +
               std::to_string(std::log2(limit)) + " this refresh takes");
@@ -245,6 +254,52 @@ ckks::Ciphertext LaneRefresher::back_across_lanes(const ckks::Ciphertext& raised
   return out;
 }
 
+std::vector<ckks::Ciphertext> LaneRefresher::unreduced_digits(const ckks::Ciphertext& s,
+                                                              double bound, const LaneKeys& keys,
+                                                              double& d0) const {
+  const LaneSpace& space = context_->space();
+  const ckks::CkksContext& ckks = context_->ckks();
+  require(s.level() == 1, ErrorCode::invalid_argument,
+          "lane refresh: the drop takes form S at level 1");
+  const double q0 = static_cast<double>(ckks.prime(0)), q1 = static_cast<double>(ckks.prime(1));
+  // Level 0 holds D_0 P, D_0 ~ q_0 / (R D) for the model's message ratio R: the product by
+  // m = round(D_0 q_1 / S) and the rescale, D_0 = S m / q_1 exactly.
+  const double m =
+      std::round(q0 / (noise_.unreduced_ratio() * std::max(1.0, bound)) * q1 / s.scale);
+  require(m >= 1 && m < 0x1p62, ErrorCode::invalid_argument,
+          "lane refresh: the input's scale does not allow the drop");
+  ckks::Ciphertext low = evaluator_.rescale(evaluator_.multiply_constant(s, m, 1.0));
+  d0 = s.scale * m / q1;
+  low.scale = d0;  // a label: the slots read sigma(P)
+  ckks::Ciphertext raised;
+  if (space.ephemeral_weight > 0) {
+    require(keys.to_ephemeral.has_value() && keys.from_ephemeral.has_value(),
+            ErrorCode::invalid_argument, "lane refresh: the keys lack the ephemeral secret's");
+    raised = evaluator_.switch_key(
+        evaluator_.mod_raise(evaluator_.switch_key(low, *keys.to_ephemeral), space.top()),
+        *keys.from_ephemeral);
+  } else {
+    raised = evaluator_.mod_raise(low, space.top());
+  }
+  // The raised plaintext is q_0 t, t = D_0 P / q_0 + I, labelled as the cleaning refresh's: the
+  // parts are t / K at the cleaning's first prime (the scale at which the sine is most precise).
+  raised.scale = eval_scale_;
+  return to_digits(raised, keys);
+}
+
+ckks::Ciphertext LaneRefresher::eval_mod(const ckks::Ciphertext& part, double d0,
+                                         const LaneKeys& keys) const {
+  // sin(2 pi K v) = sin(2 pi t) ~ 2 pi D_0 P / q_0 at scale T reads P at the label
+  // T 2 pi D_0 / q_0: the rest scale for T = rest q_0 / (2 pi D_0). It ends where the cleaning
+  // does, at L's level.
+  const double rest = context_->rest_scale();
+  const double q0 = static_cast<double>(context_->ckks().prime(0));
+  ckks::Ciphertext out =
+      sine_.evaluate(evaluator_, part, keys.relinearization, rest * q0 / (kTwoPi * d0));
+  out.scale = rest;
+  return out;
+}
+
 LaneCiphertext LaneRefresher::refresh(const LaneCiphertext& x, const LaneKeys& keys,
                                       RefreshMode mode, const StepDone& done) const {
   check_input(x, mode);
@@ -264,6 +319,18 @@ LaneCiphertext LaneRefresher::refresh(const LaneCiphertext& x, const LaneKeys& k
   LaneCiphertext out;
   out.space = context_->fingerprint();
   out.digit_bound = context_->space().rest_digit_bound();
+  if (mode == RefreshMode::unreduced) {
+    double d0 = 0;
+    std::vector<ckks::Ciphertext> parts = step(
+        "ModRaise and CoeffToSlot", [&] { return unreduced_digits(s, x.digit_bound, keys, d0); });
+    parts[0] = step("EvalMod (real part)", [&] { return eval_mod(parts[0], d0, keys); });
+    parts[1] = step("EvalMod (imaginary part)", [&] { return eval_mod(parts[1], d0, keys); });
+    out.ct = step("L", [&] { return to_lanes(parts, keys); });
+    // The digits are the input's, with the input's noise and EvalMod's error (NoiseModel).
+    out.digit_bound = x.digit_bound;
+    out.noise = noise_.unreduced(x.noise, x.digit_bound);
+    return out;
+  }
   if (mode == RefreshMode::plain) {
     const ckks::Ciphertext raised = step("ModRaise", [&] {
       return reduce_and_raise(s, keys, static_cast<double>(context_->ckks().prime(0)));

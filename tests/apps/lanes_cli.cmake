@@ -1,7 +1,8 @@
 # `safhire lanes demo` and `safhire lanes refresh` with --json on N = 2^12 test spaces: each output
 # must be one JSON object (CMake's own parser) whose fields agree with what was asked, with every
 # integer right (the commands check them against GMP themselves and exit 1 otherwise), and the
-# refresh's --compare-cpu (the CPU on one thread against the CPU on every core) identical. A
+# refresh's --compare-cpu (the CPU on one thread against the CPU on every core) identical, in each
+# of its three modes; a space made for --products-per-refresh 2 refreshes every two products. A
 # secure space refuses --space of a test space without --insecure.
 # Usage: cmake -DSAFHIRE=<path> -P lanes_cli.cmake
 function(run_json out_var)
@@ -29,7 +30,17 @@ if(NOT products EQUAL 12 OR NOT product_ms EQUAL 12 OR NOT wrong EQUAL 0 OR NOT 
   message(FATAL_ERROR "the demo's fields disagree with the request: ${demo}")
 endif()
 
-foreach(mode IN ITEMS clean plain)
+# A space made for the asked shape, refreshed every two products: one refresh per two products.
+run_json(demo lanes demo --n 256 --beta 2 --log-n 12 --products-per-refresh 2 --products 8
+         --insecure --json)
+string(JSON space GET "${demo}" space)
+string(JSON refreshes GET "${demo}" refreshes)
+string(JSON wrong GET "${demo}" wrong_integers)
+if(NOT space STREQUAL "lanes-n12-256-b2-k2" OR NOT refreshes EQUAL 3 OR NOT wrong EQUAL 0)
+  message(FATAL_ERROR "the demo refreshed every two products wrongly: ${demo}")
+endif()
+
+foreach(mode IN ITEMS clean plain unreduced)
   run_json(refresh lanes refresh --space lanes-n12-8-b2 --runs 2 --mode ${mode} --compare-cpu
            --insecure --json)
   string(JSON got_mode GET "${refresh}" mode)
@@ -41,6 +52,8 @@ foreach(mode IN ITEMS clean plain)
   set(expect_steps 8)  # plan, keygen, C, ModRaise, CoeffToSlot, two cleanings, L
   if(mode STREQUAL plain)
     set(expect_steps 5)  # plan, keygen, C, ModRaise, C^-1
+  elseif(mode STREQUAL unreduced)
+    set(expect_steps 7)  # plan, keygen, C, ModRaise and CoeffToSlot, two EvalMods, L
   endif()
   if(NOT got_mode STREQUAL mode OR NOT runs EQUAL 2 OR NOT digits EQUAL 8192 OR NOT wrong EQUAL 0
      OR NOT identical OR NOT steps EQUAL expect_steps)

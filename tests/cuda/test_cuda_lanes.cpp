@@ -1,6 +1,6 @@
 // The lanes on the CUDA backend against the CPU's, word for word (tests/lanes/
-// device_lanes_cases.hpp: lane arithmetic and the refresh in both modes, device-resident), on a
-// test space and on the issue's own, 16 integers modulo 2^4096 + 1 at N = 2^16. The CPU replay of
+// device_lanes_cases.hpp: lane arithmetic and the refresh in its three modes, device-resident), on
+// a test space and on the issue's own, 16 integers modulo 2^4096 + 1 at N = 2^16. The CPU replay of
 // the same backend code runs these cases in every CI run (test_lanes_device_emulation.cpp).
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // The lanes on a device backend against the CPU's, word for word: lane arithmetic and the refresh
-// in both modes, from the same keys and ciphertexts, the device's operands resident. Run by the
-// emulated device in CI (test_lanes_device_emulation.cpp) and by the real one where there is a
+// in its three modes, from the same keys and ciphertexts, the device's operands resident. Run by
+// the emulated device in CI (test_lanes_device_emulation.cpp) and by the real one where there is a
 // GPU (tests/cuda/test_cuda_lanes.cpp). The lanes are written over the RNS primitives only, so
 // these cases cover what a CUDA backend must give: the same words.
 #pragma once
@@ -76,8 +76,10 @@ inline void lanes_match(const MakeOps& make, const Around& around = {},
   expect_same(cpu_ev.rotate_lanes(ca, 1, keys.galois),
               host(gpu_ev.rotate_lanes(ra, 1, resident_keys.galois)), "rotate_lanes");
   const auto rproduct = resident(product);
-  for (const RefreshMode mode : {RefreshMode::clean, RefreshMode::plain}) {
-    const char* name = mode == RefreshMode::clean ? "refresh" : "plain refresh";
+  for (const RefreshMode mode : {RefreshMode::clean, RefreshMode::plain, RefreshMode::unreduced}) {
+    const char* name = mode == RefreshMode::clean   ? "refresh"
+                       : mode == RefreshMode::plain ? "plain refresh"
+                                                    : "unreduced refresh";
     const auto want = cpu_refresher.refresh(product, keys, mode);
     if (around) around(true, name);
     auto got = gpu_refresher.refresh(rproduct, resident_keys, mode);

@@ -1,5 +1,5 @@
 // The lanes on the CKKS CUDA backend replayed on the CPU (tests/ckks/emulated_device.hpp), word
-// for word against the CPU's RnsOps: lane arithmetic and the refresh in both modes
+// for word against the CPU's RnsOps: lane arithmetic and the refresh in its three modes
 // (device_lanes_cases.hpp), with the refresh device-resident: between its resident input and
 // output nothing is downloaded, and what goes up is N words at a time, the rotations' slot
 // permutations (each once) and the reduction's integer polynomial x q_0 t^-1 (its N signed
@@ -28,8 +28,10 @@ cases::Around check_residency(std::size_t n) {
     }
     std::printf("[ replay   ] %s: %zu launches, %zu device-to-device copies, %zu uploads\n", name,
                 traffic.launches, traffic.copies, traffic.uploads);
-    EXPECT_EQ(traffic.smallest_upload, n) << name;
-    EXPECT_EQ(traffic.largest_upload, n) << name;
+    if (traffic.uploads > 0) {  // none where every permutation is already up
+      EXPECT_EQ(traffic.smallest_upload, n) << name;
+      EXPECT_EQ(traffic.largest_upload, n) << name;
+    }
     EXPECT_EQ(traffic.downloads, 0U) << name;
     EXPECT_EQ(traffic.repeated_permutations, 0U) << name;
   };

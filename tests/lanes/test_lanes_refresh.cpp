@@ -1,12 +1,14 @@
 // The lane refresh, exact: after products, on adversarial digits (all at a large bound,
-// alternating signs, the value beta^n = -1, all digits beta - 1), in both modes, step by step and
-// whole, and in a chain that the evaluator refreshes by itself; each result against GMP, the
+// alternating signs, the value beta^n = -1, all digits beta - 1), in the cleaning and plain modes,
+// step by step and whole, and in a chain that the evaluator refreshes by itself, and without the
+// reduction (whose digits stay large); each result against GMP, the
 // refreshed digits within the bound the reduction mod t guarantees, the noise within the model's
 // estimate, and a count of wrong digits (none) over every digit the suite refreshes.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
 #include "lanes_fixture.hpp"
 #include "safhire/core/error.hpp"
@@ -134,6 +136,47 @@ TEST_P(LaneRefresh, ThePlainRefreshRestoresLevelsAndKeepsTheNoise) {
   expect_refresh(again, want);
 }
 
+// Without the reduction mod t the refresh restores the levels and removes q_0 I (EvalMod), but
+// the digits come back as large as they went in, with an error that grows with them: exact while
+// they fit, and a chain of products is refused within two products, where the cleaning refresh
+// goes on for ever (AChainRefreshesItselfWhenAsked).
+TEST_P(LaneRefresh, WithoutTheReductionTheDigitsStayLarge) {
+  const std::size_t lanes = space().lanes();
+  const auto a = random_integers(f().p(), lanes, 28), b = random_integers(f().p(), lanes, 29);
+  LaneCiphertext x = f().evaluator.multiply(
+      f().encryptor.encrypt(a, f().sk), f().encryptor.encrypt(b, f().sk), f().keys.relinearization);
+  std::vector<mpz_class> want(lanes);
+  for (std::size_t r = 0; r < lanes; ++r)
+    want[r] = a[r] * b[r] % f().p();
+  int products = 1;
+  for (;; ++products) {
+    SCOPED_TRACE(products);
+    const auto out = f().refresher.refresh(x, f().keys, RefreshMode::unreduced);
+    EXPECT_EQ(out.level(), space().rest_level());
+    EXPECT_EQ(out.digit_bound, x.digit_bound);
+    const LaneDecoding d = f().decryptor.decrypt(out);
+    for (std::size_t r = 0; r < lanes; ++r)
+      ASSERT_EQ(d.integers[r], want[r]) << "lane " << r;
+    EXPECT_LE(d.rms_error, out.noise);
+    EXPECT_LE(d.max_error, 10 * out.noise);
+    EXPECT_LE(largest_digit(d), out.digit_bound);
+    digit_count.checked += std::size_t{lanes} * space().lane_degree;
+    // The next product (its digits n D^2) or its refresh is refused.
+    const std::optional<ErrorCode> refused = code_of([&] {
+      x = f().evaluator.multiply(out, out, f().keys.relinearization);
+      f().refresher.check_input(x, RefreshMode::unreduced);
+    });
+    if (refused) {
+      EXPECT_EQ(refused, ErrorCode::needs_refresh);
+      break;
+    }
+    for (auto& w : want)
+      w = w * w % f().p();
+    ASSERT_LT(products, 3);
+  }
+  EXPECT_LE(products, 2);
+}
+
 TEST_P(LaneRefresh, TheStepsComposeToTheRefresh) {
   const auto a = random_integers(f().p(), space().lanes(), 25);
   const auto x = f().encryptor.encrypt(a, f().sk);
@@ -196,6 +239,8 @@ TEST_P(LaneRefresh, BadInputsAreTypedErrors) {
   const LaneRefresher unplanned(f().context, *f().ops);
   EXPECT_EQ(code_of([&] { unplanned.refresh(x, f().keys, RefreshMode::plain); }),
             ErrorCode::unsupported);
+  // The refresh without the reduction needs no plan of its own.
+  EXPECT_NO_THROW(unplanned.check_input(x, RefreshMode::unreduced));
 }
 
 INSTANTIATE_TEST_SUITE_P(TestSpaces, LaneRefresh,

@@ -37,6 +37,14 @@ class NoiseModel {
   // lets through of an input of deviation `input` (x - sin(2 pi x) / 2 pi maps an error e to
   // about (2 pi)^2 e^3 / 6, taken at ten deviations).
   double refreshed(double input) const;
+  // The noise an unreduced refresh (refresh.hpp) leaves on digits up to `bound`: the input's,
+  // which passes through; the sine's cube term, bound (2 pi / R)^2 / 6; and the cleaning sine's
+  // interpolation and CKKS errors (as in refreshed()) grown by R bound / (2 pi) on the way back
+  // to digits, for R = unreduced_ratio().
+  double unreduced(double input, double bound) const;
+  // The message ratio q_0 / (D_0 D) that minimises the last two: R^6 = 2 a^2 / b^2 for the cube
+  // term's a / R^2 and the evaluation's b R.
+  double unreduced_ratio() const;
   // The largest input noise a cleaning refresh takes: ten deviations within 2^-4, where the
   // cleaning's cube leaves below 2^-10.
   double max_refresh_input() const { return std::exp2(-4.0) / 10; }
@@ -49,6 +57,12 @@ class NoiseModel {
   double log2_failure(double noise) const;
 
  private:
+  // The CKKS error, on the value of sin, of a double-angle sine with `double_angles` evaluated
+  // from the cleaning's first level.
+  double sine_noise(std::uint32_t double_angles) const;
+  // The cleaning sine's whole error on the value of sin (interpolation and CKKS).
+  double sine_error() const;
+
   const LaneContext* context_;
 };
 

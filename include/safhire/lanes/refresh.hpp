@@ -31,6 +31,16 @@
 // C^-1 (CoeffToSlot on C's stages) at the top, back to form B: 2 log2(N/n) stages, the digits
 // small again (step 3), the noise kept. It needs RefreshParams::plan_plain.
 //
+// The refresh without the reduction (RefreshMode::unreduced), to measure what the reduction buys:
+// the standard bootstrap's route on the lanes. C; the drop to level 0 at a message ratio R
+// (D_0 P with |D_0 P| <= q_0 / R for the input's digit bound D: no t^-1); ModRaise; CoeffToSlot;
+// EvalMod with the cleaning's sine on each part, sin(2 pi (D_0 P / q_0 + I)) ~ 2 pi D_0 P / q_0,
+// which removes q_0 I but not the noise; L. The same stages and the same cost as the cleaning
+// refresh, but the digits come back as large as they went in (products make them n D^2, then
+// n^3 D^4, ...) with an error of R D / (2 pi) times the sine's (NoiseModel::unreduced), so it
+// refuses digits whose error would reach what a decryption rounds, and a chain of products is
+// refused within a product or two. Needs no plan beyond the cleaning refresh's.
+//
 // Failure: the digits' range is bounded outright (step 3), so the cleaning never sees a digit
 // outside |x| <= K; a digit comes out wrong only if its error reaches 1/2, which the noise model
 // (noise.hpp) puts below NoiseModel::log2_failure of the input's noise; operations refuse
@@ -51,7 +61,7 @@
 
 namespace safhire::lanes {
 
-enum class RefreshMode : std::uint8_t { clean = 0, plain = 1 };
+enum class RefreshMode : std::uint8_t { clean = 0, plain = 1, unreduced = 2 };
 
 struct RefreshParams {
   // Also plan the plain refresh (C^-1 at the top: its matrices and its rotation keys).
@@ -97,7 +107,9 @@ class LaneRefresher {
   // refresh takes (NoiseModel::max_refresh_input; a plain refresh: max_decodable).
   // `done`, when given, is called after each step with its name ("C", "ModRaise",
   // "CoeffToSlot", "cleaning (real part)", "cleaning (imaginary part)", "L"; a plain refresh:
-  // "C", "ModRaise", "C^-1"), for a caller that times them (synchronizing a device first).
+  // "C", "ModRaise", "C^-1"; an unreduced one: "C", "ModRaise and CoeffToSlot", "EvalMod (real
+  // part)", "EvalMod (imaginary part)", "L"), for a caller that times them (synchronizing a
+  // device first).
   using StepDone = std::function<void(const char* step)>;
   LaneCiphertext refresh(const LaneCiphertext& x, const LaneKeys& keys,
                          RefreshMode mode = RefreshMode::clean, const StepDone& done = {}) const;
@@ -120,6 +132,13 @@ class LaneRefresher {
   // The plain refresh's last step: C^-1 at the top, labelled for the scale of the level it ends
   // at.
   ckks::Ciphertext back_across_lanes(const ckks::Ciphertext& raised, const LaneKeys& keys) const;
+  // The unreduced refresh's middle steps: the drop to level 0 at the message ratio for digits up
+  // to `bound` (NoiseModel::unreduced_ratio; its scale D_0 into d0), ModRaise and CoeffToSlot:
+  // the parts t / K; then EvalMod of a part (the cleaning's sine), at L's level and the rest
+  // scale.
+  std::vector<ckks::Ciphertext> unreduced_digits(const ckks::Ciphertext& s, double bound,
+                                                 const LaneKeys& keys, double& d0) const;
+  ckks::Ciphertext eval_mod(const ckks::Ciphertext& part, double d0, const LaneKeys& keys) const;
 
   // Checks x for a refresh of `mode` (see refresh()).
   void check_input(const LaneCiphertext& x, RefreshMode mode) const;
