@@ -1,15 +1,23 @@
 // The lanes' benchmarks, for one backend (bench_lanes.cpp: the CPU on one thread; bench_cuda.cpp:
 // the CUDA backend, every operand resident):
-//   lanes/refresh/<n>/<beta>         one refresh of a product, counters per step (ms), the digits
-//                                    refreshed and the levels left
-//   lanes/mult/<n>/<beta>            one ct x ct lane product at the rest level
-//   lanes/amortized_mult/<n>/<beta>  one product and the refresh it needs, per integer product
-//                                    (counter s_per_integer_product: the pair over N/n lanes)
+//   lanes/refresh/<n>/<beta>            one refresh of a product, counters per step (ms), the
+//                                       digits refreshed and the levels left
+//   lanes/refresh_plain/<n>/<beta>      the plain refresh (C, the reduction, C^-1: no cleaning)
+//   lanes/refresh_unreduced/<n>/<beta>  the refresh without the reduction mod t (EvalMod on the
+//                                       digits as they are); skipped with the refusal where the
+//                                       product's digits are beyond what it keeps exact
+//   lanes/mult/<n>/<beta>               one ct x ct lane product at the rest level
+//   lanes/amortized_mult/<n>/<beta>     the products a refresh makes room for (one, or k on the
+//                                       spaces named .../k<k>, each by a fresh ciphertext) and
+//                                       that refresh, per integer product (counter
+//                                       s_per_integer_product: the whole over k N/n products)
 // at N = 2^16 (128-bit), on n = 8, 64, 512, 4096, 16384 with beta = 2 (the refresh's flatness in
-// n) and on the spaces of about 4096 bits: 2^4096 + 1 in 16, 32 and 64 lanes, 256^512 + 1 in 128
-// lanes where the space is buildable, and 64^4096 + 1 (24,577 bits). Every result is checked
-// against GMP once per benchmark (a wrong one is a benchmark error). One space's keys (up to
-// 4 GB) are alive at a time.
+// n), on the spaces of about 4096 bits: 2^4096 + 1 in 16, 32 and 64 lanes, 256^512 + 1 in 128
+// lanes, and 64^4096 + 1 (24,577 bits), and on 2^4096 + 1 in 16 and 32 lanes refreshed every two
+// products (k2). Every result is checked against GMP once per benchmark (a wrong one is a
+// benchmark error). Steady state: each space runs one refresh untimed before its benchmarks (the
+// first refresh of a process also faults its working memory in; `safhire lanes refresh` reports
+// it apart as first_refresh_ms). One space's keys (up to 4 GB) are alive at a time.
 #pragma once
 
 #include <benchmark/benchmark.h>
@@ -19,6 +27,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "safhire/core/error.hpp"
@@ -42,7 +51,7 @@ struct LaneBenchSpace {
   LaneBenchSpace(const lanes::LaneSpace& space, const MakeLaneOps& make, bool resident)
       : context(space, true),
         ops(make(context.ckks())),
-        refresher(context, *ops),
+        refresher(context, *ops, lanes::RefreshParams{.plan_plain = true}),
         random(core::SeededRandom::from_counter(0x1a4eb)) {
     ckks::KeyGenerator generator(context.ckks(), *ops, random);
     sk = generator.secret_key();
@@ -65,19 +74,24 @@ struct LaneBenchSpace {
       ckks::make_resident(*ops, cb.ct);
     }
     product = lanes::LaneEvaluator(context, *ops).multiply(ca, cb, keys.relinearization);
+    refresher.refresh(product, keys);  // the warm-up (see the top)
+    ops->synchronize();
   }
 
-  // True when x decrypts to a b lane by lane.
-  bool is_product(const lanes::LaneCiphertext& x) const {
+  // True when x decrypts to a b^k lane by lane.
+  bool is_product(const lanes::LaneCiphertext& x, unsigned k = 1) const {
     const auto d = lanes::LaneDecryptor(context, *ops, sk).decrypt(x);
     for (std::size_t r = 0; r < a.size(); ++r) {
-      if (d.integers[r] != a[r] * b[r] % context.modulus()) return false;
+      mpz_class want = a[r];
+      for (unsigned i = 0; i < k; ++i)
+        want = want * b[r] % context.modulus();
+      if (d.integers[r] != want) return false;
     }
     return true;
   }
 };
 
-// The spaces benchmarked, by (n, beta).
+// The spaces benchmarked: by (n, beta), and the k2 ones by (n, beta, k).
 inline std::vector<lanes::LaneSpace> lane_bench_spaces() {
   std::vector<lanes::LaneSpace> spaces;
   auto add = [&](std::uint32_t n, std::uint64_t beta, const lanes::LaneSpaceOptions& options) {
@@ -85,6 +99,8 @@ inline std::vector<lanes::LaneSpace> lane_bench_spaces() {
     name += std::to_string(n);
     name += "-b";
     name += std::to_string(beta);
+    if (options.products_per_refresh > 1)
+      name += "-k" + std::to_string(options.products_per_refresh);
     auto s = lanes::make_lane_space(name, 16, n, beta, options);
     try {
       s.validate();
@@ -102,6 +118,10 @@ inline std::vector<lanes::LaneSpace> lane_bench_spaces() {
   wide.cts_bits = 52;
   add(512, 256, wide);
   add(4096, 64, wide);
+  lanes::LaneSpaceOptions two;  // a refresh every two products
+  two.products_per_refresh = 2;
+  add(4096, 2, two);
+  add(2048, 4, two);
   return spaces;
 }
 
@@ -118,71 +138,95 @@ inline void register_lane_benchmarks(const std::string& suffix, MakeLaneOps make
       }
       return *current;
     };
+    const unsigned k = space.products_per_refresh;
     std::string tail = "/";
     tail += std::to_string(space.lane_degree);
     tail += '/';
     tail += std::to_string(space.base);
+    if (k > 1) tail += "/k" + std::to_string(k);
     tail += suffix;
-    benchmark::RegisterBenchmark(
-        ("lanes/refresh" + tail).c_str(),
-        [get](benchmark::State& state) {
-          LaneBenchSpace& s = get();
-          std::map<std::string, double> step_ms;
-          lanes::LaneCiphertext out;
-          for (auto _ : state) {
-            auto last = std::chrono::steady_clock::now();
-            out = s.refresher.refresh(
-                s.product, s.keys, lanes::RefreshMode::clean, [&](const char* name) {
-                  s.ops->synchronize();
-                  const auto now = std::chrono::steady_clock::now();
-                  step_ms[name] += std::chrono::duration<double, std::milli>(now - last).count();
-                  last = now;
-                });
-          }
-          if (!s.is_product(out)) state.SkipWithError("the refresh gave a wrong integer");
-          for (const auto& [name, ms] : step_ms)
-            state.counters[name + " ms"] = ms / static_cast<double>(state.iterations());
-          state.counters["digits"] = s.context.space().degree();
-          state.counters["lanes"] = s.context.space().lanes();
-          state.counters["levels_left"] = out.level();
-        })
-        ->Unit(benchmark::kMillisecond)
-        ->UseRealTime()
-        ->Iterations(3);
-    benchmark::RegisterBenchmark(("lanes/mult" + tail).c_str(),
-                                 [get](benchmark::State& state) {
+    // The refreshes, one a mode (the k2 spaces' refresh is the same but for its chain's level).
+    const std::pair<const char*, lanes::RefreshMode> modes[] = {
+        {"lanes/refresh", lanes::RefreshMode::clean},
+        {"lanes/refresh_plain", lanes::RefreshMode::plain},
+        {"lanes/refresh_unreduced", lanes::RefreshMode::unreduced}};
+    for (const auto& [family, mode] : modes) {
+      if (k > 1) break;
+      benchmark::RegisterBenchmark(
+          (family + tail).c_str(),
+          [get, mode = mode](benchmark::State& state) {
+            LaneBenchSpace& s = get();
+            std::map<std::string, double> step_ms;
+            lanes::LaneCiphertext out;
+            try {
+              s.refresher.check_input(s.product, mode);
+            } catch (const Error& e) {
+              state.SkipWithError(e.what());
+              for (auto _ : state) {
+              }
+              return;
+            }
+            for (auto _ : state) {
+              auto last = std::chrono::steady_clock::now();
+              out = s.refresher.refresh(s.product, s.keys, mode, [&](const char* name) {
+                s.ops->synchronize();
+                const auto now = std::chrono::steady_clock::now();
+                step_ms[name] += std::chrono::duration<double, std::milli>(now - last).count();
+                last = now;
+              });
+            }
+            if (!s.is_product(out)) state.SkipWithError("the refresh gave a wrong integer");
+            for (const auto& [name, ms] : step_ms)
+              state.counters[name + " ms"] = ms / static_cast<double>(state.iterations());
+            state.counters["digits"] = s.context.space().degree();
+            state.counters["lanes"] = s.context.space().lanes();
+            state.counters["levels_left"] = out.level();
+          })
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime()
+          ->Iterations(3);
+    }
+    if (k == 1) {
+      benchmark::RegisterBenchmark(("lanes/mult" + tail).c_str(),
+                                   [get](benchmark::State& state) {
+                                     LaneBenchSpace& s = get();
+                                     const lanes::LaneEvaluator ev(s.context, *s.ops);
+                                     lanes::LaneCiphertext out;
+                                     for (auto _ : state) {
+                                       out = ev.multiply(s.ca, s.cb, s.keys.relinearization);
+                                       s.ops->synchronize();
+                                     }
+                                     if (!s.is_product(out))
+                                       state.SkipWithError("the product gave a wrong integer");
+                                     state.counters["lanes"] = s.context.space().lanes();
+                                   })
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+    }
+    benchmark::RegisterBenchmark(("lanes/amortized_mult" + tail).c_str(),
+                                 [get, k](benchmark::State& state) {
                                    LaneBenchSpace& s = get();
                                    const lanes::LaneEvaluator ev(s.context, *s.ops);
                                    lanes::LaneCiphertext out;
                                    for (auto _ : state) {
-                                     out = ev.multiply(s.ca, s.cb, s.keys.relinearization);
+                                     // k products by a fresh ciphertext from the rest level, and
+                                     // the refresh that makes room for the next k.
+                                     out = s.ca;
+                                     for (unsigned i = 0; i < k; ++i)
+                                       out = ev.multiply(out, s.cb, s.keys.relinearization);
+                                     out = s.refresher.refresh(out, s.keys);
                                      s.ops->synchronize();
                                    }
-                                   if (!s.is_product(out))
-                                     state.SkipWithError("the product gave a wrong integer");
-                                   state.counters["lanes"] = s.context.space().lanes();
+                                   if (!s.is_product(out, k))
+                                     state.SkipWithError("the chain gave a wrong integer");
+                                   const double lanes = s.context.space().lanes();
+                                   state.counters["lanes"] = lanes;
+                                   state.counters["products_per_refresh"] = k;
+                                   // Seconds of wall time per integer product (the rate inverted).
+                                   state.counters["s_per_integer_product"] = benchmark::Counter(
+                                       static_cast<double>(state.iterations()) * lanes * k,
+                                       benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
                                  })
-        ->Unit(benchmark::kMillisecond)
-        ->UseRealTime();
-    benchmark::RegisterBenchmark(
-        ("lanes/amortized_mult" + tail).c_str(),
-        [get](benchmark::State& state) {
-          LaneBenchSpace& s = get();
-          const lanes::LaneEvaluator ev(s.context, *s.ops);
-          lanes::LaneCiphertext out;
-          for (auto _ : state) {
-            // A product of rest-level operands and the refresh that makes room for the next.
-            out = s.refresher.refresh(ev.multiply(s.ca, s.cb, s.keys.relinearization), s.keys);
-            s.ops->synchronize();
-          }
-          if (!s.is_product(out)) state.SkipWithError("the chain gave a wrong integer");
-          const double lanes = s.context.space().lanes();
-          state.counters["lanes"] = lanes;
-          // Seconds of wall time per integer product (the rate inverted).
-          state.counters["s_per_integer_product"] =
-              benchmark::Counter(static_cast<double>(state.iterations()) * lanes,
-                                 benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
-        })
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime()
         ->Iterations(2);
