@@ -1,9 +1,11 @@
-// Shared pieces of the lanes tests: per test space (N = 2^12, insecure), one context with its CPU
+// Shared pieces of the lanes tests: per space (the N = 2^12 test spaces, insecure, and on demand
+// an N = 2^16 one: long_test_skip), one context with its CPU
 // primitives, a secret key, the refresh's keys (with the plain refresh planned and whole-lane
 // rotations by 1 and 3 blocks), and the encryptor, decryptor and evaluator, built once per
 // process. Random integers come from GMP's generator; the oracle is GMP's own arithmetic mod p.
 #pragma once
 
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <string>
@@ -40,6 +42,15 @@ struct LanesFixture {
 
   const mpz_class& p() const { return context.modulus(); }
 };
+
+// The reason to skip a test on space `name`: its N = 2^16 spaces run on demand only (key
+// generation alone takes about 20 s and 4 GB), with SAFHIRE_LONG_TESTS=1. Empty: run it.
+inline std::string long_test_skip(const std::string& name) {
+  const char* asked = std::getenv("SAFHIRE_LONG_TESTS");
+  if (named_lane_space(name).ckks.log_n < 16 || (asked != nullptr && std::string(asked) == "1"))
+    return {};
+  return "the N = 2^16 lane space " + name + " runs with SAFHIRE_LONG_TESTS=1";
+}
 
 inline LanesFixture& lanes_fixture(const std::string& name) {
   static std::map<std::string, std::unique_ptr<LanesFixture>> cache;

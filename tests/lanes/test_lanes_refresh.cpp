@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <optional>
+#include <string>
 
 #include "lanes_fixture.hpp"
 #include "safhire/core/error.hpp"
@@ -33,6 +34,9 @@ DigitCount digit_count;
 
 class LaneRefresh : public ::testing::TestWithParam<const char*> {
  protected:
+  void SetUp() override {
+    if (const std::string why = long_test_skip(GetParam()); !why.empty()) GTEST_SKIP() << why;
+  }
   LanesFixture& f() { return lanes_fixture(GetParam()); }
   const LaneSpace& space() { return f().context.space(); }
 
@@ -246,6 +250,11 @@ TEST_P(LaneRefresh, BadInputsAreTypedErrors) {
 INSTANTIATE_TEST_SUITE_P(TestSpaces, LaneRefresh,
                          ::testing::Values("lanes-n12-256-b2", "lanes-n12-8-b2",
                                            "lanes-n12-1024-b2", "lanes-n12-64-b16"),
+                         [](const ::testing::TestParamInfo<const char*>& p) {
+                           return safhire::testing::set_label(p.param);
+                         });
+// The issue's own space, 16 integers modulo 2^4096 + 1 at N = 2^16: on demand (long_test_skip).
+INSTANTIATE_TEST_SUITE_P(N16, LaneRefresh, ::testing::Values("lanes-n16-4096-b2"),
                          [](const ::testing::TestParamInfo<const char*>& p) {
                            return safhire::testing::set_label(p.param);
                          });
