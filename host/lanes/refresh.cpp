@@ -172,6 +172,16 @@ ckks::Ciphertext LaneRefresher::cross_lanes(const LaneCiphertext& x, const LaneK
   return c_->apply(evaluator_, in, keys.galois);
 }
 
+ckks::Ciphertext LaneRefresher::raise(const ckks::Ciphertext& low, const LaneKeys& keys) const {
+  const LaneSpace& space = context_->space();
+  if (space.ephemeral_weight == 0) return evaluator_.mod_raise(low, space.top());
+  require(keys.to_ephemeral.has_value() && keys.from_ephemeral.has_value(),
+          ErrorCode::invalid_argument, "lane refresh: the keys lack the ephemeral secret's");
+  return evaluator_.switch_key(
+      evaluator_.mod_raise(evaluator_.switch_key(low, *keys.to_ephemeral), space.top()),
+      *keys.from_ephemeral);
+}
+
 ckks::Ciphertext LaneRefresher::reduce_and_raise(const ckks::Ciphertext& s, const LaneKeys& keys,
                                                  double scale) const {
   const LaneSpace& space = context_->space();
@@ -199,16 +209,7 @@ ckks::Ciphertext LaneRefresher::reduce_and_raise(const ckks::Ciphertext& s, cons
   // Level 0: q_0 (P t^-1 mod 1), the integer part of P t^-1 gone with the modulus q_0 q_1.
   ckks::Ciphertext low = evaluator_.rescale(evaluator_.multiply_plain(s, t_inverse));
   low.scale = static_cast<double>(ckks.prime(0));
-  ckks::Ciphertext raised;
-  if (space.ephemeral_weight > 0) {
-    require(keys.to_ephemeral.has_value() && keys.from_ephemeral.has_value(),
-            ErrorCode::invalid_argument, "lane refresh: the keys lack the ephemeral secret's");
-    raised = evaluator_.switch_key(
-        evaluator_.mod_raise(evaluator_.switch_key(low, *keys.to_ephemeral), space.top()),
-        *keys.from_ephemeral);
-  } else {
-    raised = evaluator_.mod_raise(low, space.top());
-  }
+  ckks::Ciphertext raised = raise(low, keys);
   // x t: q_0 z, z = (phi + I) t, an integer polynomial = P mod t with |z| <= (beta + 1)(h+1)/2.
   raised = evaluator_.multiply_plain(raised, t_);
   raised.scale = scale;  // a label: the slots read sigma_N(q_0 z) / scale
@@ -257,7 +258,6 @@ ckks::Ciphertext LaneRefresher::back_across_lanes(const ckks::Ciphertext& raised
 std::vector<ckks::Ciphertext> LaneRefresher::unreduced_digits(const ckks::Ciphertext& s,
                                                               double bound, const LaneKeys& keys,
                                                               double& d0) const {
-  const LaneSpace& space = context_->space();
   const ckks::CkksContext& ckks = context_->ckks();
   require(s.level() == 1, ErrorCode::invalid_argument,
           "lane refresh: the drop takes form S at level 1");
@@ -271,16 +271,7 @@ std::vector<ckks::Ciphertext> LaneRefresher::unreduced_digits(const ckks::Cipher
   ckks::Ciphertext low = evaluator_.rescale(evaluator_.multiply_constant(s, m, 1.0));
   d0 = s.scale * m / q1;
   low.scale = d0;  // a label: the slots read sigma(P)
-  ckks::Ciphertext raised;
-  if (space.ephemeral_weight > 0) {
-    require(keys.to_ephemeral.has_value() && keys.from_ephemeral.has_value(),
-            ErrorCode::invalid_argument, "lane refresh: the keys lack the ephemeral secret's");
-    raised = evaluator_.switch_key(
-        evaluator_.mod_raise(evaluator_.switch_key(low, *keys.to_ephemeral), space.top()),
-        *keys.from_ephemeral);
-  } else {
-    raised = evaluator_.mod_raise(low, space.top());
-  }
+  ckks::Ciphertext raised = raise(low, keys);
   // The raised plaintext is q_0 t, t = D_0 P / q_0 + I, labelled as the cleaning refresh's: the
   // parts are t / K at the cleaning's first prime (the scale at which the sine is most precise).
   raised.scale = eval_scale_;

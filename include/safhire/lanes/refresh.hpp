@@ -140,6 +140,10 @@ class LaneRefresher {
                                                  const LaneKeys& keys, double& d0) const;
   ckks::Ciphertext eval_mod(const ckks::Ciphertext& part, double d0, const LaneKeys& keys) const;
 
+  // ModRaise of a level-0 ciphertext to the top, through the ephemeral secret where the space
+  // has one (the sparse-secret encapsulation).
+  ckks::Ciphertext raise(const ckks::Ciphertext& low, const LaneKeys& keys) const;
+
   // Checks x for a refresh of `mode` (see refresh()).
   void check_input(const LaneCiphertext& x, RefreshMode mode) const;
 
