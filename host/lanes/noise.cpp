@@ -9,6 +9,15 @@ namespace safhire::lanes {
 
 namespace {
 
+// The sine's errors have heavier tails than a Gaussian's (the double angles grow some angles'
+// errors by the full 4^r, and the model's first-order terms leave out the angle's own factor
+// 2 pi K), so the estimate of a refresh's deviation is this many times the root sum of squares of
+// its terms: then the largest of N digits' errors stays within ten of these deviations. Measured
+// (2^20 digits a space at N = 2^16, 2026-12-07): the largest error was 1.2 (lanes-n16-4096-b2),
+// 5.9 (-2048-b4), 3.3 (-1024-b16) and 2.2 (-4096-b64) of them; at 4 times it had been 4.8, 22.6,
+// 12.1 and 8.6 (another sample). The tests check the N = 2^12 spaces against ten.
+constexpr double kTails = 16;
+
 // log2 erfc(x) for x >= 0, without underflow: erfc(x) ~ exp(-x^2) / (x sqrt(pi)) beyond 10.
 double log2_erfc(double x) {
   if (x < 10) return std::log2(std::erfc(x));
@@ -81,19 +90,18 @@ double NoiseModel::refreshed(double input) const {
   // What the cleaning lets through: (2 pi)^2 e^3 / 6 at ten deviations, per deviation.
   const double e = 10 * input;
   const double through = two_pi * two_pi * e * e * e / 6 / 10;
-  // Four times their root sum of squares: the cleaning's errors have heavier tails than a
-  // Gaussian's (the double angles grow some angles' errors by the full 4^r), so that the largest
-  // of N stays within ten of these deviations (measured: tests/lanes).
-  return 4 * std::sqrt(interpolation * interpolation + cleaning * cleaning + l_noise * l_noise) +
+  // kTails times their root sum of squares.
+  return kTails *
+             std::sqrt(interpolation * interpolation + cleaning * cleaning + l_noise * l_noise) +
          through;
 }
 
-// The cleaning sine's error on the value of sin: its interpolation and its CKKS error, four
+// The cleaning sine's error on the value of sin: its interpolation and its CKKS error, kTails
 // times for the tails (as in refreshed()).
 double NoiseModel::sine_error() const {
   const auto& plan = context_->space().cleaning;
   const ckks::DoubleAngleSine sine(plan.k, plan.degree, plan.double_angles);
-  return 4 * std::hypot(sine.interpolation_error(), sine_noise(plan.double_angles));
+  return kTails * std::hypot(sine.interpolation_error(), sine_noise(plan.double_angles));
 }
 
 double NoiseModel::unreduced_ratio() const {
