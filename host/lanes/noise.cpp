@@ -26,7 +26,12 @@ double log2_erfc(double x) {
 
 }  // namespace
 
-NoiseModel::NoiseModel(const LaneContext& context) : context_(&context) {}
+NoiseModel::NoiseModel(const LaneContext& context) : context_(&context) {
+  // The cleaning sine's interpolation error (a Chebyshev fit checked on a grid): once, here.
+  const auto& plan = context.space().cleaning;
+  interpolation_ =
+      ckks::DoubleAngleSine(plan.k, plan.degree, plan.double_angles).interpolation_error();
+}
 
 double NoiseModel::fresh() const {
   const auto& space = context_->space();
@@ -78,10 +83,9 @@ double NoiseModel::sine_noise(std::uint32_t double_angles) const {
 double NoiseModel::refreshed(double input) const {
   const auto& space = context_->space();
   const auto& plan = space.cleaning;
-  const ckks::DoubleAngleSine sine(plan.k, plan.degree, plan.double_angles);
   const double two_pi = 2 * std::numbers::pi;
   // The interpolant's error through the double angles, as a sine error, over 2 pi.
-  const double interpolation = sine.interpolation_error() / two_pi;
+  const double interpolation = interpolation_ / two_pi;
   const double cleaning = sine_noise(plan.double_angles) / two_pi;
   // L's key switches and rescales, at most at the rest scale.
   const double l_groups = static_cast<double>(space.l_split.size());
@@ -99,9 +103,7 @@ double NoiseModel::refreshed(double input) const {
 // The cleaning sine's error on the value of sin: its interpolation and its CKKS error, kTails
 // times for the tails (as in refreshed()).
 double NoiseModel::sine_error() const {
-  const auto& plan = context_->space().cleaning;
-  const ckks::DoubleAngleSine sine(plan.k, plan.degree, plan.double_angles);
-  return kTails * std::hypot(sine.interpolation_error(), sine_noise(plan.double_angles));
+  return kTails * std::hypot(interpolation_, sine_noise(context_->space().cleaning.double_angles));
 }
 
 double NoiseModel::unreduced_ratio() const {

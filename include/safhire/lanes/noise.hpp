@@ -64,6 +64,7 @@ class NoiseModel {
   double sine_error() const;
 
   const LaneContext* context_;
+  double interpolation_ = 0;  // the cleaning sine's interpolation error (on sin)
 };
 
 }  // namespace safhire::lanes
