@@ -24,7 +24,7 @@ LaneDigits LaneEncoder::digits(std::span<const mpz_class> integers) const {
               std::to_string(space.lanes()) + " lanes");
   LaneDigits out(space.lanes(), std::vector<std::int64_t>(space.lane_degree, 0));
   for (std::size_t r = 0; r < integers.size(); ++r)
-    out[r] = to_digits(integers[r], space.lane_degree, space.base, space.digits);
+    out[r] = constant_digits(integers[r], space, space.digits);
   return out;
 }
 
@@ -114,7 +114,7 @@ LaneDecoding LaneEncoder::decode(const ckks::Plaintext& plain) const {
       out.max_error = std::max(out.max_error, e);
       square += static_cast<long double>(e) * e;
     }
-    out.integers.push_back(from_digits(lane, space.base));
+    if (space.t_degree == 1) out.integers.push_back(from_digits(lane, space.base));
   }
   out.rms_error = static_cast<double>(
       std::sqrt(square / (static_cast<long double>(space.lanes()) * space.lane_degree)));

@@ -26,7 +26,11 @@ LaneCiphertext LaneEncryptor::wrap(ckks::Ciphertext ct, const LaneDigits& digits
 
 LaneCiphertext LaneEncryptor::encrypt(std::span<const mpz_class> integers,
                                       const ckks::PublicKey& pk) const {
-  const auto digits = encoder_.digits(integers);
+  return encrypt_digits(encoder_.digits(integers), pk);
+}
+
+LaneCiphertext LaneEncryptor::encrypt_digits(const LaneDigits& digits,
+                                             const ckks::PublicKey& pk) const {
   const auto plain =
       encoder_.encode_digits(digits, context_->rest_scale(), context_->space().rest_level());
   return wrap(encryptor_.encrypt(plain, pk), digits);

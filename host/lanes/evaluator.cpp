@@ -88,6 +88,14 @@ LaneCiphertext LaneEvaluator::checked(ckks::Ciphertext ct, double bound, double 
   return out;
 }
 
+void LaneEvaluator::still_refused(const std::string& why, const char* what) const {
+  require(why.empty(), ErrorCode::needs_refresh,
+          std::string("lanes ") + what +
+              ": refused even on refreshed operands (the space's refreshed digits and noise "
+              "leave no room for it): " +
+              why);
+}
+
 LaneCiphertext LaneEvaluator::refreshed(const LaneCiphertext& x) const {
   ++refreshes_;
   return refresher_->refresh(x, *keys_);
@@ -126,6 +134,7 @@ LaneCiphertext LaneEvaluator::add(const LaneCiphertext& x, const LaneCiphertext&
   };
   if (refresher_ != nullptr && !plan(x, y).empty()) {
     const LaneCiphertext rx = refreshed(x), ry = refreshed(y);
+    still_refused(plan(rx, ry), "add");
     return add(rx, ry);
   }
   const auto [a, b] = aligned(x, y);
@@ -182,6 +191,7 @@ LaneCiphertext LaneEvaluator::multiply(const LaneCiphertext& x, const LaneCipher
         a = refreshed(a);
       }
     }
+    still_refused(refused(a, b), "multiply");
     return multiply(a, b, rlk);
   }
   const auto [level, bound, noise] = product_result(x, y);
@@ -198,7 +208,7 @@ LaneCiphertext LaneEvaluator::multiply_integer(const LaneCiphertext& x, const mp
   const LaneSpace& space = context_->space();
   // c's balanced digits as the integer polynomial c(X^(N/n)): its embedding is sigma_n(c) in every
   // block, the form-B product by c in every lane, exact.
-  const auto digits = to_digits(c, space.lane_degree, space.base, DigitForm::balanced);
+  const auto digits = constant_digits(c, space, DigitForm::balanced);
   const std::uint32_t gap = space.degree() / space.lane_degree;
   ckks::RnsOps::Coefficients coeffs(space.degree(), 0);
   double l1 = 0, l2 = 0;
@@ -209,7 +219,12 @@ LaneCiphertext LaneEvaluator::multiply_integer(const LaneCiphertext& x, const mp
   }
   const double bound = l1 * x.digit_bound, noise = std::sqrt(l2) * x.noise;
   const std::string why = refusal(x.level(), bound, noise);
-  if (refresher_ != nullptr && !why.empty()) return multiply_integer(refreshed(x), c);
+  if (refresher_ != nullptr && !why.empty()) {
+    const LaneCiphertext r = refreshed(x);
+    still_refused(refusal(r.level(), l1 * r.digit_bound, std::sqrt(l2) * r.noise),
+                  "multiply_integer");
+    return multiply_integer(r, c);
+  }
   ckks::Plaintext plain;
   ops_->expand_coefficients(coeffs, context_->ckks().q_moduli(x.level()), plain.poly);
   plain.scale = 1;
@@ -225,36 +240,59 @@ LaneCiphertext LaneEvaluator::multiply_integers(const LaneCiphertext& x,
           std::to_string(c.size()) + " integers do not fit in " + std::to_string(space.lanes()) +
               " lanes");
   LaneDigits digits(space.lanes(), std::vector<std::int64_t>(space.lane_degree, 0));
+  for (std::size_t r = 0; r < c.size(); ++r)
+    digits[r] = constant_digits(c[r], space, DigitForm::balanced);
+  return multiply_digits(x, digits);
+}
+
+LaneCiphertext LaneEvaluator::multiply_digits(const LaneCiphertext& x,
+                                              const LaneDigits& digits) const {
+  check_space(x);
+  const LaneSpace& space = context_->space();
+  require(digits.size() == space.lanes(), ErrorCode::invalid_argument,
+          "lanes multiply_digits: " + std::to_string(space.lanes()) + " digit rows expected, got " +
+              std::to_string(digits.size()));
   double l1 = 0, l2 = 0;
-  for (std::size_t r = 0; r < c.size(); ++r) {
-    digits[r] = to_digits(c[r], space.lane_degree, space.base, DigitForm::balanced);
+  for (const auto& row : digits) {
+    require(row.size() == space.lane_degree, ErrorCode::invalid_argument,
+            "lanes multiply_digits: rows of n = " + std::to_string(space.lane_degree) +
+                " digits expected");
     double a = 0, b = 0;
-    for (std::int64_t d : digits[r]) {
+    for (std::int64_t d : row) {
       a += std::fabs(static_cast<double>(d));
       b += static_cast<double>(d) * static_cast<double>(d);
     }
     l1 = std::max(l1, a);
     l2 = std::max(l2, b);
   }
+  // The result's bound and noise, and its refusal: the plaintext's rounding at scale q_level, on
+  // slots up to n D, is an error of about sqrt(N) / (2 q) on each of its slots, times the
+  // ciphertext's slots, and the rescale.
+  auto result = [&](const LaneCiphertext& a) {
+    const std::uint32_t at = a.level();
+    const double q = at >= 1 ? static_cast<double>(context_->ckks().prime(at)) : 1;
+    const double rounding = a.digit_bound * std::sqrt(1.0 * space.lane_degree) *
+                            std::sqrt(1.0 * space.degree()) / (2 * q);
+    const double op = at >= 1 ? noise_.operation(a.ct.scale, at) : 0;
+    const double noise = std::sqrt(l2 * a.noise * a.noise + rounding * rounding + op * op);
+    const double bound = l1 * a.digit_bound;
+    return std::tuple{q, bound, noise, refusal(at == 0 ? 0 : at - 1, bound, noise)};
+  };
+  const auto [q, bound, noise, why] = result(x);
+  if (refresher_ != nullptr && !why.empty()) {
+    const LaneCiphertext r = refreshed(x);
+    still_refused(std::get<3>(result(r)), "multiply_digits");
+    return multiply_digits(r, digits);
+  }
   const std::uint32_t level = x.level();
-  const double bound = l1 * x.digit_bound;
-  // The plaintext's rounding at scale q_level, on slots up to n D: an error of about
-  // sqrt(N) / (2 q) on each of its slots, times the ciphertext's slots, and the rescale.
-  const double q = level >= 1 ? static_cast<double>(context_->ckks().prime(level)) : 1;
-  const double rounding = x.digit_bound * std::sqrt(1.0 * space.lane_degree) *
-                          std::sqrt(1.0 * space.degree()) / (2 * q);
-  const double op = level >= 1 ? noise_.operation(x.ct.scale, level) : 0;
-  const double noise = std::sqrt(l2 * x.noise * x.noise + rounding * rounding + op * op);
-  const std::string why = refusal(level == 0 ? 0 : level - 1, bound, noise);
-  if (refresher_ != nullptr && !why.empty()) return multiply_integers(refreshed(x), c);
-  require(level >= 1, ErrorCode::needs_refresh, "lanes multiply_integers: a ciphertext at level 0");
+  require(level >= 1, ErrorCode::needs_refresh, "lanes multiply_digits: a ciphertext at level 0");
   const auto z = encoder_.slots(digits);
   std::vector<std::complex<double>> values(z.size());
   for (std::size_t j = 0; j < z.size(); ++j)
     values[j] = {static_cast<double>(z[j].real()), static_cast<double>(z[j].imag())};
   const ckks::Plaintext plain = encoder_.ckks_encoder().encode(values, q, level);
   return checked(evaluator_.rescale(evaluator_.multiply_plain(x.ct, plain)), bound, noise,
-                 "multiply_integers");
+                 "multiply_digits");
 }
 
 LaneCiphertext LaneEvaluator::multiply_monomial(const LaneCiphertext& x, std::int64_t k) const {

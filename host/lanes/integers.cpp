@@ -113,6 +113,43 @@ mpz_class from_digits(std::span<const std::int64_t> digits, std::uint64_t beta) 
   return r;
 }
 
+std::vector<std::int64_t> coefficient_digits(std::span<const mpz_class> c, std::uint32_t n,
+                                             std::uint64_t beta, DigitForm form) {
+  const auto m = static_cast<std::uint32_t>(c.size());
+  require(m >= 1 && n % m == 0, ErrorCode::invalid_argument,
+          "digits: the m coefficients must divide the n digits");
+  std::vector<std::int64_t> out(n, 0);
+  for (std::uint32_t i = 0; i < m; ++i) {
+    const auto digits = to_digits(c[i], n / m, beta, form);
+    for (std::uint32_t j = 0; j < n / m; ++j)
+      out[i + std::size_t{m} * j] = digits[j];
+  }
+  return out;
+}
+
+std::vector<mpz_class> coefficients_of_digits(std::span<const std::int64_t> digits, std::uint32_t m,
+                                              std::uint64_t beta) {
+  require(m >= 1 && !digits.empty() && digits.size() % m == 0, ErrorCode::invalid_argument,
+          "digits: the m coefficients must divide the n digits");
+  const std::size_t per = digits.size() / m;
+  std::vector<mpz_class> out(m);
+  std::vector<std::int64_t> strided(per);
+  for (std::uint32_t i = 0; i < m; ++i) {
+    for (std::size_t j = 0; j < per; ++j)
+      strided[j] = digits[i + m * j];
+    out[i] = from_digits(strided, beta);
+  }
+  return out;
+}
+
+std::vector<std::int64_t> constant_digits(const mpz_class& c, const LaneSpace& space,
+                                          DigitForm form) {
+  if (space.t_degree == 1) return to_digits(c, space.lane_degree, space.base, form);
+  std::vector<mpz_class> coefficients(space.t_degree, 0);
+  coefficients[0] = c;
+  return coefficient_digits(coefficients, space.lane_degree, space.base, form);
+}
+
 std::vector<std::int64_t> negacyclic_product(std::span<const std::int64_t> a,
                                              std::span<const std::int64_t> b) {
   require(a.size() == b.size() && !a.empty(), ErrorCode::invalid_argument,

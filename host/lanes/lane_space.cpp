@@ -77,7 +77,7 @@ std::uint32_t LaneSpace::raise_weight() const {
 
 mpz_class LaneSpace::modulus() const {
   mpz_class p;
-  mpz_ui_pow_ui(p.get_mpz_t(), base, lane_degree);
+  mpz_ui_pow_ui(p.get_mpz_t(), base, coefficient_digits());
   return p + 1;
 }
 
@@ -99,6 +99,10 @@ void LaneSpace::validate(bool allow_insecure) const {
               std::to_string(n_degree / 4) + "], got " + std::to_string(lane_degree));
   require(base >= 2 && base <= (std::uint64_t{1} << 30), ErrorCode::invalid_parameters,
           what + "the base beta must be in [2, 2^30], got " + std::to_string(base));
+  require(std::has_single_bit(t_degree) && t_degree <= lane_degree / 2,
+          ErrorCode::invalid_parameters,
+          what + "the degree m of t = Y^m - beta must be a power of two in [1, n/2 = " +
+              std::to_string(lane_degree / 2) + "], got " + std::to_string(t_degree));
   require(products_per_refresh >= 1 && products_per_refresh <= 8, ErrorCode::invalid_parameters,
           what + "products per refresh must be in [1, 8]");
   require(raise_weight() >= 1, ErrorCode::invalid_parameters,
@@ -148,6 +152,10 @@ LaneSpace make_lane_space(std::string name, std::uint32_t log_n, std::uint32_t n
   s.lane_degree = n;
   s.base = beta;
   s.digits = options.digits;
+  s.t_degree = options.t_degree;
+  require(std::has_single_bit(s.t_degree) && s.t_degree <= n / 2, ErrorCode::invalid_parameters,
+          "lane space: the degree m of t = Y^m - beta must be a power of two in [1, n/2], got " +
+              std::to_string(s.t_degree));
   s.products_per_refresh = options.products_per_refresh;
   s.ephemeral_weight = options.ephemeral_weight;
   s.ckks.name = s.name;
@@ -221,9 +229,56 @@ const std::vector<LaneSpace>& test_lane_spaces() {
   return spaces;
 }
 
+const std::vector<LaneSpace>& named_field_spaces() {
+  static const std::vector<LaneSpace> spaces = [] {
+    std::vector<LaneSpace> v;
+    LaneSpaceOptions field;
+    // F_65537 = F_(2^16 + 1), the Fermat prime: beta = 2, 16 digits a coefficient, m = 256 copies
+    // of F_p in each of the 16 lanes (Y^256 - 2 splits: 2^16 | p - 1), 4096 a ciphertext.
+    field.t_degree = 256;
+    v.push_back(make_lane_space("field-n16-65537", 16, 4096, 2, field));
+    // p = 46^512 + 1 (2829 bits, a generalized Fermat prime): m = 8 copies in each of 16 lanes.
+    // Digits up to 47 x 16.5 need a deeper cleaning: on 50-bit primes, as for 64^4096 + 1, the
+    // chain keeps 128 bits with 7 key-switching digits (9 on the default primes).
+    field.t_degree = 8;
+    LaneSpaceOptions wide = field;
+    wide.clean_bits = 50;
+    wide.cts_bits = 52;
+    v.push_back(make_lane_space("field-n16-46^512", 16, 4096, 46, wide));
+    // p = 234^128 + 1 (1008 bits): m = 8 copies in each of 64 lanes; digits up to 235 x 16.5,
+    // 50-bit cleaning primes too (16 digits and 123 bits on the default ones).
+    v.push_back(make_lane_space("field-n16-234^128", 16, 1024, 234, wide));
+    // F_(257^32): p = 2^8 + 1, m = 512; Y^512 - 2 is 16 irreducible binomials Y^32 - gamma
+    // (2^8 || p - 1), 16 extension-field elements a lane, 256 a ciphertext.
+    field.t_degree = 512;
+    v.push_back(make_lane_space("field-n16-257^32", 16, 4096, 2, field));
+    return v;
+  }();
+  return spaces;
+}
+
+const std::vector<LaneSpace>& test_field_spaces() {
+  static const std::vector<LaneSpace> spaces = [] {
+    LaneSpaceOptions test;
+    test.dnum = 4;
+    std::vector<LaneSpace> v;
+    test.t_degree = 4;  // F_65537: 4 copies in each of 64 lanes
+    v.push_back(make_lane_space("field-n12-65537", 12, 64, 2, test));
+    test.t_degree = 2;  // 234^128 + 1 (1008 bits): 2 copies in each of 16 lanes
+    v.push_back(make_lane_space("field-n12-234^128", 12, 256, 234, test));
+    test.t_degree = 32;  // F_(257^2): 16 a lane, 16 lanes
+    v.push_back(make_lane_space("field-n12-257^2", 12, 256, 2, test));
+    test.t_degree = 16;  // F_(17^8): 2 a lane, 64 lanes
+    v.push_back(make_lane_space("field-n12-17^8", 12, 64, 2, test));
+    return v;
+  }();
+  return spaces;
+}
+
 const LaneSpace& named_lane_space(const std::string& name) {
   std::string names;
-  for (const auto* list : {&named_lane_spaces(), &test_lane_spaces()}) {
+  for (const auto* list :
+       {&named_lane_spaces(), &test_lane_spaces(), &named_field_spaces(), &test_field_spaces()}) {
     for (const auto& s : *list) {
       if (s.name == name) return s;
       names += (names.empty() ? "" : ", ") + s.name;

@@ -70,10 +70,10 @@ LaneRefresher::LaneRefresher(const LaneContext& context, const ckks::RnsOps& ops
                        std::vector<std::complex<double>>{}, params_.lazy_matrices);
   }
 
-  // t = Y - beta = X^(N/n) - beta, exact, at the top.
+  // t = Y^m - beta = X^(m N/n) - beta, exact, at the top.
   ckks::RnsOps::Coefficients t(n_degree, 0);
   t[0] = -static_cast<std::int64_t>(space.base);
-  t[n_degree / space.lane_degree] = 1;
+  t[std::size_t{space.t_degree} * (n_degree / space.lane_degree)] = 1;
   t_ = integer_plaintext(ckks, ops, t, top);
   const std::vector<std::complex<double>> i(n_degree / 2, {0, 1}), minus_i(n_degree / 2, {0, -1});
   i_ = encoder_.encode(i, 1.0, recombine_level);
@@ -189,21 +189,23 @@ ckks::Ciphertext LaneRefresher::reduce_and_raise(const ckks::Ciphertext& s, cons
   require(s.level() == 1, ErrorCode::invalid_argument,
           "lane refresh: the reduction takes form S at level 1");
   const std::uint32_t n_degree = space.degree(), gap = n_degree / space.lane_degree;
-  // T = round(q_0 q_1 t^-1 / S), t^-1 = -sum_j beta^(n-1-j) Y^j / p: coefficient j is
-  // -(q_0 q_1 / S) beta^-(j+1) / (1 + beta^-n), nonzero for the first few j only.
+  // T = round(q_0 q_1 t^-1 / S), t^-1 = -sum_(j < n/m) beta^(n/m-1-j) Y^(m j) / p (t = Y^m - beta,
+  // p = beta^(n/m) + 1): coefficient m j is -(q_0 q_1 / S) beta^-(j+1) / (1 + beta^-(n/m)),
+  // nonzero for the first few j only.
   const long double q01 =
       static_cast<long double>(ckks.prime(0)) * static_cast<long double>(ckks.prime(1));
   const long double beta = static_cast<long double>(space.base);
-  const long double wrap =
-      1.0L / (1.0L + std::pow(beta, -static_cast<long double>(space.lane_degree)));
+  const std::uint32_t per = space.coefficient_digits();
+  const long double wrap = 1.0L / (1.0L + std::pow(beta, -static_cast<long double>(per)));
   ckks::RnsOps::Coefficients coeffs(n_degree, 0);
   long double magnitude = q01 / static_cast<long double>(s.scale) * wrap;
-  for (std::uint32_t j = 0; j < space.lane_degree; ++j) {
+  for (std::uint32_t j = 0; j < per; ++j) {
     magnitude /= beta;
     if (magnitude < 0.5L) break;
     require(magnitude < 0x1p62L, ErrorCode::invalid_argument,
             "lane refresh: the input's scale is too small for the reduction");
-    coeffs[std::size_t{j} * gap] = -static_cast<std::int64_t>(std::llround(magnitude));
+    coeffs[std::size_t{j} * space.t_degree * gap] =
+        -static_cast<std::int64_t>(std::llround(magnitude));
   }
   const ckks::Plaintext t_inverse = integer_plaintext(ckks, evaluator_.ops(), coeffs, 1);
   // Level 0: q_0 (P t^-1 mod 1), the integer part of P t^-1 gone with the modulus q_0 q_1.

@@ -33,10 +33,12 @@ namespace safhire::lanes {
 using LaneDigits = std::vector<std::vector<std::int64_t>>;
 
 struct LaneDecoding {
-  std::vector<mpz_class> integers;  // lane by lane, in [0, p)
-  LaneDigits digits;                // the rounded digits (redundant: any integers)
-  double max_error = 0;             // the largest |digit - round(digit)|
-  double rms_error = 0;             // their RMS over every digit
+  // Lane by lane, in [0, p); only for integer spaces (t_degree 1): a field space's lanes hold
+  // polynomials, which FieldEncoder (fields.hpp) reads from `digits`.
+  std::vector<mpz_class> integers;
+  LaneDigits digits;     // the rounded digits (redundant: any integers)
+  double max_error = 0;  // the largest |digit - round(digit)|
+  double rms_error = 0;  // their RMS over every digit
 };
 
 class LaneEncoder {
@@ -46,7 +48,7 @@ class LaneEncoder {
   const ckks::Encoder& ckks_encoder() const { return encoder_; }
 
   // The digits of each integer (reduced mod p) in the space's form. At most lanes() integers;
-  // missing lanes hold 0.
+  // missing lanes hold 0. In a field space an integer is the constant c_0 of its lane's ring.
   LaneDigits digits(std::span<const mpz_class> integers) const;
 
   // Form B slots of the digit polynomials (exactly lanes() rows of n digits).

@@ -24,7 +24,9 @@ class LaneEncryptor {
   // Up to lanes() integers (any sign and size: reduced mod p), missing lanes 0.
   LaneCiphertext encrypt(std::span<const mpz_class> integers, const ckks::PublicKey& pk) const;
   LaneCiphertext encrypt(std::span<const mpz_class> integers, const ckks::SecretKey& sk) const;
-  // Digits directly (lanes() rows of n): redundant or adversarial digit patterns.
+  // Digits directly (lanes() rows of n): a field space's elements (FieldSpace::digits), or
+  // redundant and adversarial digit patterns.
+  LaneCiphertext encrypt_digits(const LaneDigits& digits, const ckks::PublicKey& pk) const;
   LaneCiphertext encrypt_digits(const LaneDigits& digits, const ckks::SecretKey& sk) const;
 
  private:

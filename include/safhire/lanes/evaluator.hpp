@@ -7,6 +7,8 @@
 //   multiply_integer          one integer c for every lane: the exact integer polynomial
 //                             c(Y) = c(X^(N/n)) as a plaintext, no level, D = |c|_1 D_x
 //   multiply_integers         one integer per lane: form-B slots encoded at q_level, one level
+//   multiply_digits           one digit polynomial per lane (a field element's, fields.hpp), the
+//                             same way
 //   multiply_monomial         Y^k: the exact monomial X^(k N/n), a digit shift with the
 //                             negacyclic sign, no level, no rotation
 //   rotate_lanes              a rotation by m n/2 slots: the lane in block b takes block b + m's
@@ -17,7 +19,9 @@
 // afterwards is refused with Error(needs_refresh) saying why: below the refresh level, digits
 // beyond what the modulus holds at the refresh's first steps, or noise beyond what the cleaning
 // takes (NoiseModel::max_refresh_input). With a refresher set (set_refresher), the evaluator
-// refreshes an operand instead (the one with the fewer levels, or both) and goes on.
+// refreshes an operand instead (the one with the fewer levels, or both) and goes on; where even
+// refreshed operands are refused (a space whose large digits leave a refreshed ciphertext no room
+// for a product), it says so with Error(needs_refresh) instead of refreshing again.
 #pragma once
 
 #include <gmpxx.h>
@@ -53,9 +57,12 @@ class LaneEvaluator {
   LaneCiphertext negate(const LaneCiphertext& x) const;
   LaneCiphertext multiply(const LaneCiphertext& x, const LaneCiphertext& y,
                           const ckks::SwitchingKey& rlk) const;
+  // c in every lane: an integer, or the constant c of a field space's ring; no level.
   LaneCiphertext multiply_integer(const LaneCiphertext& x, const mpz_class& c) const;
   // At most lanes() integers, missing lanes 0.
   LaneCiphertext multiply_integers(const LaneCiphertext& x, std::span<const mpz_class> c) const;
+  // Exactly lanes() rows of n digits (any integers: D = max_r |row_r|_1 D_x), one level.
+  LaneCiphertext multiply_digits(const LaneCiphertext& x, const LaneDigits& digits) const;
   // Y^k for any integer k (Y^n = -1).
   LaneCiphertext multiply_monomial(const LaneCiphertext& x, std::int64_t k) const;
   LaneCiphertext rotate_lanes(const LaneCiphertext& x, int blocks,
@@ -77,6 +84,9 @@ class LaneEvaluator {
   LaneCiphertext checked(ckks::Ciphertext ct, double bound, double noise, const char* what) const;
   // x refreshed, counted.
   LaneCiphertext refreshed(const LaneCiphertext& x) const;
+  // Error(needs_refresh) when an operation is refused (why) on operands just refreshed: the space
+  // leaves no room for it, and refreshing again would not help.
+  void still_refused(const std::string& why, const char* what) const;
   // The level, digit bound and noise of x y.
   std::tuple<std::uint32_t, double, double> product_result(const LaneCiphertext& x,
                                                            const LaneCiphertext& y) const;

@@ -46,6 +46,11 @@ struct LaneSpace {
   ckks::CkksParams ckks;          // the chain, laid out as above
   std::uint32_t lane_degree = 0;  // n: a power of two, 8 <= n <= N/4
   std::uint64_t base = 2;         // beta >= 2
+  // m: the plaintext polynomial t = Y^m - beta, a power of two with m <= n / 2. m = 1 holds
+  // integers modulo p = beta^n + 1; m > 1 holds Z_p[Y]/(Y^m - beta) with p = beta^(n/m) + 1 (a
+  // field space when p is prime: fields.hpp), whose element c(Y) = sum_(i<m) c_i Y^i a lane writes
+  // as the digits a_(i + m j) of each c_i (Y^(m j) = beta^j).
+  std::uint32_t t_degree = 1;
   DigitForm digits = DigitForm::balanced;
   std::uint32_t products_per_refresh = 1;  // levels between the refresh's output and its input
   // The Hamming weight h' of the refresh's ephemeral secret (the sparse-secret encapsulation of
@@ -73,10 +78,12 @@ struct LaneSpace {
   // The weight of the secret that ModRaise sees: h' with the encapsulation, else the set's.
   std::uint32_t raise_weight() const;
 
-  mpz_class modulus() const;  // p = beta^n + 1
+  mpz_class modulus() const;  // p = beta^(n/m) + 1 (beta^n + 1 for integers)
+  std::uint32_t coefficient_digits() const { return lane_degree / t_degree; }  // n / m
   std::size_t modulus_bits() const;
   // The digits a refresh leaves, in absolute value: (beta + 1) (h + 1) / 2 for h = raise_weight()
-  // (the reduction mod t = Y - beta after ModRaise, refresh.hpp), a bound that always holds.
+  // (the reduction mod t = Y^m - beta after ModRaise, refresh.hpp; |t|_1 = beta + 1 for every
+  // m), a bound that always holds.
   double rest_digit_bound() const;
   double security_bits() const { return ckks::estimated_security(ckks); }
 
@@ -88,6 +95,7 @@ struct LaneSpace {
 // Options of make_lane_space: the prime sizes of each part of the chain (bits), and the rest.
 struct LaneSpaceOptions {
   DigitForm digits = DigitForm::balanced;
+  std::uint32_t t_degree = 1;  // m: t = Y^m - beta
   std::uint32_t products_per_refresh = 1;
   std::uint32_t ephemeral_weight = 32;
   std::uint32_t hamming_weight = 192;  // the main secret's
@@ -115,7 +123,12 @@ LaneSpace make_lane_space(std::string name, std::uint32_t log_n, std::uint32_t n
 const std::vector<LaneSpace>& named_lane_spaces();
 // Spaces at N = 2^12 for tests and CI, far below 128 bits (a context needs allow_insecure).
 const std::vector<LaneSpace>& test_lane_spaces();
-// The space of that name among both lists; Error(invalid_argument) listing the names otherwise.
+// Field spaces (t = Y^m - beta, p = beta^(n/m) + 1 prime; fields.hpp): at N = 2^16 (128-bit),
+// and at N = 2^12 for tests (insecure).
+const std::vector<LaneSpace>& named_field_spaces();
+const std::vector<LaneSpace>& test_field_spaces();
+// The space of that name among the four lists; Error(invalid_argument) listing the names
+// otherwise.
 const LaneSpace& named_lane_space(const std::string& name);
 
 // The lane order: lane r lives in slot block rev(r) (log2(N/n) bits), slots [b n/2, (b+1) n/2).

@@ -8,6 +8,7 @@
 #include "safhire/lanes/encoder.hpp"
 #include "safhire/lanes/encryptor.hpp"
 #include "safhire/lanes/evaluator.hpp"
+#include "safhire/lanes/fields.hpp"
 #include "safhire/lanes/integers.hpp"
 #include "safhire/lanes/lane_space.hpp"
 #include "safhire/lanes/noise.hpp"

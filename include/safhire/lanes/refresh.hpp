@@ -8,7 +8,9 @@
 //     lanes' digits as coefficients (S the input's scale).
 //  2. x q_0 t^-1 and the drop to level 0: the product by the integer polynomial
 //     T = round(q_0 q_1 t^-1 / S), t = Y - beta = X^(N/n) - beta, lane by lane (Y commutes with the
-//     interleaving), t^-1 = -(sum_(j<n) beta^(n-1-j) Y^j) / p, and the rescale by q_1: level 0
+//     interleaving), t^-1 = -(sum_(j<n) beta^(n-1-j) Y^j) / p, and the rescale by q_1 (a field
+//     space's t = Y^m - beta the same way: t^-1 = -(sum_(j<n/m) beta^(n/m-1-j) Y^(m j)) / p,
+//     p = beta^(n/m) + 1, |t|_1 = beta + 1 and the bounds below unchanged): level 0
 //     holds q_0 phi with phi = P t^-1 mod 1. Modulo q_0 the integer part of P t^-1 is gone: a
 //     free reduction of P modulo t (phi determines A = P(beta) mod p and nothing more).
 //  3. ModRaise (with the sparse-secret encapsulation: to the ephemeral secret of weight h' at
