@@ -18,6 +18,14 @@
 // benchmark error). Steady state: each space runs one refresh untimed before its benchmarks (the
 // first refresh of a process also faults its working memory in; `safhire lanes refresh` reports
 // it apart as first_refresh_ms). One space's keys (up to 4 GB) are alive at a time.
+//
+// The field spaces (fields.hpp; lane_space.hpp: named_field_spaces), by name:
+//   fields/refresh/<space>          one refresh of a product of field elements
+//   fields/amortized_mult/<space>   one product and the refresh after it, per field product
+//                                   (counter s_per_field_product: the whole over the ciphertext's
+//                                   elements)
+// each result checked against the test-free reference: the elements multiplied modulo
+// Y^d - gamma_i and p with GMP.
 #pragma once
 
 #include <benchmark/benchmark.h>
@@ -123,6 +131,123 @@ inline std::vector<lanes::LaneSpace> lane_bench_spaces() {
   add(4096, 2, two);
   add(2048, 4, two);
   return spaces;
+}
+
+struct FieldBenchSpace {
+  lanes::LaneContext context;
+  std::unique_ptr<ckks::RnsOps> ops;
+  lanes::LaneRefresher refresher;
+  lanes::FieldSpace field;
+  core::SeededRandom random;
+  ckks::SecretKey sk;
+  lanes::LaneKeys keys;
+  std::vector<lanes::FieldElement> a, b;
+  lanes::LaneCiphertext ca, cb, product;
+
+  FieldBenchSpace(const lanes::LaneSpace& space, const MakeLaneOps& make, bool resident)
+      : context(space, true),
+        ops(make(context.ckks())),
+        refresher(context, *ops),
+        field(space),
+        random(core::SeededRandom::from_counter(0xf1e1d)) {
+    ckks::KeyGenerator generator(context.ckks(), *ops, random);
+    sk = generator.secret_key();
+    keys = refresher.keys(generator, sk);
+    gmp_randclass gmp(gmp_randinit_default);
+    gmp.seed(5);
+    for (auto* v : {&a, &b}) {
+      v->assign(field.elements(), lanes::FieldElement(field.degree()));
+      for (auto& e : *v) {
+        for (auto& c : e)
+          c = gmp.get_z_range(field.prime());
+      }
+    }
+    const lanes::LaneEncryptor encryptor(context, *ops, random);
+    ca = encryptor.encrypt_digits(field.digits(a, space.digits), sk);
+    cb = encryptor.encrypt_digits(field.digits(b, space.digits), sk);
+    if (resident) {
+      refresher.make_resident(*ops);
+      ckks::make_resident(*ops, keys);
+      ckks::make_resident(*ops, ca.ct);
+      ckks::make_resident(*ops, cb.ct);
+    }
+    product = lanes::LaneEvaluator(context, *ops).multiply(ca, cb, keys.relinearization);
+    refresher.refresh(product, keys);  // the warm-up
+    ops->synchronize();
+  }
+
+  // True when x decrypts to a b element by element (in F_p[Y]/(Y^d - gamma_i)).
+  bool is_product(const lanes::LaneCiphertext& x) const {
+    const auto got = field.elements_of(lanes::LaneDecryptor(context, *ops, sk).decrypt(x).digits);
+    const mpz_class& p = field.prime();
+    const std::size_t d = field.degree();
+    for (std::size_t e = 0; e < got.size(); ++e) {
+      const mpz_class& gamma = field.gammas()[e % field.per_lane()];
+      std::vector<mpz_class> want(d, 0);
+      for (std::size_t i = 0; i < d; ++i) {
+        for (std::size_t j = 0; j < d; ++j)
+          want[(i + j) % d] += a[e][i] * b[e][j] * (i + j < d ? mpz_class(1) : gamma);
+      }
+      for (std::size_t i = 0; i < d; ++i) {
+        if (got[e][i] != want[i] % p) return false;
+      }
+    }
+    return true;
+  }
+};
+
+inline void register_field_benchmarks(const std::string& suffix, MakeLaneOps make, bool resident) {
+  static std::unique_ptr<FieldBenchSpace> current;
+  static std::string current_name;
+  for (const lanes::LaneSpace& space : lanes::named_field_spaces()) {
+    auto get = [space, make, resident]() -> FieldBenchSpace& {
+      if (current_name != space.name) {
+        current.reset();
+        current = std::make_unique<FieldBenchSpace>(space, make, resident);
+        current_name = space.name;
+      }
+      return *current;
+    };
+    const std::string tail = "/" + space.name + suffix;
+    benchmark::RegisterBenchmark(("fields/refresh" + tail).c_str(),
+                                 [get](benchmark::State& state) {
+                                   FieldBenchSpace& s = get();
+                                   lanes::LaneCiphertext out;
+                                   for (auto _ : state) {
+                                     out = s.refresher.refresh(s.product, s.keys);
+                                     s.ops->synchronize();
+                                   }
+                                   if (!s.is_product(out))
+                                     state.SkipWithError("the refresh gave a wrong element");
+                                   state.counters["elements"] = s.field.elements();
+                                   state.counters["prime_bits"] = static_cast<double>(
+                                       mpz_sizeinbase(s.field.prime().get_mpz_t(), 2));
+                                   state.counters["extension_degree"] = s.field.degree();
+                                 })
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime()
+        ->Iterations(2);
+    benchmark::RegisterBenchmark(
+        ("fields/amortized_mult" + tail).c_str(),
+        [get](benchmark::State& state) {
+          FieldBenchSpace& s = get();
+          const lanes::LaneEvaluator ev(s.context, *s.ops);
+          lanes::LaneCiphertext out;
+          for (auto _ : state) {
+            out = s.refresher.refresh(ev.multiply(s.ca, s.cb, s.keys.relinearization), s.keys);
+            s.ops->synchronize();
+          }
+          if (!s.is_product(out)) state.SkipWithError("the chain gave a wrong element");
+          const double elements = s.field.elements();
+          state.counters["elements"] = elements;
+          state.counters["s_per_field_product"] =
+              benchmark::Counter(static_cast<double>(state.iterations()) * elements,
+                                 benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+        })
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime()
+        ->Iterations(2);
+  }
 }
 
 inline void register_lane_benchmarks(const std::string& suffix, MakeLaneOps make, bool resident) {

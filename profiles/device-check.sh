@@ -206,9 +206,15 @@ run lanes_refresh_cuda 40 "$build/host/apps/safhire" lanes refresh --backend cud
   >"$files/lanes-refresh-n12-cuda.json"
 cat "$files/lanes-refresh-n12-cuda.json"
 
+step "Field lanes on the device: safhire lanes field --compare-cpu (F_65537, N = 2^12)"
+run lanes_field_cuda 40 "$build/host/apps/safhire" lanes field --backend cuda \
+  --space field-n12-65537 --insecure --products 3 --compare-cpu --json \
+  >"$files/lanes-field-n12-cuda.json"
+cat "$files/lanes-field-n12-cuda.json"
+
 step "CUDA benchmarks (the lanes' N = 2^16 spaces apart, below)"
 run bench_cuda 80 "$build/bench/bench_cuda" --benchmark_repetitions=3 --benchmark_min_time=0.05 \
-  --benchmark_filter=-lanes/ --benchmark_report_aggregates_only=true \
+  --benchmark_filter='-(lanes|fields)/' --benchmark_report_aggregates_only=true \
   --benchmark_out_format=json --benchmark_out="$files/bench_cuda.json" >/dev/null
 
 # The lanes' own refresh, 16 integers modulo 2^4096 + 1 at N = 2^16 (keys made on the device),

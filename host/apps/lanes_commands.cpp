@@ -1,6 +1,7 @@
 // `safhire lanes demo` and `safhire lanes refresh`: exact integers modulo beta^n + 1 in CKKS
 // lanes, every result checked against GMP's arithmetic computed here, independently of the lanes
-// code (which only ever sees the ciphertexts), and the lane spaces of `safhire info`.
+// code (which only ever sees the ciphertexts); `safhire lanes field`: prime and extension field
+// elements the same way; and the lane spaces of `safhire info`.
 #include "lanes_commands.hpp"
 
 #include <gmpxx.h>
@@ -35,11 +36,13 @@ double ms_since(Clock::time_point t0) {
 // --space NAME, or --n N [--beta B] [--log-n L] [--products-per-refresh k]: the named space of
 // that shape if there is one, else one made for it (make_lane_space's defaults). Without --beta,
 // the base that makes beta^n = 2^4096 where it is an integer the space supports, else 2.
-LaneSpace chosen_space(Options& opt) {
-  const std::string name = opt.get("space", "");
+LaneSpace chosen_space(Options& opt, const char* default_space) {
+  std::string name = opt.get("space", "");
   const std::uint32_t n = opt.number("n", 0), beta_option = opt.number("beta", 0);
   const std::uint32_t log_n = opt.number("log-n", 16);
   const std::uint32_t k = opt.number("products-per-refresh", 1);
+  if (name.empty() && default_space != nullptr && n == 0 && beta_option == 0 && k == 1)
+    name = default_space;
   if (!name.empty()) {
     require(n == 0 && beta_option == 0 && k == 1, ErrorCode::invalid_argument,
             "--space names a space: no --n, --beta or --products-per-refresh with it");
@@ -107,8 +110,9 @@ struct Setup {
   RefreshParams params;
 };
 
-Setup common_options(Options& opt) {
-  Setup s{chosen_space(opt),
+// `fields`: the command takes field spaces (safhire lanes field), else integer spaces only.
+Setup common_options(Options& opt, bool fields = false) {
+  Setup s{chosen_space(opt, fields ? "field-n16-65537" : nullptr),
           opt.get("backend", "cpu"),
           opt.number("threads", 1),
           opt.flag("insecure"),
@@ -123,6 +127,9 @@ Setup common_options(Options& opt) {
   s.params.max_babies = babies != 0 ? babies : low_memory ? 8 : 0;
   require(s.threads >= 1 && s.threads <= 1024, ErrorCode::invalid_argument,
           "--threads must be in [1, 1024]");
+  require(fields || s.space.t_degree == 1, ErrorCode::invalid_argument,
+          "lane space '" + s.space.name +
+              "' holds field elements, not integers: run it with `safhire lanes field`");
   require(s.insecure || s.space.security_bits() >= 128, ErrorCode::insecure_parameters,
           "lane space '" + s.space.name + "' has an estimated " +
               std::to_string(static_cast<int>(s.space.security_bits())) +
@@ -414,6 +421,193 @@ int run_lanes_refresh(int argc, char** argv) {
   return wrong == 0 && identical != "false" ? 0 : 1;
 }
 
+// x y in F_p[Y]/(Y^d - gamma), computed here with GMP.
+FieldElement field_product(const FieldElement& x, const FieldElement& y, const mpz_class& gamma,
+                           const mpz_class& p) {
+  const std::size_t d = x.size();
+  FieldElement out(d, 0);
+  for (std::size_t i = 0; i < d; ++i) {
+    for (std::size_t j = 0; j < d; ++j) {
+      if (i + j < d) {
+        out[i + j] += x[i] * y[j];
+      } else {
+        out[i + j - d] += x[i] * y[j] * gamma;
+      }
+    }
+  }
+  for (auto& c : out)
+    c %= p;
+  return out;
+}
+
+std::vector<FieldElement> random_elements(gmp_randclass& random, const FieldSpace& field) {
+  std::vector<FieldElement> out(field.elements(), FieldElement(field.degree()));
+  for (auto& e : out) {
+    for (auto& c : e)
+      c = random.get_z_range(field.prime());
+  }
+  return out;
+}
+
+// safhire lanes field: a chain of K products of random field elements (each lane k elements of
+// F_(p^d)), refreshed where needed and once at the end, each element checked against GMP.
+int run_lanes_field(int argc, char** argv) {
+  Options opt(argc, argv, 3);
+  Setup setup = common_options(opt, true);
+  const unsigned products = opt.number("products", 4);
+  const unsigned seed = opt.number("seed", 0);
+  const bool compare_cpu = opt.flag("compare-cpu");
+  opt.finish();
+  require(products >= 1 && products <= 100000, ErrorCode::invalid_argument,
+          "--products must be in [1, 10^5]");
+  const LaneContext context(setup.space, setup.insecure);
+  const FieldSpace field(context.space());  // refuses a composite p
+  const LaneSpace& space = context.space();
+  const mpz_class& p = field.prime();
+  const auto ops = make_ckks_ops(context.ckks(), setup.backend, setup.threads);
+  StepTimer timed(*ops);
+  const auto t_plan = Clock::now();
+  LaneRefresher refresher(context, *ops, setup.params);
+  timed.steps.push_back({"plan (the refresh's DFT matrices)", ms_since(t_plan), std::nan("")});
+  core::OsRandom random;
+  ckks::KeyGenerator generator(context.ckks(), *ops, random);
+  generator.set_seeded(setup.seeded);
+  const ckks::SecretKey sk = generator.secret_key();
+  LaneKeys keys = timed("keygen (relinearization, rotations, encapsulation)",
+                        [&] { return refresher.keys(generator, sk); });
+  std::optional<LaneKeys> host_keys;
+  if (compare_cpu) {
+    host_keys = keys;
+    ckks::to_host(*ops, *host_keys);
+  }
+  if (setup.backend == "cuda") {
+    refresher.make_resident(*ops);
+    ckks::make_resident(*ops, keys);
+  }
+  const LaneEncryptor encryptor(context, *ops, random);
+  const LaneDecryptor decryptor(context, *ops, sk);
+  const LaneEvaluator evaluator(context, *ops);
+  gmp_randclass gmp(gmp_randinit_default);
+  gmp.seed(seed != 0 ? seed : std::random_device{}());
+  auto encrypt = [&](const std::vector<FieldElement>& x) {
+    LaneCiphertext c = encryptor.encrypt_digits(field.digits(x, space.digits), sk);
+    if (setup.backend == "cuda") ckks::make_resident(*ops, c.ct);
+    return c;
+  };
+  std::size_t wrong = 0, checked = 0;
+  auto check = [&](const LaneCiphertext& x, const std::vector<FieldElement>& want) {
+    const auto got = field.elements_of(decryptor.decrypt(x).digits);
+    for (std::size_t e = 0; e < want.size(); ++e)
+      wrong += got[e] == want[e] ? 0 : 1;
+    checked += want.size();
+  };
+  std::vector<FieldElement> want = random_elements(gmp, field);
+  LaneCiphertext acc = encrypt(want), last_x, last_y, last_product, last_input;
+  std::vector<double> product_ms, refresh_ms;
+  auto refresh = [&] {
+    last_input = acc;
+    const auto t0 = Clock::now();
+    acc = refresher.refresh(acc, keys);
+    ops->synchronize();
+    refresh_ms.push_back(ms_since(t0));
+  };
+  for (unsigned i = 0; i < products; ++i) {
+    const auto factor = random_elements(gmp, field);
+    const LaneCiphertext y = encrypt(factor);
+    if (!evaluator.multiply_refusal(acc, y).empty()) refresh();
+    last_x = acc;
+    last_y = y;
+    const auto t0 = Clock::now();
+    acc = evaluator.multiply(acc, y, keys.relinearization);
+    ops->synchronize();
+    product_ms.push_back(ms_since(t0));
+    last_product = acc;
+    for (std::size_t e = 0; e < want.size(); ++e)
+      want[e] = field_product(want[e], factor[e], field.gammas()[e % field.per_lane()], p);
+    check(acc, want);
+  }
+  refresh();
+  check(acc, want);
+  // The last product and the last refresh again on the CPU backend, word for word.
+  std::string identical = "null";
+  if (compare_cpu) {
+    const auto cpu_ops =
+        ckks::make_cpu_rns_ops(context.ckks(), std::max(1U, std::thread::hardware_concurrency()));
+    const LaneRefresher cpu_refresher(context, *cpu_ops, setup.params);
+    const LaneEvaluator cpu_evaluator(context, *cpu_ops);
+    for (auto* c : {&last_x, &last_y, &last_product, &last_input, &acc})
+      ckks::to_host(*ops, c->ct);
+    const LaneCiphertext product =
+        cpu_evaluator.multiply(last_x, last_y, host_keys->relinearization);
+    const LaneCiphertext refreshed = cpu_refresher.refresh(last_input, *host_keys);
+    identical = product.ct.c == last_product.ct.c && refreshed.ct.c == acc.ct.c &&
+                        refreshed.ct.scale == acc.ct.scale
+                    ? "true"
+                    : "false";
+  }
+  double total_ms = 0;
+  for (double v : product_ms)
+    total_ms += v;
+  for (double v : refresh_ms)
+    total_ms += v;
+  // Per field product: the chain's products and refreshes over the elements multiplied.
+  const double amortized = total_ms / (static_cast<double>(products) * field.elements());
+  const auto prime_bits = static_cast<std::uint64_t>(mpz_sizeinbase(p.get_mpz_t(), 2));
+  const int status = wrong == 0 && identical != "false" ? 0 : 1;
+  if (setup.json) {
+    JsonWriter json;
+    json.begin_object();
+    write_space(json, context);
+    json.value("t_degree", space.t_degree)
+        .value("prime_bits", prime_bits)
+        .value("extension_degree", field.degree())
+        .value("elements_per_lane", field.per_lane())
+        .value("elements", field.elements())
+        .value("backend", setup.backend)
+        .value("threads", setup.threads)
+        .value("products", products)
+        .value("refreshes", static_cast<std::uint64_t>(refresh_ms.size()))
+        .value("wrong_elements", static_cast<std::uint64_t>(wrong))
+        .value("elements_checked", static_cast<std::uint64_t>(checked))
+        .value("product_ms_median", median(product_ms))
+        .value("refresh_ms_median", median(refresh_ms))
+        .value("amortized_ms_per_field_product", amortized)
+        .value("peak_rss_mb", peak_rss_mb());
+    if (compare_cpu) {
+      json.value("identical_to_cpu", identical == "true");
+    } else {
+      json.null("identical_to_cpu");
+    }
+    json.begin_array("steps");
+    for (const Step& st : timed.steps)
+      json.begin_object().value("step", st.name).value("ms", st.ms).end_object();
+    json.end_array().end_object();
+    std::printf("%s\n", json.str().c_str());
+    return status;
+  }
+  std::printf(
+      "Field lanes %s on %s: p = %lu^%u + 1 (%llu bits), %u element%s of F_(p^%u) in each of %u "
+      "lanes (%u a ciphertext), N = %u, %.0f-bit security%s, %u thread%s\n",
+      space.name.c_str(), setup.backend.c_str(), static_cast<unsigned long>(space.base),
+      space.coefficient_digits(), static_cast<unsigned long long>(prime_bits), field.per_lane(),
+      field.per_lane() == 1 ? "" : "s", field.degree(), space.lanes(), field.elements(),
+      space.degree(), space.security_bits(),
+      space.security_bits() < 128 ? " (a TEST space, insecure)" : "", setup.threads,
+      setup.threads == 1 ? "" : "s");
+  for (const Step& st : timed.steps)
+    std::printf("  %-52s %10.1f ms\n", st.name.c_str(), st.ms);
+  std::printf("  %u products, %zu refreshes: product %.1f ms, refresh %.1f ms (medians)\n",
+              products, refresh_ms.size(), median(product_ms), median(refresh_ms));
+  std::printf("  amortized: %.2f ms per field product, refreshes included\n", amortized);
+  std::printf("  %zu of %zu elements wrong (each product's and the refresh's against GMP)\n", wrong,
+              checked);
+  if (compare_cpu) {
+    std::printf("  the last product and refresh on the CPU backend: %s\n",
+                identical == "true" ? "identical, word for word" : "DIFFERENT words");
+  }
+  return status;
+}
+
 }  // namespace
 
 void print_lane_spaces() {
@@ -422,10 +616,19 @@ void print_lane_spaces() {
       "CKKS chains):\n");
   std::printf("  %-20s %6s %6s %5s %6s %8s %7s %5s %8s %9s\n", "name", "N", "n", "beta", "lanes",
               "bits", "levels", "dnum", "log2 QP", "security");
-  for (const auto* list : {&named_lane_spaces(), &test_lane_spaces()}) {
+  for (const auto* list :
+       {&named_lane_spaces(), &test_lane_spaces(), &named_field_spaces(), &test_field_spaces()}) {
+    if (list == &named_field_spaces()) {
+      std::printf(
+          "\nField spaces (t = Y^m - beta: in each lane, m/d elements of F_(p^d), p = "
+          "beta^(n/m) + 1; `safhire lanes field`):\n");
+      std::printf("  %-20s %6s %6s %5s %6s %8s %7s %5s %8s %9s\n", "name", "N", "n", "beta", "m",
+                  "p bits", "levels", "dnum", "log2 QP", "security");
+    }
     for (const LaneSpace& s : *list) {
+      const std::uint32_t shown = s.t_degree == 1 ? s.lanes() : s.t_degree;
       std::printf("  %-20s %6u %6u %5lu %6u %8zu %7u %5u %8d %9.1f\n", s.name.c_str(), s.degree(),
-                  s.lane_degree, static_cast<unsigned long>(s.base), s.lanes(), s.modulus_bits(),
+                  s.lane_degree, static_cast<unsigned long>(s.base), shown, s.modulus_bits(),
                   s.top(), s.ckks.dnum, s.ckks.log_qp(), s.security_bits());
     }
   }
@@ -435,6 +638,7 @@ int run_lanes(int argc, char** argv) {
   const std::string sub = argc > 2 ? argv[2] : "";
   if (sub == "demo") return run_lanes_demo(argc, argv);
   if (sub == "refresh") return run_lanes_refresh(argc, argv);
+  if (sub == "field") return run_lanes_field(argc, argv);
   throw Error(
       ErrorCode::invalid_argument,
       "usage: safhire lanes demo [--space NAME | --n N [--beta B]] [--products K] "
@@ -442,7 +646,9 @@ int run_lanes(int argc, char** argv) {
       "[--insecure]\n"
       "       safhire lanes refresh [--space NAME | --n N [--beta B]] [--runs R] [--mode "
       "clean|plain|unreduced] [--threads T] [--backend cpu|cuda] [--low-memory] [--seeded-keys] "
-      "[--lazy-matrices] [--max-babies B] [--compare-cpu] [--json] [--insecure]");
+      "[--lazy-matrices] [--max-babies B] [--compare-cpu] [--json] [--insecure]\n"
+      "       safhire lanes field [--space NAME (field-n16-65537)] [--products K] [--seed S] "
+      "[--threads T] [--backend cpu|cuda] [--low-memory] [--compare-cpu] [--json] [--insecure]");
 }
 
 }  // namespace safhire::apps

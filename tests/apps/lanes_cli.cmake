@@ -3,7 +3,9 @@
 # integer right (the commands check them against GMP themselves and exit 1 otherwise), and the
 # refresh's --compare-cpu (the CPU on one thread against the CPU on every core) identical, in each
 # of its three modes; a space made for --products-per-refresh 2 refreshes every two products. A
-# secure space refuses --space of a test space without --insecure.
+# secure space refuses --space of a test space without --insecure. `safhire lanes field` the same
+# way on a field space; the integer commands refuse field spaces, and the field command a
+# composite p.
 # Usage: cmake -DSAFHIRE=<path> -P lanes_cli.cmake
 function(run_json out_var)
   execute_process(COMMAND ${SAFHIRE} ${ARGN} OUTPUT_VARIABLE out ERROR_VARIABLE err
@@ -65,4 +67,30 @@ execute_process(COMMAND ${SAFHIRE} lanes demo --space lanes-n12-256-b2 OUTPUT_QU
                 ERROR_VARIABLE err RESULT_VARIABLE rc)
 if(rc EQUAL 0 OR NOT err MATCHES "insecure")
   message(FATAL_ERROR "a test space ran without --insecure (${rc}): ${err}")
+endif()
+
+# safhire lanes field: F_(17^8) elements (2 a lane, 64 lanes), a chain of 3 products and the final
+# refresh, every element checked, the last product and refresh identical on one thread and on all.
+run_json(field lanes field --space field-n12-17^8 --products 3 --compare-cpu --insecure --json)
+string(JSON degree GET "${field}" extension_degree)
+string(JSON elements GET "${field}" elements)
+string(JSON checked GET "${field}" elements_checked)
+string(JSON wrong GET "${field}" wrong_elements)
+string(JSON refreshes GET "${field}" refreshes)
+string(JSON identical GET "${field}" identical_to_cpu)
+if(NOT degree EQUAL 8 OR NOT elements EQUAL 128 OR NOT checked EQUAL 512 OR NOT wrong EQUAL 0
+   OR refreshes LESS 1 OR NOT identical)
+  message(FATAL_ERROR "the field chain's fields disagree with the request: ${field}")
+endif()
+
+# A field space is refused by the integer commands, and a composite p by the field command.
+execute_process(COMMAND ${SAFHIRE} lanes demo --space field-n12-65537 --insecure OUTPUT_QUIET
+                ERROR_VARIABLE err RESULT_VARIABLE rc)
+if(rc EQUAL 0 OR NOT err MATCHES "lanes field")
+  message(FATAL_ERROR "lanes demo ran a field space (${rc}): ${err}")
+endif()
+execute_process(COMMAND ${SAFHIRE} lanes field --space lanes-n12-256-b2 --insecure OUTPUT_QUIET
+                ERROR_VARIABLE err RESULT_VARIABLE rc)
+if(rc EQUAL 0 OR NOT err MATCHES "not prime")
+  message(FATAL_ERROR "lanes field ran a composite p (${rc}): ${err}")
 endif()
