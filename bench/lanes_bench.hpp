@@ -46,24 +46,50 @@ namespace safhire::bench {
 
 using MakeLaneOps = std::function<std::unique_ptr<ckks::RnsOps>(const ckks::CkksContext&)>;
 
-struct LaneBenchSpace {
+// A space's context, backend, refresh plan and keys, and two operands a and b with their
+// product: what both kinds of benchmark (integers, fields) run on.
+struct LaneBenchBase {
   lanes::LaneContext context;
   std::unique_ptr<ckks::RnsOps> ops;
   lanes::LaneRefresher refresher;
   core::SeededRandom random;
   ckks::SecretKey sk;
   lanes::LaneKeys keys;
-  std::vector<mpz_class> a, b;
   lanes::LaneCiphertext ca, cb, product;
 
-  LaneBenchSpace(const lanes::LaneSpace& space, const MakeLaneOps& make, bool resident)
+  LaneBenchBase(const lanes::LaneSpace& space, const MakeLaneOps& make, std::uint64_t seed)
       : context(space, true),
         ops(make(context.ckks())),
         refresher(context, *ops, lanes::RefreshParams{.plan_plain = true}),
-        random(core::SeededRandom::from_counter(0x1a4eb)) {
+        random(core::SeededRandom::from_counter(seed)) {
     ckks::KeyGenerator generator(context.ckks(), *ops, random);
     sk = generator.secret_key();
     keys = refresher.keys(generator, sk);
+  }
+
+  // Encrypts the operands' digits, makes everything resident if asked, and multiplies them; then
+  // one refresh, the warm-up (see the top).
+  void start(const lanes::LaneDigits& a, const lanes::LaneDigits& b, bool resident) {
+    const lanes::LaneEncryptor encryptor(context, *ops, random);
+    ca = encryptor.encrypt_digits(a, sk);
+    cb = encryptor.encrypt_digits(b, sk);
+    if (resident) {
+      refresher.make_resident(*ops);
+      ckks::make_resident(*ops, keys);
+      ckks::make_resident(*ops, ca.ct);
+      ckks::make_resident(*ops, cb.ct);
+    }
+    product = lanes::LaneEvaluator(context, *ops).multiply(ca, cb, keys.relinearization);
+    refresher.refresh(product, keys);
+    ops->synchronize();
+  }
+};
+
+struct LaneBenchSpace : LaneBenchBase {
+  std::vector<mpz_class> a, b;
+
+  LaneBenchSpace(const lanes::LaneSpace& space, const MakeLaneOps& make, bool resident)
+      : LaneBenchBase(space, make, 0x1a4eb) {
     gmp_randclass gmp(gmp_randinit_default);
     gmp.seed(3);
     a.resize(space.lanes());
@@ -72,18 +98,8 @@ struct LaneBenchSpace {
       x = gmp.get_z_range(context.modulus());
     for (auto& x : b)
       x = gmp.get_z_range(context.modulus());
-    const lanes::LaneEncryptor encryptor(context, *ops, random);
-    ca = encryptor.encrypt(a, sk);
-    cb = encryptor.encrypt(b, sk);
-    if (resident) {
-      refresher.make_resident(*ops);
-      ckks::make_resident(*ops, keys);
-      ckks::make_resident(*ops, ca.ct);
-      ckks::make_resident(*ops, cb.ct);
-    }
-    product = lanes::LaneEvaluator(context, *ops).multiply(ca, cb, keys.relinearization);
-    refresher.refresh(product, keys);  // the warm-up (see the top)
-    ops->synchronize();
+    const lanes::LaneEncoder encoder(context, *ops);
+    start(encoder.digits(a), encoder.digits(b), resident);
   }
 
   // True when x decrypts to a b^k lane by lane.
@@ -133,26 +149,12 @@ inline std::vector<lanes::LaneSpace> lane_bench_spaces() {
   return spaces;
 }
 
-struct FieldBenchSpace {
-  lanes::LaneContext context;
-  std::unique_ptr<ckks::RnsOps> ops;
-  lanes::LaneRefresher refresher;
+struct FieldBenchSpace : LaneBenchBase {
   lanes::FieldSpace field;
-  core::SeededRandom random;
-  ckks::SecretKey sk;
-  lanes::LaneKeys keys;
   std::vector<lanes::FieldElement> a, b;
-  lanes::LaneCiphertext ca, cb, product;
 
   FieldBenchSpace(const lanes::LaneSpace& space, const MakeLaneOps& make, bool resident)
-      : context(space, true),
-        ops(make(context.ckks())),
-        refresher(context, *ops),
-        field(space),
-        random(core::SeededRandom::from_counter(0xf1e1d)) {
-    ckks::KeyGenerator generator(context.ckks(), *ops, random);
-    sk = generator.secret_key();
-    keys = refresher.keys(generator, sk);
+      : LaneBenchBase(space, make, 0xf1e1d), field(space) {
     gmp_randclass gmp(gmp_randinit_default);
     gmp.seed(5);
     for (auto* v : {&a, &b}) {
@@ -162,18 +164,7 @@ struct FieldBenchSpace {
           c = gmp.get_z_range(field.prime());
       }
     }
-    const lanes::LaneEncryptor encryptor(context, *ops, random);
-    ca = encryptor.encrypt_digits(field.digits(a, space.digits), sk);
-    cb = encryptor.encrypt_digits(field.digits(b, space.digits), sk);
-    if (resident) {
-      refresher.make_resident(*ops);
-      ckks::make_resident(*ops, keys);
-      ckks::make_resident(*ops, ca.ct);
-      ckks::make_resident(*ops, cb.ct);
-    }
-    product = lanes::LaneEvaluator(context, *ops).multiply(ca, cb, keys.relinearization);
-    refresher.refresh(product, keys);  // the warm-up
-    ops->synchronize();
+    start(field.digits(a, space.digits), field.digits(b, space.digits), resident);
   }
 
   // True when x decrypts to a b element by element (in F_p[Y]/(Y^d - gamma_i)).

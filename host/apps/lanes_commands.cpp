@@ -137,6 +137,45 @@ Setup common_options(Options& opt, bool fields = false) {
   return s;
 }
 
+// What every lanes command sets up: the context and its backend, the refresh's plan and keys
+// (each step timed), a host copy of the keys for --compare-cpu, and on a CUDA backend the plan
+// and keys resident.
+struct LaneSession {
+  LaneContext context;
+  std::unique_ptr<ckks::RnsOps> ops;
+  StepTimer timed;
+  std::optional<LaneRefresher> refresher;
+  core::OsRandom random;
+  std::optional<ckks::KeyGenerator> generator;
+  ckks::SecretKey sk;
+  LaneKeys keys;
+  std::optional<LaneKeys> host_keys;
+  double key_mb = 0;
+
+  LaneSession(const Setup& setup, bool keep_host_keys)
+      : context(setup.space, setup.insecure),
+        ops(make_ckks_ops(context.ckks(), setup.backend, setup.threads)),
+        timed(*ops) {
+    const auto t_plan = Clock::now();
+    refresher.emplace(context, *ops, setup.params);
+    timed.steps.push_back({"plan (the refresh's DFT matrices)", ms_since(t_plan), std::nan("")});
+    generator.emplace(context.ckks(), *ops, random);
+    generator->set_seeded(setup.seeded);
+    sk = generator->secret_key();
+    keys = timed("keygen (relinearization, rotations, encapsulation)",
+                 [&] { return refresher->keys(*generator, sk); });
+    key_mb = static_cast<double>(ckks::key_bytes(keys)) / (1 << 20);
+    if (keep_host_keys) {
+      host_keys = keys;
+      ckks::to_host(*ops, *host_keys);
+    }
+    if (setup.backend == "cuda") {
+      refresher->make_resident(*ops);
+      ckks::make_resident(*ops, keys);
+    }
+  }
+};
+
 // safhire lanes demo: a chain of K products of random integers, refreshed where needed.
 int run_lanes_demo(int argc, char** argv) {
   Options opt(argc, argv, 3);
@@ -146,26 +185,17 @@ int run_lanes_demo(int argc, char** argv) {
   opt.finish();
   require(products >= 1 && products <= 1000000, ErrorCode::invalid_argument,
           "--products must be in [1, 10^6]");
-  const LaneContext context(setup.space, setup.insecure);
+  LaneSession session(setup, false);
+  const LaneContext& context = session.context;
   const LaneSpace& space = context.space();
   const mpz_class& p = context.modulus();
-  const auto ops = make_ckks_ops(context.ckks(), setup.backend, setup.threads);
-  StepTimer timed(*ops);
-  const auto t_plan = Clock::now();
-  LaneRefresher refresher(context, *ops, setup.params);
-  timed.steps.push_back({"plan (the refresh's DFT matrices)", ms_since(t_plan), std::nan("")});
-  core::OsRandom random;
-  ckks::KeyGenerator generator(context.ckks(), *ops, random);
-  generator.set_seeded(setup.seeded);
-  const ckks::SecretKey sk = generator.secret_key();
-  LaneKeys keys = timed("keygen (relinearization, rotations, encapsulation)",
-                        [&] { return refresher.keys(generator, sk); });
-  const double key_mb = static_cast<double>(ckks::key_bytes(keys)) / (1 << 20);
-  if (setup.backend == "cuda") {
-    refresher.make_resident(*ops);
-    ckks::make_resident(*ops, keys);
-  }
-  const LaneEncryptor encryptor(context, *ops, random);
+  const auto& ops = session.ops;
+  const LaneRefresher& refresher = *session.refresher;
+  const LaneKeys& keys = session.keys;
+  const ckks::SecretKey& sk = session.sk;
+  const StepTimer& timed = session.timed;
+  const double key_mb = session.key_mb;
+  const LaneEncryptor encryptor(context, *ops, session.random);
   const LaneDecryptor decryptor(context, *ops, sk);
   const LaneEvaluator evaluator(context, *ops);
   // GMP's own randomness for the integers (seeded from the OS, or --seed for a repeatable run).
@@ -270,31 +300,18 @@ int run_lanes_refresh(int argc, char** argv) {
                            : mode_name == "plain" ? RefreshMode::plain
                                                   : RefreshMode::unreduced;
   setup.params.plan_plain = mode == RefreshMode::plain;
-  const LaneContext context(setup.space, setup.insecure);
+  LaneSession session(setup, compare_cpu);
+  const LaneContext& context = session.context;
   const LaneSpace& space = context.space();
   const mpz_class& p = context.modulus();
-  const auto ops = make_ckks_ops(context.ckks(), setup.backend, setup.threads);
-  StepTimer timed(*ops);
-  const auto t_plan = Clock::now();
-  LaneRefresher refresher(context, *ops, setup.params);
-  timed.steps.push_back({"plan (the refresh's DFT matrices)", ms_since(t_plan), std::nan("")});
-  core::OsRandom random;
-  ckks::KeyGenerator generator(context.ckks(), *ops, random);
-  generator.set_seeded(setup.seeded);
-  const ckks::SecretKey sk = generator.secret_key();
-  LaneKeys keys = timed("keygen (relinearization, rotations, encapsulation)",
-                        [&] { return refresher.keys(generator, sk); });
-  const double key_mb = static_cast<double>(ckks::key_bytes(keys)) / (1 << 20);
-  std::optional<LaneKeys> host_keys;
-  if (compare_cpu) {
-    host_keys = keys;
-    ckks::to_host(*ops, *host_keys);
-  }
-  if (setup.backend == "cuda") {
-    refresher.make_resident(*ops);
-    ckks::make_resident(*ops, keys);
-  }
-  const LaneEncryptor encryptor(context, *ops, random);
+  const auto& ops = session.ops;
+  const LaneRefresher& refresher = *session.refresher;
+  const LaneKeys& keys = session.keys;
+  const ckks::SecretKey& sk = session.sk;
+  const std::optional<LaneKeys>& host_keys = session.host_keys;
+  const StepTimer& timed = session.timed;
+  const double key_mb = session.key_mb;
+  const LaneEncryptor encryptor(context, *ops, session.random);
   const LaneDecryptor decryptor(context, *ops, sk);
   const LaneEvaluator evaluator(context, *ops);
   const NoiseModel noise(context);
@@ -460,31 +477,18 @@ int run_lanes_field(int argc, char** argv) {
   opt.finish();
   require(products >= 1 && products <= 100000, ErrorCode::invalid_argument,
           "--products must be in [1, 10^5]");
-  const LaneContext context(setup.space, setup.insecure);
-  const FieldSpace field(context.space());  // refuses a composite p
+  const FieldSpace field(setup.space);  // refuses a composite p
+  LaneSession session(setup, compare_cpu);
+  const LaneContext& context = session.context;
   const LaneSpace& space = context.space();
   const mpz_class& p = field.prime();
-  const auto ops = make_ckks_ops(context.ckks(), setup.backend, setup.threads);
-  StepTimer timed(*ops);
-  const auto t_plan = Clock::now();
-  LaneRefresher refresher(context, *ops, setup.params);
-  timed.steps.push_back({"plan (the refresh's DFT matrices)", ms_since(t_plan), std::nan("")});
-  core::OsRandom random;
-  ckks::KeyGenerator generator(context.ckks(), *ops, random);
-  generator.set_seeded(setup.seeded);
-  const ckks::SecretKey sk = generator.secret_key();
-  LaneKeys keys = timed("keygen (relinearization, rotations, encapsulation)",
-                        [&] { return refresher.keys(generator, sk); });
-  std::optional<LaneKeys> host_keys;
-  if (compare_cpu) {
-    host_keys = keys;
-    ckks::to_host(*ops, *host_keys);
-  }
-  if (setup.backend == "cuda") {
-    refresher.make_resident(*ops);
-    ckks::make_resident(*ops, keys);
-  }
-  const LaneEncryptor encryptor(context, *ops, random);
+  const auto& ops = session.ops;
+  const LaneRefresher& refresher = *session.refresher;
+  const LaneKeys& keys = session.keys;
+  const ckks::SecretKey& sk = session.sk;
+  const std::optional<LaneKeys>& host_keys = session.host_keys;
+  const StepTimer& timed = session.timed;
+  const LaneEncryptor encryptor(context, *ops, session.random);
   const LaneDecryptor decryptor(context, *ops, sk);
   const LaneEvaluator evaluator(context, *ops);
   gmp_randclass gmp(gmp_randinit_default);
