@@ -462,6 +462,9 @@ int main(int argc, char** argv) {
   safhire::bench::register_field_benchmarks(
       "/cuda", [](const ckks::CkksContext& c) { return safhire::cuda::make_cuda_rns_ops(c); },
       true);
+  safhire::bench::register_conversion_benchmarks(
+      "/cuda", [](const ckks::CkksContext& c) { return safhire::cuda::make_cuda_rns_ops(c); },
+      true);
 #endif
   for (const char* set : {"n14-l7", "n16-l24"}) {
     const auto& p = ckks::named_set(set);

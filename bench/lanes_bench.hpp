@@ -26,6 +26,12 @@
 //                                   elements)
 // each result checked against the test-free reference: the elements multiplied modulo
 // Y^d - gamma_i and p with GMP.
+//
+// The digit conversions (convert.hpp), beta = 2, n = 64 .. 4096, on spaces with L's levels twice
+// at rest (products_per_refresh = 2 groups):
+//   lanes/to_slots/<n>/2   B -> A: L^-1 and the real and imaginary split
+//   lanes/to_lanes/<n>/2   A -> B: the recombination and L
+// the integers checked after the round trip.
 #pragma once
 
 #include <benchmark/benchmark.h>
@@ -238,6 +244,101 @@ inline void register_field_benchmarks(const std::string& suffix, MakeLaneOps mak
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime()
         ->Iterations(2);
+  }
+}
+
+struct ConvertBenchSpace {
+  lanes::LaneContext context;
+  std::unique_ptr<ckks::RnsOps> ops;
+  lanes::LaneConverter converter;
+  core::SeededRandom random;
+  ckks::SecretKey sk;
+  ckks::GaloisKeys keys;
+  std::vector<mpz_class> a;
+  lanes::LaneCiphertext x;
+  lanes::DigitSlots slots;
+
+  ConvertBenchSpace(const lanes::LaneSpace& space, const MakeLaneOps& make, bool resident)
+      : context(space, true),
+        ops(make(context.ckks())),
+        converter(context, *ops),
+        random(core::SeededRandom::from_counter(0xc0de)) {
+    ckks::KeyGenerator generator(context.ckks(), *ops, random);
+    sk = generator.secret_key();
+    converter.add_keys(generator, sk, keys);
+    gmp_randclass gmp(gmp_randinit_default);
+    gmp.seed(7);
+    a.resize(space.lanes());
+    for (auto& v : a)
+      v = gmp.get_z_range(context.modulus());
+    x = lanes::LaneEncryptor(context, *ops, random).encrypt(a, sk);
+    if (resident) {
+      converter.make_resident(*ops);
+      ckks::make_resident(*ops, keys);
+      ckks::make_resident(*ops, x.ct);
+    }
+    slots = converter.to_slots(x, keys);  // the warm-up
+    ops->synchronize();
+  }
+
+  bool round_trips(const lanes::LaneCiphertext& y) const {
+    return lanes::LaneDecryptor(context, *ops, sk).decrypt(y).integers == a;
+  }
+};
+
+inline void register_conversion_benchmarks(const std::string& suffix, MakeLaneOps make,
+                                           bool resident) {
+  static std::unique_ptr<ConvertBenchSpace> current;
+  static std::string current_name;
+  for (const std::uint32_t n : {64U, 128U, 256U, 512U, 1024U, 2048U, 4096U}) {
+    const auto groups =
+        static_cast<std::uint32_t>(lanes::make_lane_space("probe", 16, n, 2).l_split.size());
+    lanes::LaneSpaceOptions options;
+    options.products_per_refresh = 2 * groups;
+    std::string name = "lanes-n16-";
+    name += std::to_string(n);
+    name += "-b2-k";
+    name += std::to_string(2 * groups);
+    const lanes::LaneSpace space = lanes::make_lane_space(name, 16, n, 2, options);
+    auto get = [space, make, resident]() -> ConvertBenchSpace& {
+      if (current_name != space.name) {
+        current.reset();
+        current = std::make_unique<ConvertBenchSpace>(space, make, resident);
+        current_name = space.name;
+      }
+      return *current;
+    };
+    std::string tail = "/";
+    tail += std::to_string(n);
+    tail += "/2";
+    tail += suffix;
+    benchmark::RegisterBenchmark(("lanes/to_slots" + tail).c_str(),
+                                 [get](benchmark::State& state) {
+                                   ConvertBenchSpace& s = get();
+                                   for (auto _ : state) {
+                                     s.slots = s.converter.to_slots(s.x, s.keys);
+                                     s.ops->synchronize();
+                                   }
+                                   if (!s.round_trips(s.converter.to_lanes(s.slots, s.keys)))
+                                     state.SkipWithError("the round trip gave a wrong integer");
+                                   state.counters["digits"] = s.context.space().degree();
+                                 })
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+    benchmark::RegisterBenchmark(("lanes/to_lanes" + tail).c_str(),
+                                 [get](benchmark::State& state) {
+                                   ConvertBenchSpace& s = get();
+                                   lanes::LaneCiphertext out;
+                                   for (auto _ : state) {
+                                     out = s.converter.to_lanes(s.slots, s.keys);
+                                     s.ops->synchronize();
+                                   }
+                                   if (!s.round_trips(out))
+                                     state.SkipWithError("the round trip gave a wrong integer");
+                                   state.counters["digits"] = s.context.space().degree();
+                                 })
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
   }
 }
 

@@ -224,6 +224,10 @@ const std::vector<LaneSpace>& test_lane_spaces() {
     v.push_back(make_lane_space("lanes-n12-8-b2", 12, 8, 2, test));
     v.push_back(make_lane_space("lanes-n12-1024-b2", 12, 1024, 2, test));
     v.push_back(make_lane_space("lanes-n12-64-b16", 12, 64, 16, test));
+    // Five levels at rest: room for the digit conversions' L^-1 and L (two groups each) and a
+    // slot-wise function between them (convert.hpp).
+    test.products_per_refresh = 5;
+    v.push_back(make_lane_space("lanes-n12-256-b2-k5", 12, 256, 2, test));
     return v;
   }();
   return spaces;

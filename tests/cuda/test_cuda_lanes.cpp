@@ -1,7 +1,8 @@
 // The lanes on the CUDA backend against the CPU's, word for word (tests/lanes/
-// device_lanes_cases.hpp: lane arithmetic and the refresh in its three modes, device-resident), on
-// a test space and on the issue's own, 16 integers modulo 2^4096 + 1 at N = 2^16. The CPU replay of
-// the same backend code runs these cases in every CI run (test_lanes_device_emulation.cpp).
+// device_lanes_cases.hpp: lane arithmetic and the refresh in its three modes, device-resident, the
+// digit conversions and a field product), on test spaces and on the issue's own, 16 integers
+// modulo 2^4096 + 1 at N = 2^16. The CPU replay of the same backend code runs these cases in every
+// CI run (test_lanes_device_emulation.cpp).
 #include <gtest/gtest.h>
 
 #include "cuda_test.hpp"
@@ -17,6 +18,11 @@ std::unique_ptr<safhire::ckks::RnsOps> make_cuda(const safhire::ckks::CkksContex
 TEST(CudaLanes, TestSpaceMatchesTheCpuWordForWord) {
   SAFHIRE_REQUIRE_DEVICE_OR_SKIP();
   safhire::lanes::testing::lanes_match(make_cuda);
+}
+
+TEST(CudaLanes, ConversionsAndFieldsMatchTheCpuWordForWord) {
+  SAFHIRE_REQUIRE_DEVICE_OR_SKIP();
+  safhire::lanes::testing::conversions_and_fields_match(make_cuda);
 }
 
 TEST(CudaLanes, N16SpaceMatchesTheCpuWordForWord) {

@@ -1,5 +1,6 @@
 // The lanes on a device backend against the CPU's, word for word: lane arithmetic and the refresh
-// in its three modes, from the same keys and ciphertexts, the device's operands resident. Run by
+// in its three modes, from the same keys and ciphertexts, the device's operands resident; the
+// digit conversions (B -> A -> B) and a field product with its refresh. Run by
 // the emulated device in CI (test_lanes_device_emulation.cpp) and by the real one where there is a
 // GPU (tests/cuda/test_cuda_lanes.cpp). The lanes are written over the RNS primitives only, so
 // these cases cover what a CUDA backend must give: the same words.
@@ -89,6 +90,93 @@ inline void lanes_match(const MakeOps& make, const Around& around = {},
     const auto d = decryptor.decrypt(host(got));
     for (std::size_t r = 0; r < a.size(); ++r)
       ASSERT_EQ(d.integers[r], a[r] * b[r] % context.modulus()) << name << ", lane " << r;
+  }
+}
+
+// The digit conversions on lanes-n12-256-b2-k5 and a product of F_(17^8) elements refreshed, on
+// the device against the CPU, word for word, and exact.
+inline void conversions_and_fields_match(const MakeOps& make) {
+  {
+    const LaneContext context(named_lane_space("lanes-n12-256-b2-k5"), true);
+    const auto cpu_ops = ckks::make_cpu_rns_ops(context.ckks(), 2);
+    const auto gpu_ops = make(context.ckks());
+    const LaneConverter cpu(context, *cpu_ops);
+    LaneConverter gpu(context, *gpu_ops);
+    gpu.make_resident(*gpu_ops);
+    auto random = core::SeededRandom::from_counter(0xc0);
+    ckks::KeyGenerator generator(context.ckks(), *cpu_ops, random);
+    const auto sk = generator.secret_key();
+    ckks::GaloisKeys keys;
+    cpu.add_keys(generator, sk, keys);
+    ckks::GaloisKeys resident_keys = keys;
+    ckks::make_resident(*gpu_ops, resident_keys);
+    gmp_randclass gmp(gmp_randinit_default);
+    gmp.seed(9);
+    std::vector<mpz_class> a(context.space().lanes());
+    for (auto& x : a)
+      x = gmp.get_z_range(context.modulus());
+    const LaneCiphertext x = LaneEncryptor(context, *cpu_ops, random).encrypt(a, sk);
+    LaneCiphertext rx = x;
+    ckks::make_resident(*gpu_ops, rx.ct);
+    const DigitSlots want = cpu.to_slots(x, keys);
+    DigitSlots got = gpu.to_slots(rx, resident_keys);
+    const LaneCiphertext back = cpu.to_lanes(want, keys);
+    LaneCiphertext got_back = gpu.to_lanes(got, resident_keys);
+    ckks::to_host(*gpu_ops, got.low);
+    ckks::to_host(*gpu_ops, got.high);
+    ckks::to_host(*gpu_ops, got_back.ct);
+    ASSERT_EQ(want.low.c, got.low.c) << "to_slots (low)";
+    ASSERT_EQ(want.high.c, got.high.c) << "to_slots (high)";
+    ASSERT_EQ(back.ct.c, got_back.ct.c) << "to_lanes";
+    ASSERT_EQ(LaneDecryptor(context, *cpu_ops, sk).decrypt(got_back).integers, a) << "round trip";
+  }
+  const LaneContext context(named_lane_space("field-n12-17^8"), true);
+  const FieldSpace field(context.space());
+  const auto cpu_ops = ckks::make_cpu_rns_ops(context.ckks(), 2);
+  const auto gpu_ops = make(context.ckks());
+  const LaneRefresher cpu_refresher(context, *cpu_ops);
+  LaneRefresher gpu_refresher(context, *gpu_ops);
+  gpu_refresher.make_resident(*gpu_ops);
+  auto random = core::SeededRandom::from_counter(0xf1);
+  ckks::KeyGenerator generator(context.ckks(), *cpu_ops, random);
+  const auto sk = generator.secret_key();
+  const LaneKeys keys = cpu_refresher.keys(generator, sk);
+  LaneKeys resident_keys = keys;
+  ckks::make_resident(*gpu_ops, resident_keys);
+  gmp_randclass gmp(gmp_randinit_default);
+  gmp.seed(11);
+  std::vector<FieldElement> a(field.elements(), FieldElement(field.degree())), b = a;
+  for (auto* v : {&a, &b}) {
+    for (auto& e : *v) {
+      for (auto& c : e)
+        c = gmp.get_z_range(field.prime());
+    }
+  }
+  const LaneEncryptor encryptor(context, *cpu_ops, random);
+  const auto ca = encryptor.encrypt_digits(field.digits(a, context.space().digits), sk);
+  const auto cb = encryptor.encrypt_digits(field.digits(b, context.space().digits), sk);
+  auto ra = ca, rb = cb;
+  ckks::make_resident(*gpu_ops, ra.ct);
+  ckks::make_resident(*gpu_ops, rb.ct);
+  const LaneEvaluator cpu_ev(context, *cpu_ops), gpu_ev(context, *gpu_ops);
+  const auto want = cpu_refresher.refresh(cpu_ev.multiply(ca, cb, keys.relinearization), keys);
+  auto got =
+      gpu_refresher.refresh(gpu_ev.multiply(ra, rb, resident_keys.relinearization), resident_keys);
+  ckks::to_host(*gpu_ops, got.ct);
+  ASSERT_EQ(want.ct.c, got.ct.c) << "field product and refresh";
+  // Exact: element by element, a b modulo Y^d - gamma_i and p.
+  const auto elements = field.elements_of(LaneDecryptor(context, *cpu_ops, sk).decrypt(got).digits);
+  const std::size_t d = field.degree();
+  for (std::size_t e = 0; e < elements.size(); ++e) {
+    const mpz_class& gamma = field.gammas()[e % field.per_lane()];
+    FieldElement w(d, 0);
+    for (std::size_t i = 0; i < d; ++i) {
+      for (std::size_t j = 0; j < d; ++j)
+        w[(i + j) % d] += a[e][i] * b[e][j] * (i + j < d ? mpz_class(1) : gamma);
+    }
+    for (auto& c : w)
+      c %= field.prime();
+    ASSERT_EQ(elements[e], w) << "element " << e;
   }
 }
 

@@ -54,4 +54,8 @@ TEST_F(LanesDeviceEmulation, LowMemoryRefreshMatchesTheCpuWordForWord) {
   cases::lanes_match(make_emulated, check_residency(4096), "lanes-n12-8-b2", params);
 }
 
+TEST_F(LanesDeviceEmulation, ConversionsAndFieldsMatchTheCpuWordForWord) {
+  cases::conversions_and_fields_match(make_emulated);
+}
+
 }  // namespace
