@@ -1,7 +1,6 @@
 #include "safhire/lanes/convert.hpp"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <complex>
 #include <string>
@@ -10,17 +9,6 @@
 #include "safhire/lanes/lane_space.hpp"
 
 namespace safhire::lanes {
-
-namespace {
-
-std::uint32_t reverse(std::uint32_t x, std::uint32_t bits) {
-  std::uint32_t out = 0;
-  for (std::uint32_t i = 0; i < bits; ++i)
-    out |= ((x >> i) & 1U) << (bits - 1 - i);
-  return out;
-}
-
-}  // namespace
 
 LaneConverter::LaneConverter(const LaneContext& context, const ckks::RnsOps& ops,
                              std::uint32_t level, std::uint32_t function_levels)
@@ -60,10 +48,7 @@ std::uint32_t LaneConverter::output_level() const {
 }
 
 std::uint32_t LaneConverter::slot_of_digit(std::uint32_t lane, std::uint32_t t) const {
-  const LaneSpace& space = context_->space();
-  require(t < space.lane_slots(), ErrorCode::invalid_argument,
-          "lane conversion: digit " + std::to_string(t) + " beyond n/2");
-  return block_of_lane(space, lane) * space.lane_slots() + reverse(t, space.l_stages());
+  return lanes::slot_of_digit(context_->space(), lane, t);
 }
 
 void LaneConverter::add_keys(ckks::KeyGenerator& generator, const ckks::SecretKey& sk,

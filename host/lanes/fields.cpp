@@ -129,15 +129,18 @@ std::vector<mpz_class> FieldSpace::coefficients(std::span<const FieldElement> la
             "field: an element of F_(p^" + std::to_string(d_) + ") has " + std::to_string(d_) +
                 " coefficients, got " + std::to_string(x.size()));
   }
-  // c_(j + d l) = gamma_0^-l / k sum_i E_i[j] omega^(-i l).
+  // c_(j + d l) = gamma_0^-l / k sum_i E_i[j] omega^(-i l), each E_i[j] reduced once.
   std::vector<mpz_class> out(space_.t_degree);
+  std::vector<mpz_class> column(k_);
   mpz_class acc;
   for (std::uint32_t j = 0; j < d_; ++j) {
+    for (std::uint32_t i = 0; i < k_; ++i)
+      column[i] = reduced(lane[i][j], p_);
     for (std::uint32_t l = 0; l < k_; ++l) {
       acc = 0;
       for (std::uint32_t i = 0; i < k_; ++i) {
         const auto power = (k_ - (static_cast<std::uint64_t>(i) * l) % k_) % k_;
-        acc += reduced(lane[i][j], p_) * omega_powers_[power];
+        acc += column[i] * omega_powers_[power];
       }
       out[j + d_ * l] = reduced(acc % p_ * gamma0_inverse_k_[l], p_);
     }

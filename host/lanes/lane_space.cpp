@@ -305,4 +305,10 @@ std::uint32_t lane_of_block(const LaneSpace& space, std::uint32_t block) {
   return reverse_bits(block, space.c_stages());
 }
 
+std::uint32_t slot_of_digit(const LaneSpace& space, std::uint32_t lane, std::uint32_t t) {
+  require(t < space.lane_slots(), ErrorCode::invalid_argument,
+          "digit " + std::to_string(t) + " beyond n/2 = " + std::to_string(space.lane_slots()));
+  return block_of_lane(space, lane) * space.lane_slots() + reverse_bits(t, space.l_stages());
+}
+
 }  // namespace safhire::lanes

@@ -134,5 +134,8 @@ const LaneSpace& named_lane_space(const std::string& name);
 // The lane order: lane r lives in slot block rev(r) (log2(N/n) bits), slots [b n/2, (b+1) n/2).
 std::uint32_t block_of_lane(const LaneSpace& space, std::uint32_t lane);
 std::uint32_t lane_of_block(const LaneSpace& space, std::uint32_t block);
+// Form A (convert.hpp): the slot of digit t < n/2 of lane r, position rev(t) (log2(n/2) bits)
+// within the lane's block. Error(invalid_argument) for t or r out of range.
+std::uint32_t slot_of_digit(const LaneSpace& space, std::uint32_t lane, std::uint32_t t);
 
 }  // namespace safhire::lanes
