@@ -643,6 +643,7 @@ int run_lanes(int argc, char** argv) {
   if (sub == "demo") return run_lanes_demo(argc, argv);
   if (sub == "refresh") return run_lanes_refresh(argc, argv);
   if (sub == "field") return run_lanes_field(argc, argv);
+  if (sub == "compare") return run_lanes_compare(argc, argv);
   throw Error(
       ErrorCode::invalid_argument,
       "usage: safhire lanes demo [--space NAME | --n N [--beta B]] [--products K] "
@@ -652,7 +653,9 @@ int run_lanes(int argc, char** argv) {
       "clean|plain|unreduced] [--threads T] [--backend cpu|cuda] [--low-memory] [--seeded-keys] "
       "[--lazy-matrices] [--max-babies B] [--compare-cpu] [--json] [--insecure]\n"
       "       safhire lanes field [--space NAME (field-n16-65537)] [--products K] [--seed S] "
-      "[--threads T] [--backend cpu|cuda] [--low-memory] [--compare-cpu] [--json] [--insecure]");
+      "[--threads T] [--backend cpu|cuda] [--low-memory] [--compare-cpu] [--json] [--insecure]\n"
+      "       safhire lanes compare [--n 8,16,...,1024] [--log-n L (16)] [--repeats R (3)] "
+      "[--threads T (1)] [--low-memory] [--seed S] [--json] [--insecure]");
 }
 
 }  // namespace safhire::apps

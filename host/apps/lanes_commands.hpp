@@ -4,8 +4,10 @@
 
 namespace safhire::apps {
 
-// safhire lanes demo|refresh [options] (usage: safhire lanes).
+// safhire lanes demo|refresh|field|compare [options] (usage: safhire lanes).
 int run_lanes(int argc, char** argv);
+// safhire lanes compare (lanes_compare.cpp): the lanes beside the mod-2^n baseline.
+int run_lanes_compare(int argc, char** argv);
 // The lanes part of `safhire info`: the named and test lane spaces with their security.
 void print_lane_spaces();
 

@@ -31,6 +31,7 @@ LaneContext::LaneContext(LaneSpace space, bool allow_insecure)
   mix(space_.base);
   if (space_.t_degree != 1) mix(space_.t_degree);  // (integer spaces keep their fingerprints)
   mix(space_.products_per_refresh);
+  if (space_.conversion_levels != 0) mix(space_.conversion_levels);
   mix(space_.ephemeral_weight);
   for (const auto* split : {&space_.c_split, &space_.l_split, &space_.cts_split}) {
     mix(split->size());

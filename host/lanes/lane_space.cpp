@@ -67,7 +67,7 @@ std::uint32_t LaneSpace::l_stages() const {
 
 std::uint32_t LaneSpace::levels_needed() const {
   return rest_level() + static_cast<std::uint32_t>(l_split.size()) + cleaning.depth() +
-         static_cast<std::uint32_t>(cts_split.size());
+         conversion_levels + static_cast<std::uint32_t>(cts_split.size());
 }
 
 std::uint32_t LaneSpace::raise_weight() const {
@@ -105,6 +105,8 @@ void LaneSpace::validate(bool allow_insecure) const {
               std::to_string(lane_degree / 2) + "], got " + std::to_string(t_degree));
   require(products_per_refresh >= 1 && products_per_refresh <= 8, ErrorCode::invalid_parameters,
           what + "products per refresh must be in [1, 8]");
+  require(conversion_levels <= 8, ErrorCode::invalid_parameters,
+          what + "at most 8 conversion levels");
   require(raise_weight() >= 1, ErrorCode::invalid_parameters,
           what +
               "the refresh raises a sparse secret: an ephemeral weight, or a set whose secret "
@@ -158,6 +160,7 @@ LaneSpace make_lane_space(std::string name, std::uint32_t log_n, std::uint32_t n
               std::to_string(s.t_degree));
   s.products_per_refresh = options.products_per_refresh;
   s.ephemeral_weight = options.ephemeral_weight;
+  s.conversion_levels = options.conversion_levels;
   s.ckks.name = s.name;
   s.ckks.log_n = log_n;
   s.ckks.secret = ckks::SecretDistribution::fixed_hamming_weight;
@@ -173,9 +176,14 @@ LaneSpace make_lane_space(std::string name, std::uint32_t log_n, std::uint32_t n
   q.push_back(options.q0_bits);
   q.push_back(options.rest_bits);  // the drop to level 0 rescales by q_1
   q.insert(q.end(), s.c_split.size(), options.c_bits);
-  q.insert(q.end(), s.products_per_refresh, options.rest_bits);
+  const std::uint32_t truncation = std::min(options.truncation_levels, s.products_per_refresh - 1);
+  q.insert(q.end(), truncation,
+           options.truncation_bits != 0 ? options.truncation_bits : options.rest_bits);
+  q.insert(q.end(), s.products_per_refresh - truncation, options.rest_bits);
   q.insert(q.end(), s.l_split.size(), options.l_bits);
   q.insert(q.end(), s.cleaning.depth(), options.clean_bits);
+  q.insert(q.end(), s.conversion_levels,
+           options.conversion_bits != 0 ? options.conversion_bits : options.cts_bits);
   q.insert(q.end(), s.cts_split.size(), options.cts_bits);
   // Special primes: one per prime of a digit (so P exceeds every digit's product), as few digits
   // as the 128-bit bound allows.

@@ -5,6 +5,7 @@
 #include <numbers>
 #include <string>
 
+#include "refresh_steps.hpp"
 #include "safhire/core/error.hpp"
 
 namespace safhire::lanes {
@@ -12,16 +13,6 @@ namespace safhire::lanes {
 namespace {
 
 constexpr double kTwoPi = 2 * std::numbers::pi;
-
-// The exact integer polynomial of `coeffs` (N signed words) at `level`, scale 1.
-ckks::Plaintext integer_plaintext(const ckks::CkksContext& context, const ckks::RnsOps& ops,
-                                  const ckks::RnsOps::Coefficients& coeffs, std::uint32_t level) {
-  ckks::Plaintext p;
-  ops.expand_coefficients(coeffs, context.q_moduli(level), p.poly);
-  p.scale = 1;
-  p.slots = context.degree() / 2;
-  return p;
-}
 
 }  // namespace
 
@@ -34,6 +25,9 @@ LaneRefresher::LaneRefresher(const LaneContext& context, const ckks::RnsOps& ops
       noise_(context) {
   const LaneSpace& space = context.space();
   const ckks::CkksContext& ckks = context.ckks();
+  require(space.conversion_levels == 0, ErrorCode::invalid_argument,
+          "lane refresh: space '" + space.name +
+              "' has conversion levels in its refresh (the mod-2^n baseline's layout)");
   const std::uint32_t n_degree = space.degree(), top = space.top();
   const std::uint32_t stages = space.ckks.log_n - 1, lane_stages = space.l_stages();
   const auto cts_groups = static_cast<std::uint32_t>(space.cts_split.size());
@@ -74,7 +68,7 @@ LaneRefresher::LaneRefresher(const LaneContext& context, const ckks::RnsOps& ops
   ckks::RnsOps::Coefficients t(n_degree, 0);
   t[0] = -static_cast<std::int64_t>(space.base);
   t[std::size_t{space.t_degree} * (n_degree / space.lane_degree)] = 1;
-  t_ = integer_plaintext(ckks, ops, t, top);
+  t_ = detail::integer_plaintext(ckks, ops, t, top);
   const std::vector<std::complex<double>> i(n_degree / 2, {0, 1}), minus_i(n_degree / 2, {0, -1});
   i_ = encoder_.encode(i, 1.0, recombine_level);
   minus_i_ = encoder_.encode(minus_i, 1.0, top - cts_groups);
@@ -173,41 +167,16 @@ ckks::Ciphertext LaneRefresher::cross_lanes(const LaneCiphertext& x, const LaneK
 }
 
 ckks::Ciphertext LaneRefresher::raise(const ckks::Ciphertext& low, const LaneKeys& keys) const {
-  const LaneSpace& space = context_->space();
-  if (space.ephemeral_weight == 0) return evaluator_.mod_raise(low, space.top());
-  require(keys.to_ephemeral.has_value() && keys.from_ephemeral.has_value(),
-          ErrorCode::invalid_argument, "lane refresh: the keys lack the ephemeral secret's");
-  return evaluator_.switch_key(
-      evaluator_.mod_raise(evaluator_.switch_key(low, *keys.to_ephemeral), space.top()),
-      *keys.from_ephemeral);
+  return detail::raise(*context_, evaluator_, low, keys);
 }
 
 ckks::Ciphertext LaneRefresher::reduce_and_raise(const ckks::Ciphertext& s, const LaneKeys& keys,
                                                  double scale) const {
-  const LaneSpace& space = context_->space();
   const ckks::CkksContext& ckks = context_->ckks();
   require(s.level() == 1, ErrorCode::invalid_argument,
           "lane refresh: the reduction takes form S at level 1");
-  const std::uint32_t n_degree = space.degree(), gap = n_degree / space.lane_degree;
-  // T = round(q_0 q_1 t^-1 / S), t^-1 = -sum_(j < n/m) beta^(n/m-1-j) Y^(m j) / p (t = Y^m - beta,
-  // p = beta^(n/m) + 1): coefficient m j is -(q_0 q_1 / S) beta^-(j+1) / (1 + beta^-(n/m)),
-  // nonzero for the first few j only.
-  const long double q01 =
-      static_cast<long double>(ckks.prime(0)) * static_cast<long double>(ckks.prime(1));
-  const long double beta = static_cast<long double>(space.base);
-  const std::uint32_t per = space.coefficient_digits();
-  const long double wrap = 1.0L / (1.0L + std::pow(beta, -static_cast<long double>(per)));
-  ckks::RnsOps::Coefficients coeffs(n_degree, 0);
-  long double magnitude = q01 / static_cast<long double>(s.scale) * wrap;
-  for (std::uint32_t j = 0; j < per; ++j) {
-    magnitude /= beta;
-    if (magnitude < 0.5L) break;
-    require(magnitude < 0x1p62L, ErrorCode::invalid_argument,
-            "lane refresh: the input's scale is too small for the reduction");
-    coeffs[std::size_t{j} * space.t_degree * gap] =
-        -static_cast<std::int64_t>(std::llround(magnitude));
-  }
-  const ckks::Plaintext t_inverse = integer_plaintext(ckks, evaluator_.ops(), coeffs, 1);
+  const ckks::Plaintext t_inverse =
+      detail::reduction_plaintext(*context_, evaluator_.ops(), s.scale);
   // Level 0: q_0 (P t^-1 mod 1), the integer part of P t^-1 gone with the modulus q_0 q_1.
   ckks::Ciphertext low = evaluator_.rescale(evaluator_.multiply_plain(s, t_inverse));
   low.scale = static_cast<double>(ckks.prime(0));
@@ -226,17 +195,7 @@ std::vector<ckks::Ciphertext> LaneRefresher::to_digits(const ckks::Ciphertext& r
 }
 
 ckks::Ciphertext LaneRefresher::clean(const ckks::Ciphertext& part, const LaneKeys& keys) const {
-  // s = sin(2 pi K v) at the rest scale / (2 pi); K v at s's level and the rest scale by one
-  // exact constant product; then K v - s / (2 pi), at the rest scale.
-  const double rest = context_->rest_scale();
-  ckks::Ciphertext s = sine_.evaluate(evaluator_, part, keys.relinearization, rest / kTwoPi);
-  const std::uint32_t level = s.level();
-  const double q = static_cast<double>(context_->ckks().prime(level + 1));
-  ckks::Ciphertext kv = evaluator_.rescale(
-      evaluator_.multiply_constant_at(part, sine_.k(), rest * q / part.scale, level + 1));
-  s.scale *= kTwoPi;  // a label: the slots now read sin(2 pi K v) / (2 pi), at the rest scale
-  s.scale = kv.scale = rest;  // both equal to it to rounding
-  return evaluator_.sub(kv, s);
+  return detail::clean(*context_, evaluator_, sine_, part, keys.relinearization);
 }
 
 ckks::Ciphertext LaneRefresher::to_lanes(const std::vector<ckks::Ciphertext>& cleaned,

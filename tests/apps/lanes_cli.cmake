@@ -1,11 +1,11 @@
-# `safhire lanes demo` and `safhire lanes refresh` with --json on N = 2^12 test spaces: each output
-# must be one JSON object (CMake's own parser) whose fields agree with what was asked, with every
-# integer right (the commands check them against GMP themselves and exit 1 otherwise), and the
-# refresh's --compare-cpu (the CPU on one thread against the CPU on every core) identical, in each
-# of its three modes; a space made for --products-per-refresh 2 refreshes every two products. A
-# secure space refuses --space of a test space without --insecure. `safhire lanes field` the same
-# way on a field space; the integer commands refuse field spaces, and the field command a
-# composite p.
+# `safhire lanes demo`, `refresh`, `field` and `compare` with --json on N = 2^12 test spaces:
+# each output must be one JSON object (CMake's own parser) whose fields agree with what was
+# asked, with every integer right (the commands check them against GMP themselves and exit 1
+# otherwise), and the refresh's --compare-cpu (the CPU on one thread against the CPU on every
+# core) identical, in each of its three modes; a space made for --products-per-refresh 2 refreshes
+# every two products. A secure space refuses --space of a test space without --insecure.
+# `safhire lanes field` the same way on a field space; the integer commands refuse field spaces,
+# and the field command a composite p. `safhire lanes compare` on two n, lanes and baseline.
 # Usage: cmake -DSAFHIRE=<path> -P lanes_cli.cmake
 function(run_json out_var)
   execute_process(COMMAND ${SAFHIRE} ${ARGN} OUTPUT_VARIABLE out ERROR_VARIABLE err
@@ -93,4 +93,29 @@ execute_process(COMMAND ${SAFHIRE} lanes field --space lanes-n12-256-b2 --insecu
                 ERROR_VARIABLE err RESULT_VARIABLE rc)
 if(rc EQUAL 0 OR NOT err MATCHES "not prime")
   message(FATAL_ERROR "lanes field ran a composite p (${rc}): ${err}")
+endif()
+
+# safhire lanes compare: the lanes and the mod-2^n baseline at n = 8 and 32 on N = 2^12, one timed
+# product and refresh each after the warm-up, every integer checked (512 + 256 a run at n = 8,
+# 128 + 64 at n = 32, twice); and the comparison's insecure chains refused without --insecure.
+execute_process(COMMAND ${SAFHIRE} lanes compare --log-n 12 --n 8,32 --repeats 1 --json
+                OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+if(rc EQUAL 0 OR NOT err MATCHES "insecure")
+  message(FATAL_ERROR "lanes compare ran insecure chains without --insecure (${rc}): ${err}")
+endif()
+execute_process(COMMAND ${SAFHIRE} lanes compare --log-n 12 --n 8,32 --repeats 1 --insecure --json
+                OUTPUT_VARIABLE compare ERROR_VARIABLE err RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "safhire lanes compare exited with ${rc}: ${err}")
+endif()
+string(JSON rows LENGTH "${compare}" rows)
+string(JSON wrong GET "${compare}" wrong_integers)
+string(JSON checked GET "${compare}" integers_checked)
+string(JSON n1 GET "${compare}" rows 1 n)
+string(JSON lanes_count GET "${compare}" rows 0 lanes integers_per_ciphertext)
+string(JSON base_count GET "${compare}" rows 0 baseline integers_per_ciphertext)
+string(JSON speedup GET "${compare}" rows 1 refresh_speedup)
+if(NOT rows EQUAL 2 OR NOT wrong EQUAL 0 OR NOT checked EQUAL 1920 OR NOT n1 EQUAL 32
+   OR NOT lanes_count EQUAL 512 OR NOT base_count EQUAL 256 OR NOT speedup GREATER 0)
+  message(FATAL_ERROR "the comparison's fields disagree with the request: ${compare}")
 endif()

@@ -11,7 +11,10 @@
 // A space fixes N, n, beta, the digits an encoding writes, the number of products between
 // refreshes, and the CKKS chain laid out for its refresh, bottom to top:
 //   q_0 | q_1: the drop to level 0 (x q_0 t^-1) | C's groups | the products | L's groups |
-//   the digit cleaning (a double-angle sine) | CoeffToSlot's groups (the top).
+//   the digit cleaning (a double-angle sine) | [conversion levels] | CoeffToSlot's groups (the
+//   top),
+// the conversion levels only in a space whose refresh converts between the cleaning and
+// CoeffToSlot (the mod-2^n baseline, baseline.hpp; none for the lanes' own refresh).
 // Its security is that of the chain (ckks/params.hpp); a space below 128 bits is refused unless
 // the caller opts in.
 #pragma once
@@ -60,6 +63,9 @@ struct LaneSpace {
   // [log2(n/2), log2(N/2))), L (SlotToCoeff on [0, log2(n/2))), CoeffToSlot (all stages).
   std::vector<std::uint32_t> c_split, l_split, cts_split;
   CleaningPlan cleaning;
+  // Levels between the cleaning and CoeffToSlot for a refresh that converts there (baseline.hpp);
+  // 0 for the lanes' refresh (LaneRefresher refuses others).
+  std::uint32_t conversion_levels = 0;
 
   std::uint32_t degree() const { return ckks.degree(); }          // N
   std::uint32_t lanes() const { return degree() / lane_degree; }  // N / n
@@ -108,6 +114,13 @@ struct LaneSpaceOptions {
   // dnum: 0 picks the fewest digits whose special primes keep log2 QP within the 128-bit bound
   // (the fewer the digits, the cheaper a key switch), or the most (at most 16) when none does.
   std::uint32_t dnum = 0;
+  std::uint32_t conversion_levels = 0;  // LaneSpace::conversion_levels
+  // The conversion levels' primes (0: cts_bits), and the lowest `truncation_levels` of the levels
+  // at rest on primes of `truncation_bits` (0: rest_bits): the baseline's (baseline.hpp), whose
+  // conversions need less precision than its modulus has room for.
+  int conversion_bits = 0;
+  std::uint32_t truncation_levels = 0;
+  int truncation_bits = 0;
 };
 
 // The space of N = 2^log_n, lane degree n and base beta, with the chain its refresh needs: the

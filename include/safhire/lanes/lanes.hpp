@@ -3,6 +3,7 @@
 // the binary form. docs/lanes.md tours them; examples/ has a program per flow.
 #pragma once
 
+#include "safhire/lanes/baseline.hpp"
 #include "safhire/lanes/ciphertext.hpp"
 #include "safhire/lanes/context.hpp"
 #include "safhire/lanes/convert.hpp"
