@@ -4,10 +4,12 @@
 
 namespace safhire::apps {
 
-// safhire lanes demo|refresh|field|compare [options] (usage: safhire lanes).
+// safhire lanes demo|refresh|field|compare|convert [options] (usage: safhire lanes).
 int run_lanes(int argc, char** argv);
 // safhire lanes compare (lanes_compare.cpp): the lanes beside the mod-2^n baseline.
 int run_lanes_compare(int argc, char** argv);
+// safhire lanes convert (lanes_convert.cpp): form B -> A -> B, every digit checked.
+int run_lanes_convert(int argc, char** argv);
 // The lanes part of `safhire info`: the named and test lane spaces with their security.
 void print_lane_spaces();
 

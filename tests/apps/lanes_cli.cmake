@@ -5,7 +5,8 @@
 # core) identical, in each of its three modes; a space made for --products-per-refresh 2 refreshes
 # every two products. A secure space refuses --space of a test space without --insecure.
 # `safhire lanes field` the same way on a field space; the integer commands refuse field spaces,
-# and the field command a composite p. `safhire lanes compare` on two n, lanes and baseline.
+# and the field command a composite p. `safhire lanes compare` on two n, lanes and baseline;
+# `safhire lanes convert`, every digit checked.
 # Usage: cmake -DSAFHIRE=<path> -P lanes_cli.cmake
 function(run_json out_var)
   execute_process(COMMAND ${SAFHIRE} ${ARGN} OUTPUT_VARIABLE out ERROR_VARIABLE err
@@ -118,4 +119,20 @@ string(JSON speedup GET "${compare}" rows 1 refresh_speedup)
 if(NOT rows EQUAL 2 OR NOT wrong EQUAL 0 OR NOT checked EQUAL 1920 OR NOT n1 EQUAL 32
    OR NOT lanes_count EQUAL 512 OR NOT base_count EQUAL 256 OR NOT speedup GREATER 0)
   message(FATAL_ERROR "the comparison's fields disagree with the request: ${compare}")
+endif()
+
+# safhire lanes convert: form B -> A -> B three times on N = 2^12, n = 256: every one of the 4096
+# digits a run checked in its slot, and the integers after the round trip.
+execute_process(COMMAND ${SAFHIRE} lanes convert --log-n 12 --n 256 --runs 3 --insecure --json
+                OUTPUT_VARIABLE convert ERROR_VARIABLE err RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "safhire lanes convert exited with ${rc}: ${err}")
+endif()
+string(JSON digits GET "${convert}" digits_checked)
+string(JSON wrong GET "${convert}" wrong_digits)
+string(JSON integers GET "${convert}" integers_checked)
+string(JSON wrong_integers GET "${convert}" wrong_integers)
+if(NOT digits EQUAL 12288 OR NOT wrong EQUAL 0 OR NOT integers EQUAL 48
+   OR NOT wrong_integers EQUAL 0)
+  message(FATAL_ERROR "the conversions' fields disagree with the request: ${convert}")
 endif()
