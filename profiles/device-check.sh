@@ -142,7 +142,7 @@ for name in sodium zlib gtest benchmark gmp; do echo "  $name: ${where[$name]}";
 arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d '. ')
 [[ "$arch" =~ ^[0-9]+$ ]] || arch=90
 lib="$deps/usr/lib/x86_64-linux-gnu"
-config=(-DCMAKE_BUILD_TYPE=Release -DSAFHIRE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="$arch"
+config=(-DCMAKE_BUILD_TYPE=Release -DSAFHIRE_PYTHON=OFF -DSAFHIRE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="$arch"
         -DCMAKE_CXX_COMPILER="$cxx" -DSAFHIRE_REQUIRE_GMP=OFF -DSAFHIRE_REQUIRE_RPC=OFF)
 [ "${where[sodium]}" = carried ] &&
   config+=(-DSODIUM_INCLUDE_DIR="$deps/usr/include" -DSODIUM_LIBRARY="$lib/libsodium.so")
