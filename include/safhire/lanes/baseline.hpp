@@ -63,8 +63,11 @@ namespace safhire::lanes {
 
 // The baseline's space for integers modulo 2^n at N = 2^log_n: lanes of degree 2n, beta = 2, the
 // chain of make_lane_space(name, log_n, 2n, 2, options) with 1 + 2g levels at rest (a product and
-// the truncation) and 2g + 1 conversion levels. Error(invalid_parameters) for n outside
-// [4, N/8] or not a power of two.
+// the truncation, the truncation's on L's primes) and 2g + 1 conversion levels on 30-bit primes.
+// Where `options` keeps make_lane_space's defaults it takes the wide spaces' primes (50-bit
+// cleaning, 52-bit CoeffToSlot) and groups of up to 6 stages, so that the longer chain keeps 128
+// bits at N = 2^16 (with dnum 4 to 10). Error(invalid_parameters) for n outside [4, N/8] or not a
+// power of two.
 LaneSpace make_baseline_space(std::string name, std::uint32_t log_n, std::uint32_t n,
                               LaneSpaceOptions options = {});
 
