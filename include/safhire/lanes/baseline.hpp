@@ -32,9 +32,9 @@
 //       mod Y^n, integers with z(2) = P'(2) mod 2^n and |z_k| <= 3 (h + 1) / 2, the lanes' bound.
 //    5. The lanes' cleaning of the digits (one part: the imaginary one is empty) and L: form B at
 //       the rest level, digits k >= n zero.
-//   Transform stages per refresh: log2(N/2n) + log2(N/2) (as the lanes at n) and 5 log2(n) more
-//   (L^-1 and L for the truncation and for the product by t, and the last L), with those at the
-//   top at high levels; the lanes run log2(n/2) lane stages in all. Levels: the truncation's 2g
+//   Transform stages per refresh: C's log2(N/2n) and CoeffToSlot's log2(N/2), as the lanes', and
+//   5 log2(n) lane stages (L^-1 and L for the truncation and for the product by t, and the last
+//   L), two of those transforms at the top levels; the lanes run log2(n/2) lane stages in all. Levels: the truncation's 2g
 //   (g = L's groups) below the rest level, and 2g + 1 between the cleaning and CoeffToSlot (the
 //   space's conversion levels), which make the chain longer than the lanes' at the same n.
 //
