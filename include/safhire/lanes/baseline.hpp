@@ -34,9 +34,10 @@
 //       the rest level, digits k >= n zero.
 //   Transform stages per refresh: C's log2(N/2n) and CoeffToSlot's log2(N/2), as the lanes', and
 //   5 log2(n) lane stages (L^-1 and L for the truncation and for the product by t, and the last
-//   L), two of those transforms at the top levels; the lanes run log2(n/2) lane stages in all. Levels: the truncation's 2g
-//   (g = L's groups) below the rest level, and 2g + 1 between the cleaning and CoeffToSlot (the
-//   space's conversion levels), which make the chain longer than the lanes' at the same n.
+//   L), two of those transforms at the top levels; the lanes run log2(n/2) lane stages in all.
+//   Levels: the truncation's 2g (g = L's groups) below the rest level, and 2g + 1 between the
+//   cleaning and CoeffToSlot (the space's conversion levels), which make the chain longer than the
+//   lanes' at the same n.
 //
 // Exactness: a digit is an integer throughout (steps 2 and 4 as the lanes' steps 2-3, the
 // cleaning as theirs), so every integer decrypts to A B mod 2^n exactly while the noise stays
