@@ -111,8 +111,7 @@ struct ComparisonSpace {
 };
 
 inline void register_comparison_benchmarks(const std::string& suffix, MakeLaneOps make) {
-  static std::unique_ptr<ComparisonSpace> current;
-  static std::string current_name;
+  static SpaceCache<ComparisonSpace> cache;
   for (const std::uint32_t n : comparison_degrees()) {
     for (const bool is_baseline : {false, true}) {
       std::string space_name = is_baseline ? "baseline-n16-" : "lanes-n16-";
@@ -121,12 +120,7 @@ inline void register_comparison_benchmarks(const std::string& suffix, MakeLaneOp
       const lanes::LaneSpace space = is_baseline ? lanes::make_baseline_space(space_name, 16, n)
                                                  : lanes::make_lane_space(space_name, 16, n, 2);
       auto get = [space, make, is_baseline]() -> ComparisonSpace& {
-        if (current_name != space.name) {
-          current.reset();
-          current = std::make_unique<ComparisonSpace>(space, make, is_baseline);
-          current_name = space.name;
-        }
-        return *current;
+        return cache.get(space, make, is_baseline);
       };
       std::string tail = "/";
       tail += std::to_string(n);

@@ -52,6 +52,23 @@ namespace safhire::bench {
 
 using MakeLaneOps = std::function<std::unique_ptr<ckks::RnsOps>(const ckks::CkksContext&)>;
 
+// The benchmark space of one kind in use: rebuilt (the previous one freed first) when a benchmark
+// of another lane space runs, so that one space's keys are alive at a time.
+template <class Space>
+struct SpaceCache {
+  std::unique_ptr<Space> current;
+  std::string name;
+  template <class... Args>
+  Space& get(const lanes::LaneSpace& space, const Args&... args) {
+    if (name != space.name) {
+      current.reset();
+      current = std::make_unique<Space>(space, args...);
+      name = space.name;
+    }
+    return *current;
+  }
+};
+
 // A space's context, backend, refresh plan and keys, and two operands a and b with their
 // product: what both kinds of benchmark (integers, fields) run on.
 struct LaneBenchBase {
@@ -194,16 +211,10 @@ struct FieldBenchSpace : LaneBenchBase {
 };
 
 inline void register_field_benchmarks(const std::string& suffix, MakeLaneOps make, bool resident) {
-  static std::unique_ptr<FieldBenchSpace> current;
-  static std::string current_name;
+  static SpaceCache<FieldBenchSpace> cache;
   for (const lanes::LaneSpace& space : lanes::named_field_spaces()) {
     auto get = [space, make, resident]() -> FieldBenchSpace& {
-      if (current_name != space.name) {
-        current.reset();
-        current = std::make_unique<FieldBenchSpace>(space, make, resident);
-        current_name = space.name;
-      }
-      return *current;
+      return cache.get(space, make, resident);
     };
     const std::string tail = "/" + space.name + suffix;
     benchmark::RegisterBenchmark(("fields/refresh" + tail).c_str(),
@@ -288,8 +299,7 @@ struct ConvertBenchSpace {
 
 inline void register_conversion_benchmarks(const std::string& suffix, MakeLaneOps make,
                                            bool resident) {
-  static std::unique_ptr<ConvertBenchSpace> current;
-  static std::string current_name;
+  static SpaceCache<ConvertBenchSpace> cache;
   for (const std::uint32_t n : {64U, 128U, 256U, 512U, 1024U, 2048U, 4096U}) {
     const auto groups =
         static_cast<std::uint32_t>(lanes::make_lane_space("probe", 16, n, 2).l_split.size());
@@ -301,12 +311,7 @@ inline void register_conversion_benchmarks(const std::string& suffix, MakeLaneOp
     name += std::to_string(2 * groups);
     const lanes::LaneSpace space = lanes::make_lane_space(name, 16, n, 2, options);
     auto get = [space, make, resident]() -> ConvertBenchSpace& {
-      if (current_name != space.name) {
-        current.reset();
-        current = std::make_unique<ConvertBenchSpace>(space, make, resident);
-        current_name = space.name;
-      }
-      return *current;
+      return cache.get(space, make, resident);
     };
     std::string tail = "/";
     tail += std::to_string(n);
@@ -344,16 +349,10 @@ inline void register_conversion_benchmarks(const std::string& suffix, MakeLaneOp
 
 inline void register_lane_benchmarks(const std::string& suffix, MakeLaneOps make, bool resident) {
   // The space in use, rebuilt when a benchmark of another one runs.
-  static std::unique_ptr<LaneBenchSpace> current;
-  static std::string current_name;
+  static SpaceCache<LaneBenchSpace> cache;
   for (const lanes::LaneSpace& space : lane_bench_spaces()) {
     auto get = [space, make, resident]() -> LaneBenchSpace& {
-      if (current_name != space.name) {
-        current.reset();
-        current = std::make_unique<LaneBenchSpace>(space, make, resident);
-        current_name = space.name;
-      }
-      return *current;
+      return cache.get(space, make, resident);
     };
     const unsigned k = space.products_per_refresh;
     std::string tail = "/";

@@ -54,6 +54,11 @@ class StepTimer {
   const ckks::RnsOps* ops_;
 };
 
+// Milliseconds of wall time since t0.
+inline double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
 // The median of v (v not empty).
 double median(std::vector<double> v);
 

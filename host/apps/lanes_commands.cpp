@@ -29,10 +29,6 @@ namespace {
 using namespace safhire::lanes;
 using Clock = std::chrono::steady_clock;
 
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
 // --space NAME, or --n N [--beta B] [--log-n L] [--products-per-refresh k]: the named space of
 // that shape if there is one, else one made for it (make_lane_space's defaults). Without --beta,
 // the base that makes beta^n = 2^4096 where it is an integer the space supports, else 2.

@@ -41,10 +41,6 @@ std::string space_name(const char* prefix, std::uint32_t log_n, std::uint32_t n,
   return s;
 }
 
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
 struct Measured {
   std::string space;
   std::uint32_t integers = 0, levels = 0, log_qp = 0, dnum = 0;

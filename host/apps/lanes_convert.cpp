@@ -27,10 +27,6 @@ namespace {
 using namespace safhire::lanes;
 using Clock = std::chrono::steady_clock;
 
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
 }  // namespace
 
 int run_lanes_convert(int argc, char** argv) {
