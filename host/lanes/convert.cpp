@@ -115,4 +115,13 @@ LaneCiphertext LaneConverter::to_lanes(const DigitSlots& digits,
   return out;
 }
 
+LaneCiphertext LaneConverter::from_digits(const DigitSlots& digits,
+                                          const ckks::GaloisKeys& keys) const {
+  require(digits.canonical, ErrorCode::invalid_argument,
+          "from_digits: the digits are not canonical (DigitEncryptor makes canonical ones)");
+  LaneCiphertext out = to_lanes(digits, keys);
+  out.digit_bound = std::max(1.0, static_cast<double>(context_->space().base) - 1);
+  return out;
+}
+
 }  // namespace safhire::lanes

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "refresh_steps.hpp"
 #include "safhire/core/error.hpp"
 #include "safhire/lanes/integers.hpp"
 
@@ -15,10 +16,6 @@ std::string power_of_two(double x) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "2^%.1f", std::log2(x));
   return buf;
-}
-
-bool same_scale(double a, double b) {
-  return std::fabs(a - b) <= std::ldexp(std::fabs(a), -40);
 }
 
 }  // namespace
@@ -103,26 +100,7 @@ LaneCiphertext LaneEvaluator::refreshed(const LaneCiphertext& x) const {
 
 std::pair<ckks::Ciphertext, ckks::Ciphertext> LaneEvaluator::aligned(
     const LaneCiphertext& x, const LaneCiphertext& y) const {
-  if (x.level() == y.level()) {
-    require(same_scale(x.ct.scale, y.ct.scale), ErrorCode::invalid_argument,
-            "lane ciphertexts at one level with different scales");
-    return {x.ct, y.ct};
-  }
-  const bool x_high = x.level() > y.level();
-  const ckks::Ciphertext& high = x_high ? x.ct : y.ct;
-  const ckks::Ciphertext& low = x_high ? y.ct : x.ct;
-  ckks::Ciphertext moved;
-  if (same_scale(high.scale, low.scale)) {
-    moved = evaluator_.drop_to_level(high, low.level());
-  } else {
-    // The other's scale by one exact constant product and its rescale.
-    const std::uint32_t at = low.level() + 1;
-    const double q = static_cast<double>(context_->ckks().prime(at));
-    moved = evaluator_.rescale(
-        evaluator_.multiply_constant_at(high, 1.0, low.scale * q / high.scale, at));
-    moved.scale = low.scale;
-  }
-  return x_high ? std::pair{moved, low} : std::pair{low, moved};
+  return detail::aligned(context_->ckks(), evaluator_, x.ct, y.ct);
 }
 
 LaneCiphertext LaneEvaluator::add(const LaneCiphertext& x, const LaneCiphertext& y) const {

@@ -72,4 +72,34 @@ ckks::Ciphertext clean(const LaneContext& context, const ckks::Evaluator& evalua
   return evaluator.sub(kv, s);
 }
 
+bool same_scale(double a, double b) {
+  return std::fabs(a - b) <= std::ldexp(std::fabs(a), -40);
+}
+
+std::pair<ckks::Ciphertext, ckks::Ciphertext> aligned(const ckks::CkksContext& context,
+                                                      const ckks::Evaluator& evaluator,
+                                                      const ckks::Ciphertext& x,
+                                                      const ckks::Ciphertext& y) {
+  if (x.level() == y.level()) {
+    require(same_scale(x.scale, y.scale), ErrorCode::invalid_argument,
+            "ciphertexts at one level with different scales");
+    return {x, y};
+  }
+  const bool x_high = x.level() > y.level();
+  const ckks::Ciphertext& high = x_high ? x : y;
+  const ckks::Ciphertext& low = x_high ? y : x;
+  ckks::Ciphertext moved;
+  if (same_scale(high.scale, low.scale)) {
+    moved = evaluator.drop_to_level(high, low.level());
+  } else {
+    // The other's scale by one exact constant product and its rescale.
+    const std::uint32_t at = low.level() + 1;
+    const double q = static_cast<double>(context.prime(at));
+    moved = evaluator.rescale(
+        evaluator.multiply_constant_at(high, 1.0, low.scale * q / high.scale, at));
+    moved.scale = low.scale;
+  }
+  return x_high ? std::pair{moved, low} : std::pair{low, moved};
+}
+
 }  // namespace safhire::lanes::detail

@@ -1,9 +1,11 @@
 // Steps shared by the lanes' refresh (refresh.cpp) and the mod-2^n baseline's (baseline.cpp):
 // one implementation each, so that the comparison of the two measures their representations and
-// not two codings of the same step. Internal to the library.
+// not two codings of the same step; and the operand alignment the lane and digit evaluators
+// share. Internal to the library.
 #pragma once
 
 #include <cstdint>
+#include <utility>
 
 #include "safhire/ckks/bootstrap.hpp"
 #include "safhire/ckks/ckks.hpp"
@@ -36,5 +38,16 @@ ckks::Ciphertext raise(const LaneContext& context, const ckks::Evaluator& evalua
 ckks::Ciphertext clean(const LaneContext& context, const ckks::Evaluator& evaluator,
                        const ckks::DoubleAngleSine& sine, const ckks::Ciphertext& part,
                        const ckks::SwitchingKey& rlk);
+
+// Scales equal to 2^-40 (what CKKS additions accept).
+bool same_scale(double a, double b);
+
+// x and y at one level and scale, ready to add: the higher one dropped to the lower's level, its
+// scale matched by one exact constant product and rescale where the scales differ.
+// Error(invalid_argument) for two ciphertexts at one level with different scales.
+std::pair<ckks::Ciphertext, ckks::Ciphertext> aligned(const ckks::CkksContext& context,
+                                                      const ckks::Evaluator& evaluator,
+                                                      const ckks::Ciphertext& x,
+                                                      const ckks::Ciphertext& y);
 
 }  // namespace safhire::lanes::detail

@@ -35,6 +35,9 @@ struct DigitSlots {
   double digit_bound = 0;  // |digit| <= digit_bound in every slot
   double noise = 0;        // the deviation of a slot's error, in digits (noise.hpp)
   std::uint64_t space = 0;
+  // The digits are A's canonical ones (digits.hpp: 0 <= a_t < beta, beta^n as a_0 = -1), as
+  // DigitEncryptor makes them; to_slots gives redundant digits (false).
+  bool canonical = false;
 };
 
 class LaneConverter {
@@ -63,6 +66,10 @@ class LaneConverter {
   // Parts at lanes_level() or above (dropped to it), of one scale; Error(invalid_argument)
   // otherwise.
   LaneCiphertext to_lanes(const DigitSlots& digits, const ckks::GaloisKeys& keys) const;
+  // Canonical digits (digits.hpp) to form B: to_lanes with the digit bound beta - 1 (1 for
+  // beta = 2, where beta^n's a_0 = -1 is the largest). Error(invalid_argument) for digits not
+  // canonical.
+  LaneCiphertext from_digits(const DigitSlots& digits, const ckks::GaloisKeys& keys) const;
 
  private:
   const LaneContext* context_;

@@ -7,6 +7,7 @@
 #include "safhire/lanes/ciphertext.hpp"
 #include "safhire/lanes/context.hpp"
 #include "safhire/lanes/convert.hpp"
+#include "safhire/lanes/digits.hpp"
 #include "safhire/lanes/encoder.hpp"
 #include "safhire/lanes/encryptor.hpp"
 #include "safhire/lanes/evaluator.hpp"
