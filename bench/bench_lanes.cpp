@@ -20,6 +20,9 @@ int main(int argc, char** argv) {
   safhire::bench::register_conversion_benchmarks(
       "", [](const safhire::ckks::CkksContext& c) { return safhire::ckks::make_cpu_rns_ops(c, 1); },
       false);
+  safhire::bench::register_digit_benchmarks("", [](const safhire::ckks::CkksContext& c) {
+    return safhire::ckks::make_cpu_rns_ops(c, 1);
+  });
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

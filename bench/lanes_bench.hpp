@@ -32,6 +32,16 @@
 //   lanes/to_slots/<n>/2   B -> A: L^-1 and the real and imaginary split
 //   lanes/to_lanes/<n>/2   A -> B: the recombination and L
 // the integers checked after the round trip.
+//
+// The operations on canonical digits (digits.hpp), on the same spaces, the CPU only (their CUDA
+// run is still to come):
+//   lanes/less_than/<n>/2     [A < B] lane by lane, from canonical digits at the lowest level
+//                             that every operation here takes
+//   lanes/equal/<n>/2         [A = B]
+//   lanes/digit/<n>/2         digit n/2 + 1 of every lane
+//   lanes/from_digits/<n>/2   canonical digits to form B (LaneConverter::from_digits)
+// every result checked against GMP (a wrong one is a benchmark error); counter digits: the N
+// digits one call acts on.
 #pragma once
 
 #include <benchmark/benchmark.h>
@@ -301,15 +311,7 @@ inline void register_conversion_benchmarks(const std::string& suffix, MakeLaneOp
                                            bool resident) {
   static SpaceCache<ConvertBenchSpace> cache;
   for (const std::uint32_t n : {64U, 128U, 256U, 512U, 1024U, 2048U, 4096U}) {
-    const auto groups =
-        static_cast<std::uint32_t>(lanes::make_lane_space("probe", 16, n, 2).l_split.size());
-    lanes::LaneSpaceOptions options;
-    options.products_per_refresh = 2 * groups;
-    std::string name = "lanes-n16-";
-    name += std::to_string(n);
-    name += "-b2-k";
-    name += std::to_string(2 * groups);
-    const lanes::LaneSpace space = lanes::make_lane_space(name, 16, n, 2, options);
+    const lanes::LaneSpace space = lanes::conversion_space(16, n, 2);
     auto get = [space, make, resident]() -> ConvertBenchSpace& {
       return cache.get(space, make, resident);
     };
@@ -446,6 +448,108 @@ inline void register_lane_benchmarks(const std::string& suffix, MakeLaneOps make
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime()
         ->Iterations(2);
+  }
+}
+
+struct DigitBenchSpace {
+  lanes::LaneContext context;
+  std::unique_ptr<ckks::RnsOps> ops;
+  lanes::LaneConverter converter;
+  lanes::DigitEvaluator evaluator;
+  core::SeededRandom random;
+  ckks::SecretKey sk;
+  ckks::SwitchingKey rlk;
+  ckks::GaloisKeys keys, digit_keys;  // the converter's at its levels, the digits' at the top
+  std::vector<mpz_class> a, b;
+  lanes::DigitSlots x, y;
+
+  DigitBenchSpace(const lanes::LaneSpace& space, const MakeLaneOps& make)
+      : context(space, true),
+        ops(make(context.ckks())),
+        converter(context, *ops),
+        evaluator(context, *ops),
+        random(core::SeededRandom::from_counter(0xd161)) {
+    ckks::KeyGenerator generator(context.ckks(), *ops, random);
+    sk = generator.secret_key();
+    rlk = generator.relinearization_key(sk);
+    converter.add_keys(generator, sk, keys);
+    evaluator.add_keys(generator, sk, digit_keys);
+    gmp_randclass gmp(gmp_randinit_default);
+    gmp.seed(8);
+    for (std::uint32_t r = 0; r < space.lanes(); ++r) {
+      a.push_back(gmp.get_z_range(context.modulus()));
+      b.push_back(r % 4 == 0 ? a.back() : mpz_class(gmp.get_z_range(context.modulus())));
+    }
+    a[0] = context.modulus() - 1;  // beta^n
+    // At the lowest level every operation here accepts (the deepest's depth): key switches
+    // cost what they would in a circuit that spends its levels.
+    const lanes::DigitEncryptor encryptor(context, *ops, random);
+    const std::uint32_t level = std::max(evaluator.less_than_depth(), evaluator.equal_depth());
+    x = encryptor.encrypt(a, sk, level);
+    y = encryptor.encrypt(b, sk, level);
+  }
+
+  // The decrypted values against `want` lane by lane.
+  bool decrypts_to(const lanes::LaneValues& v, const std::function<long(std::size_t)>& want) const {
+    const auto got = lanes::DigitDecryptor(context, *ops, sk).decrypt(v).values;
+    for (std::size_t r = 0; r < got.size(); ++r)
+      if (got[r] != want(r)) return false;
+    return true;
+  }
+};
+
+inline void register_digit_benchmarks(const std::string& suffix, MakeLaneOps make) {
+  static SpaceCache<DigitBenchSpace> cache;
+  for (const std::uint32_t n : {64U, 128U, 256U, 512U, 1024U, 2048U, 4096U}) {
+    const lanes::LaneSpace space = lanes::conversion_space(16, n, 2);
+    auto get = [space, make]() -> DigitBenchSpace& { return cache.get(space, make); };
+    std::string tail = "/";
+    tail += std::to_string(n);
+    tail += "/2";
+    tail += suffix;
+    using Op = std::function<lanes::LaneValues(DigitBenchSpace&)>;
+    using Want = std::function<long(const DigitBenchSpace&, std::size_t)>;
+    const std::uint32_t t = n / 2 + 1;
+    const std::tuple<std::string, Op, Want> ops[] = {
+        {"lanes/less_than",
+         [](DigitBenchSpace& s) { return s.evaluator.less_than(s.x, s.y, s.rlk, s.digit_keys); },
+         [](const DigitBenchSpace& s, std::size_t r) { return s.a[r] < s.b[r] ? 1L : 0L; }},
+        {"lanes/equal",
+         [](DigitBenchSpace& s) { return s.evaluator.equal(s.x, s.y, s.rlk, s.digit_keys); },
+         [](const DigitBenchSpace& s, std::size_t r) { return s.a[r] == s.b[r] ? 1L : 0L; }},
+        {"lanes/digit",
+         [t](DigitBenchSpace& s) { return s.evaluator.digit(s.x, t, s.rlk, s.digit_keys); },
+         [t](const DigitBenchSpace& s, std::size_t r) {
+           return r == 0 ? 0L : static_cast<long>(mpz_tstbit(s.a[r].get_mpz_t(), t));
+         }}};
+    for (const auto& [family, op, want] : ops) {
+      benchmark::RegisterBenchmark(
+          (family + tail).c_str(),
+          [get, op, want](benchmark::State& state) {
+            DigitBenchSpace& s = get();
+            lanes::LaneValues out;
+            for (auto _ : state)
+              out = op(s);
+            if (!s.decrypts_to(out, [&](std::size_t r) { return want(s, r); }))
+              state.SkipWithError("a wrong result against GMP");
+            state.counters["digits"] = s.context.space().degree();
+          })
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+    }
+    benchmark::RegisterBenchmark(
+        ("lanes/from_digits" + tail).c_str(),
+        [get](benchmark::State& state) {
+          DigitBenchSpace& s = get();
+          lanes::LaneCiphertext out;
+          for (auto _ : state)
+            out = s.converter.from_digits(s.x, s.keys);
+          if (lanes::LaneDecryptor(s.context, *s.ops, s.sk).decrypt(out).integers != s.a)
+            state.SkipWithError("a wrong integer against GMP");
+          state.counters["digits"] = s.context.space().degree();
+        })
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
   }
 }
 

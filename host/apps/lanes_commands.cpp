@@ -641,6 +641,7 @@ int run_lanes(int argc, char** argv) {
   if (sub == "field") return run_lanes_field(argc, argv);
   if (sub == "compare") return run_lanes_compare(argc, argv);
   if (sub == "convert") return run_lanes_convert(argc, argv);
+  if (sub == "digits") return run_lanes_digits(argc, argv);
   throw Error(
       ErrorCode::invalid_argument,
       "usage: safhire lanes demo [--space NAME | --n N [--beta B]] [--products K] "
@@ -654,6 +655,8 @@ int run_lanes(int argc, char** argv) {
       "       safhire lanes compare [--n 8,16,...,1024] [--log-n L (16)] [--repeats R (3)] "
       "[--threads T (1)] [--low-memory] [--seed S] [--json] [--insecure]\n"
       "       safhire lanes convert [--n N (1024)] [--beta B (2)] [--log-n L (16)] [--runs R (16)] "
+      "[--threads T (1)] [--seed S] [--json] [--insecure]\n"
+      "       safhire lanes digits [--n N (1024)] [--beta B (2)] [--log-n L (16)] [--runs R (4)] "
       "[--threads T (1)] [--seed S] [--json] [--insecure]");
 }
 

@@ -40,20 +40,7 @@ int run_lanes_convert(int argc, char** argv) {
   require(runs >= 1 && runs <= 10000, ErrorCode::invalid_argument, "--runs must be in [1, 10^4]");
   require(threads >= 1 && threads <= 1024, ErrorCode::invalid_argument,
           "--threads must be in [1, 1024]");
-  // The space with L's levels twice at rest, as the conversion benchmarks' (lanes_bench.hpp).
-  const auto groups =
-      static_cast<std::uint32_t>(make_lane_space("probe", log_n, n, beta).l_split.size());
-  LaneSpaceOptions options;
-  options.products_per_refresh = 2 * groups;
-  std::string name = "lanes-n";
-  name += std::to_string(log_n);
-  name += "-";
-  name += std::to_string(n);
-  name += "-b";
-  name += std::to_string(beta);
-  name += "-k";
-  name += std::to_string(2 * groups);
-  const LaneContext context(make_lane_space(name, log_n, n, beta, options), insecure);
+  const LaneContext context(conversion_space(log_n, n, beta), insecure);
   const LaneSpace& space = context.space();
   const auto ops = make_ckks_ops(context.ckks(), "cpu", threads);
   core::OsRandom random;

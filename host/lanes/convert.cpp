@@ -10,6 +10,22 @@
 
 namespace safhire::lanes {
 
+LaneSpace conversion_space(std::uint32_t log_n, std::uint32_t n, std::uint64_t beta) {
+  const auto groups =
+      static_cast<std::uint32_t>(make_lane_space("probe", log_n, n, beta).l_split.size());
+  LaneSpaceOptions options;
+  options.products_per_refresh = 2 * groups;
+  std::string name = "lanes-n";
+  name += std::to_string(log_n);
+  name += "-";
+  name += std::to_string(n);
+  name += "-b";
+  name += std::to_string(beta);
+  name += "-k";
+  name += std::to_string(2 * groups);
+  return make_lane_space(name, log_n, n, beta, options);
+}
+
 LaneConverter::LaneConverter(const LaneContext& context, const ckks::RnsOps& ops,
                              std::uint32_t level, std::uint32_t function_levels)
     : context_(&context),

@@ -335,9 +335,10 @@ DigitEvaluator::Part DigitEvaluator::isolate(const Part& x, std::uint32_t positi
   // The mask at the scale that lands the product on the next level's digit scale.
   const double mask_scale = digit_scale(*context_, level - 1) *
                             static_cast<double>(context_->ckks().prime(level)) / x.ct.scale;
+  ckks::Plaintext plain = encoder_.encode(mask, mask_scale, level);
+  ckks::make_resident(evaluator_.ops(), plain);  // where the ciphertext lives (a device's)
   Part out;
-  out.ct =
-      evaluator_.rescale(evaluator_.multiply_plain(x.ct, encoder_.encode(mask, mask_scale, level)));
+  out.ct = evaluator_.rescale(evaluator_.multiply_plain(x.ct, plain));
   out.ct.scale = digit_scale(*context_, level - 1);  // to rounding
   out.noise = x.noise + noise_.operation(out.ct.scale, out.ct.level());
   out.factor = x.factor;
@@ -373,24 +374,26 @@ std::pair<DigitEvaluator::Part, DigitEvaluator::Part> DigitEvaluator::compare(
     const ckks::GaloisKeys& keys) const {
   const Part d[2] = {sub({a.low, a.noise}, {b.low, b.noise}),
                      sub({a.high, a.noise}, {b.high, b.noise})};
-  Part lt[2], eq[2] = {apply(eq_, d[0], rlk), apply(eq_, d[1], rlk)};
-  if (with_lt) {
-    lt[0] = apply(lt_, d[0], rlk);
-    lt[1] = apply(lt_, d[1], rlk);
+  if (!with_lt) {
+    // Equality is a product over every digit in any order: the parts first, one tree after.
+    Part eq = multiply(apply(eq_, d[1], rlk), apply(eq_, d[0], rlk), rlk);
+    for (std::uint32_t j = 0; j < stages_; ++j)
+      eq = multiply(rotate(eq, 1 << (stages_ - 1 - j), keys), eq, rlk);
+    return {Part{}, eq};
   }
+  Part lt[2] = {apply(lt_, d[0], rlk), apply(lt_, d[1], rlk)};
+  Part eq[2] = {apply(eq_, d[0], rlk), apply(eq_, d[1], rlk)};
   // The tree: at step j, the range starting 2^(stages - 1 - j) slots later is the upper one.
   for (std::uint32_t j = 0; j < stages_; ++j) {
     const int step = 1 << (stages_ - 1 - j);
     for (int part = 0; part < 2; ++part) {
       const Part eq_upper = rotate(eq[part], step, keys);
-      if (with_lt) lt[part] = add(rotate(lt[part], step, keys), multiply(eq_upper, lt[part], rlk));
-      eq[part] = multiply(eq_upper, eq[part], rlk);
+      lt[part] = add(rotate(lt[part], step, keys), multiply(eq_upper, lt[part], rlk));
+      if (j + 1 < stages_ || part == 1) eq[part] = multiply(eq_upper, eq[part], rlk);
     }
   }
   // The high part's digits over the low part's.
-  Part lt_all;
-  if (with_lt) lt_all = add(lt[1], multiply(eq[1], lt[0], rlk));
-  return {lt_all, multiply(eq[1], eq[0], rlk)};
+  return {add(lt[1], multiply(eq[1], lt[0], rlk)), Part{}};
 }
 
 LaneValues DigitEvaluator::values(Part x) const {

@@ -6,7 +6,7 @@
 # every two products. A secure space refuses --space of a test space without --insecure.
 # `safhire lanes field` the same way on a field space; the integer commands refuse field spaces,
 # and the field command a composite p. `safhire lanes compare` on two n, lanes and baseline;
-# `safhire lanes convert`, every digit checked.
+# `safhire lanes convert`, every digit checked; `safhire lanes digits`, every result checked.
 # Usage: cmake -DSAFHIRE=<path> -P lanes_cli.cmake
 function(run_json out_var)
   execute_process(COMMAND ${SAFHIRE} ${ARGN} OUTPUT_VARIABLE out ERROR_VARIABLE err
@@ -135,4 +135,15 @@ string(JSON wrong_integers GET "${convert}" wrong_integers)
 if(NOT digits EQUAL 12288 OR NOT wrong EQUAL 0 OR NOT integers EQUAL 48
    OR NOT wrong_integers EQUAL 0)
   message(FATAL_ERROR "the conversions' fields disagree with the request: ${convert}")
+endif()
+
+# safhire lanes digits: the operations on canonical digits twice on N = 2^12, n = 256 (16 lanes):
+# less than, equal, a digit, a bit and from_digits, every lane's result checked against GMP by
+# the command, 5 x 16 per run.
+run_json(digits lanes digits --log-n 12 --n 256 --runs 2 --insecure --json)
+string(JSON checked GET "${digits}" results_checked)
+string(JSON wrong GET "${digits}" wrong)
+string(JSON lt_ms GET "${digits}" less_than_ms_median)
+if(NOT checked EQUAL 160 OR NOT wrong EQUAL 0 OR NOT lt_ms GREATER 0)
+  message(FATAL_ERROR "the digit operations' fields disagree with the request: ${digits}")
 endif()

@@ -25,6 +25,11 @@ TEST(CudaLanes, ConversionsAndFieldsMatchTheCpuWordForWord) {
   safhire::lanes::testing::conversions_and_fields_match(make_cuda);
 }
 
+TEST(CudaLanes, DigitOperationsMatchTheCpuWordForWord) {
+  SAFHIRE_REQUIRE_DEVICE_OR_SKIP();
+  safhire::lanes::testing::digit_operations_match(make_cuda);
+}
+
 TEST(CudaLanes, N16SpaceMatchesTheCpuWordForWord) {
   SAFHIRE_REQUIRE_DEVICE_OR_SKIP();
   safhire::lanes::testing::lanes_match(make_cuda, {}, "lanes-n16-4096-b2");

@@ -1,6 +1,7 @@
 // The lanes on a device backend against the CPU's, word for word: lane arithmetic and the refresh
 // in its three modes, from the same keys and ciphertexts, the device's operands resident; the
-// digit conversions (B -> A -> B) and a field product with its refresh. Run by
+// digit conversions (B -> A -> B), the operations on canonical digits (less than, equal, digit
+// 0, beta^n's bit) and a field product with its refresh. Run by
 // the emulated device in CI (test_lanes_device_emulation.cpp) and by the real one where there is a
 // GPU (tests/cuda/test_cuda_lanes.cpp). The lanes are written over the RNS primitives only, so
 // these cases cover what a CUDA backend must give: the same words.
@@ -11,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "safhire/core/random.hpp"
@@ -177,6 +179,73 @@ inline void conversions_and_fields_match(const MakeOps& make) {
     for (auto& c : w)
       c %= field.prime();
     ASSERT_EQ(elements[e], w) << "element " << e;
+  }
+}
+
+// The operations on canonical digits (digits.hpp) on lanes-n12-256-b2, on the device against the
+// CPU, word for word, and exact against GMP.
+inline void digit_operations_match(const MakeOps& make) {
+  const LaneContext context(named_lane_space("lanes-n12-256-b2"), true);
+  const auto cpu_ops = ckks::make_cpu_rns_ops(context.ckks(), 2);
+  const auto gpu_ops = make(context.ckks());
+  const DigitEvaluator cpu(context, *cpu_ops), gpu(context, *gpu_ops);
+  auto random = core::SeededRandom::from_counter(0xd1);
+  ckks::KeyGenerator generator(context.ckks(), *cpu_ops, random);
+  const auto sk = generator.secret_key();
+  const auto rlk = generator.relinearization_key(sk);
+  ckks::GaloisKeys keys;
+  cpu.add_keys(generator, sk, keys);
+  ckks::GaloisKeys resident_keys = keys;
+  ckks::make_resident(*gpu_ops, resident_keys);
+  ckks::SwitchingKey resident_rlk = rlk;
+  ckks::make_resident(*gpu_ops, resident_rlk);
+  gmp_randclass gmp(gmp_randinit_default);
+  gmp.seed(13);
+  std::vector<mpz_class> a(context.space().lanes()), b(a.size());
+  for (std::size_t r = 0; r < a.size(); ++r) {
+    a[r] = gmp.get_z_range(context.modulus());
+    b[r] = r % 3 == 0 ? a[r] : mpz_class(gmp.get_z_range(context.modulus()));
+  }
+  a[1] = context.modulus() - 1;  // beta^n
+  const DigitEncryptor encryptor(context, *cpu_ops, random);
+  const DigitSlots x = encryptor.encrypt(a, sk), y = encryptor.encrypt(b, sk);
+  DigitSlots rx = x, ry = y;
+  for (auto* part : {&rx.low, &rx.high, &ry.low, &ry.high})
+    ckks::make_resident(*gpu_ops, *part);
+  const DigitDecryptor decryptor(context, *cpu_ops, sk);
+  const std::uint64_t top_bit = context.space().lane_degree;
+  using Op = std::function<LaneValues(const DigitEvaluator&, const DigitSlots&, const DigitSlots&,
+                                      const ckks::SwitchingKey&, const ckks::GaloisKeys&)>;
+  using Want = std::function<long(std::size_t)>;
+  const std::tuple<const char*, Op, Want> ops[] = {
+      {"less_than",
+       [](const DigitEvaluator& e, const DigitSlots& u, const DigitSlots& v,
+          const ckks::SwitchingKey& k,
+          const ckks::GaloisKeys& g) { return e.less_than(u, v, k, g); },
+       [&](std::size_t r) { return a[r] < b[r] ? 1L : 0L; }},
+      {"equal",
+       [](const DigitEvaluator& e, const DigitSlots& u, const DigitSlots& v,
+          const ckks::SwitchingKey& k, const ckks::GaloisKeys& g) { return e.equal(u, v, k, g); },
+       [&](std::size_t r) { return a[r] == b[r] ? 1L : 0L; }},
+      {"digit 0",
+       [](const DigitEvaluator& e, const DigitSlots& u, const DigitSlots&,
+          const ckks::SwitchingKey& k, const ckks::GaloisKeys& g) { return e.digit(u, 0, k, g); },
+       [&](std::size_t r) {
+         return r == 1 ? 0L : static_cast<long>(mpz_tstbit(a[r].get_mpz_t(), 0));
+       }},
+      {"bit n",
+       [top_bit](const DigitEvaluator& e, const DigitSlots& u, const DigitSlots&,
+                 const ckks::SwitchingKey& k,
+                 const ckks::GaloisKeys& g) { return e.bit(u, top_bit, k, g); },
+       [&](std::size_t r) { return r == 1 ? 1L : 0L; }}};
+  for (const auto& [name, op, want] : ops) {
+    const LaneValues expected = op(cpu, x, y, rlk, keys);
+    LaneValues got = op(gpu, rx, ry, resident_rlk, resident_keys);
+    ckks::to_host(*gpu_ops, got.ct);
+    ASSERT_EQ(expected.ct.c, got.ct.c) << name;
+    const auto values = decryptor.decrypt(got).values;
+    for (std::size_t r = 0; r < values.size(); ++r)
+      ASSERT_EQ(values[r], want(r)) << name << ", lane " << r;
   }
 }
 

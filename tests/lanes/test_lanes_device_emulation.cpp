@@ -58,4 +58,8 @@ TEST_F(LanesDeviceEmulation, ConversionsAndFieldsMatchTheCpuWordForWord) {
   cases::conversions_and_fields_match(make_emulated);
 }
 
+TEST_F(LanesDeviceEmulation, DigitOperationsMatchTheCpuWordForWord) {
+  cases::digit_operations_match(make_emulated);
+}
+
 }  // namespace

@@ -29,6 +29,11 @@
 
 namespace safhire::lanes {
 
+// The space of N = 2^log_n, lane degree n and base beta with room for both directions at rest
+// (products_per_refresh = 2 groups of L), named lanes-n<log_n>-<n>-b<beta>-k<2 groups>: what
+// `safhire lanes convert|digits` and the conversion benchmarks run on. Errors as make_lane_space.
+LaneSpace conversion_space(std::uint32_t log_n, std::uint32_t n, std::uint64_t beta);
+
 // Form A: two real ciphertexts of N/2 slots (see the top).
 struct DigitSlots {
   ckks::Ciphertext low, high;

@@ -115,7 +115,10 @@ class DigitEvaluator {
   // rounding).
   DigitEvaluator(const LaneContext& context, const ckks::RnsOps& ops);
 
-  // The rotation steps (powers of two below n/2) every operation uses.
+  // The rotation steps (powers of two below n/2) every operation uses, and their keys at the top
+  // level, added to `keys` (a step `keys` already holds is kept as it is: one made at a lower
+  // level, as a converter's, would not serve digits at the top; give the digits keys of their
+  // own then).
   std::vector<int> rotations() const;
   void add_keys(ckks::KeyGenerator& generator, const ckks::SecretKey& sk,
                 ckks::GaloisKeys& keys) const;
