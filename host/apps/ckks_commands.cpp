@@ -82,11 +82,9 @@ int run_bootstrap(int argc, char** argv) {
   const bool slim = opt.flag("slim");
   // --max-babies B: at most B baby rotations per DFT group (fewer keys, more key switches).
   const unsigned max_babies_option = opt.number("max-babies", 0);
-  // --log-ratio B: the input scale q_0 / 2^B. By default 16 - ceil(log2(N/2) / 2), 8 at
-  // N = 2^16 and 10 at 2^12: EvalMod's noise, which N sets, then bounds the precision, while the
-  // sine's error on random slots stays below it (the best measured at full slots on both rings
-  // and at 2^10 slots on 2^16, where the former rule's 11, from the slot count, lost 2.8 bits);
-  // slim's EvalMod sees the slots themselves, so 15 there (measured best on the test ring).
+  // --log-ratio B: the input scale q_0 / 2^B (0: the library's rule, BootstrapParams::input_ratio:
+  // 8 at N = 2^16 and 10 at 2^12, 15 slim; the best measured at full slots on both rings and at
+  // 2^10 slots on 2^16, where an earlier rule's 11, from the slot count, lost 2.8 bits).
   const unsigned log_ratio_option = opt.number("log-ratio", 0);
   // --seeded-keys: switching keys store a seed for their uniform halves (half the memory).
   const bool seeded_option = opt.flag("seeded-keys");
@@ -129,13 +127,13 @@ int run_bootstrap(int argc, char** argv) {
   boot_params.lazy_matrices = lazy;
   boot_params.pack_parts = !unpacked;
   const std::size_t n = slot_option == 0 ? context.degree() / 2 : slot_option;
-  const unsigned log_ratio =
-      log_ratio_option != 0 ? log_ratio_option : (slim ? 15U : 16U - context.params().log_n / 2);
-  // The arcsine's interval: coefficients up to the input scale, q_0 / 2^log_ratio.
+  if (log_ratio_option != 0) boot_params.input_ratio = std::exp2(double(log_ratio_option));
+  // The arcsine's interval: coefficients up to the input scale (message_ratio 0).
   boot_params.arcsine_degree = arcsine;
-  boot_params.message_ratio = std::exp2(double(log_ratio));
   Bootstrapper boot = timed("plan (CoeffToSlot and SlotToCoeff matrices)",
                             [&] { return Bootstrapper(encoder, ev, boot_params); });
+  const auto log_ratio = static_cast<unsigned>(
+      std::lround(std::log2(static_cast<double>(context.prime(0)) / boot.input_scale())));
   core::OsRandom random;
   KeyGenerator gen(context, *ops, random);
   gen.set_seeded(seeded);
@@ -148,9 +146,9 @@ int run_bootstrap(int argc, char** argv) {
   for (auto& v : z)
     v = {u(mt), u(mt)};
   Encryptor enc(context, *ops, random);
-  // The input's scale: q_0 / 2^log_ratio (the output comes out at scale
+  // The input's scale, the bootstrapper's: q_0 / 2^log_ratio (the output comes out at scale
   // 2 pi Delta eval_scale / q_0, relabelled).
-  const double delta = static_cast<double>(context.prime(0)) * std::exp2(-double(log_ratio));
+  const double delta = boot.input_scale();
   // At level 0, or at the lowest level the slim order takes (its SlotToCoeff's groups).
   Ciphertext x =
       enc.encrypt(encoder.encode(z, delta, boot.input_level(), static_cast<std::uint32_t>(n)), sk);

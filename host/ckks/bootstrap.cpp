@@ -58,6 +58,13 @@ Bootstrapper::Bootstrapper(const Encoder& encoder, const Evaluator& evaluator,
           "bootstrapping: the slot count must be a power of two in [2, N/2], got " +
               std::to_string(slots));
   slots_ = slots;
+  const double ratio = params_.input_ratio != 0 ? params_.input_ratio
+                       : params_.slim           ? std::exp2(15.0)
+                                                : std::exp2(16.0 - context.params().log_n / 2);
+  require(ratio >= 2, ErrorCode::invalid_argument,
+          "bootstrapping: input_ratio must be at least 2 (q_0 over the input's scale)");
+  input_scale_ = static_cast<double>(context.prime(0)) / ratio;
+  if (params_.message_ratio == 0) params_.message_ratio = ratio;
   const auto stages = static_cast<std::uint32_t>(std::countr_zero(slots));
   const std::uint32_t gap = context.degree() / 2 / slots;
   for (std::uint32_t step = 1; step < gap; step *= 2)
@@ -333,10 +340,32 @@ Ciphertext Bootstrapper::bootstrap(const Ciphertext& x, const BootstrapKeys& key
   // Named ranges (NVTX on CUDA), so that a profiler's timeline reads like the breakdown.
   const RnsOps& ops = ev_->ops();
   const StepRange whole(ops, "ckks bootstrap");
-  Ciphertext low = x;
+  require(x.slots == slots_, ErrorCode::invalid_argument,
+          "bootstrapping built for " + std::to_string(slots_) + " slots, given a ciphertext of " +
+              std::to_string(x.slots));
+  require(x.level() >= input_level(), ErrorCode::invalid_argument,
+          "bootstrapping needs its input at level " + std::to_string(input_level()) +
+              " or above, got " + std::to_string(x.level()));
+  // At input_level() the scale is the caller's: at most twice input_scale(), or the sine would
+  // see messages too close to q_0 and lose them.
+  require(
+      x.level() > input_level() || x.scale <= 2 * input_scale_, ErrorCode::invalid_argument,
+      "bootstrapping at level " + std::to_string(input_level()) + " takes a scale of at most " +
+          "q_0 / " +
+          std::to_string(std::lround(static_cast<double>(ev_->context().prime(0)) / input_scale_)) +
+          " there; bootstrap from a level above, where the scale is brought down first");
+  // From above input_level(): there, at input_scale(), by one exact constant product.
+  Ciphertext in = x;
+  if (x.level() > input_level()) {
+    const std::uint32_t at = input_level() + 1;
+    const double q = static_cast<double>(ev_->context().prime(at));
+    in = ev_->rescale(ev_->multiply_constant_at(x, 1.0, input_scale_ * q / x.scale, at));
+    in.scale = input_scale_;  // to rounding
+  }
+  Ciphertext low = in;
   if (params_.slim) {
     const StepRange step(ops, "ckks SlotToCoeff");
-    low = slot_to_coeff_first(x, keys);
+    low = slot_to_coeff_first(in, keys);
   }
   Ciphertext raised;
   {
@@ -353,9 +382,9 @@ Ciphertext Bootstrapper::bootstrap(const Ciphertext& x, const BootstrapKeys& key
     for (Ciphertext& part : parts)
       part = eval_mod(part, keys);
   }
-  if (params_.slim) return recombine(parts, x.scale);
+  if (params_.slim) return recombine(parts, in.scale);
   const StepRange step(ops, "ckks SlotToCoeff");
-  return slot_to_coeff(parts, x.scale, keys);
+  return slot_to_coeff(parts, in.scale, keys);
 }
 
 }  // namespace safhire::ckks

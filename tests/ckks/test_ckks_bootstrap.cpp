@@ -189,6 +189,36 @@ TEST(CkksBootstrap, FullSlotsComeBackWithLevelsToSpare) {
   EXPECT_LE(worst, std::exp2(-19));
 }
 
+// The bootstrap owns its input contract: from any level above its input level and any scale (a
+// fresh ciphertext at level 5 and scale 2^40, and a product whose scale the rescale left), it
+// brings the input to input_scale() itself, with the precision of an input prepared by hand.
+TEST(CkksBootstrap, AnyLevelAndScaleIsBroughtToTheInput) {
+  auto& f = boot_fixture();
+  const std::uint32_t n = f.context.degree() / 2;
+  EXPECT_DOUBLE_EQ(f.boot.input_scale(),
+                   static_cast<double>(f.context.prime(0)) /
+                       std::exp2(16.0 - static_cast<double>(f.context.params().log_n / 2)));
+  auto rng = safhire::core::SeededRandom::from_counter(56);
+  Encryptor enc(f.context, *f.ops, rng);
+  const auto z = random_values(n, 1.0, 57);
+  const auto fresh = enc.encrypt(f.encoder.encode(z, std::exp2(40), 5), f.sk);
+  const std::vector<std::complex<double>> ones(n, 1.0);
+  const auto ct1 = enc.encrypt(f.encoder.encode(ones, std::exp2(45), 3), f.sk);
+  const auto product = f.evaluator.relinearize_rescale(
+      f.evaluator.multiply(enc.encrypt(f.encoder.encode(z, std::exp2(45), 3), f.sk), ct1),
+      f.keys.relinearization);
+  // At level 0 a scale near q_0 is refused: the caller bootstraps a level earlier.
+  const auto near_q0 = enc.encrypt(f.encoder.encode(z, std::exp2(58), 0), f.sk);
+  EXPECT_EQ(code_of([&] { (void)f.boot.bootstrap(near_q0, f.keys); }), ErrorCode::invalid_argument);
+  for (const Ciphertext* ct : {&fresh, &product}) {
+    const Ciphertext out = f.boot.bootstrap(*ct, f.keys);
+    EXPECT_EQ(out.level(), f.boot.output_level());
+    const auto got = f.encoder.decode(decrypt(f.context, *f.ops, out, f.sk));
+    EXPECT_LE(mean_error(got, z), std::exp2(-21)) << "from level " << ct->level();
+    EXPECT_LE(max_error(got, z), std::exp2(-19)) << "from level " << ct->level();
+  }
+}
+
 // Sparse slots: the sum over the rotations by multiples of n keeps the raised plaintext's part in
 // the subring, and n-slot transforms do the rest, with fewer levels for fewer stages.
 TEST(CkksBootstrap, SparseSlotsComeBackWithMoreLevelsToSpare) {

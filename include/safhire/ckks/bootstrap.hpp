@@ -3,7 +3,8 @@
 // transforms, exact scales, a cosine with double angles; and the sparse-secret encapsulation of
 // Bossuat et al. 2022).
 //
-// Input: a ciphertext at level 0, modulus q_0, whose slots hold z = sigma(m) / Delta. After
+// Input: a ciphertext at level 0, modulus q_0, whose slots hold z = sigma(m) / Delta (bootstrap()
+// brings one from any higher level there itself, Delta = input_scale()). After
 // ModRaise it encrypts t = m + q_0 I modulo Q_top. Its scale is relabelled to the evaluation
 // scale Delta_e (a level prime's size, so that the scales stay put through EvalMod), and
 // CoeffToSlot, with the factor Delta_e / (2 K q_0) folded into its matrices, leaves in its slots
@@ -49,7 +50,12 @@ struct BootstrapParams {
   // |m| / q_0 <= 1 / message_ratio, which turns sin(2 pi m / q_0) / (2 pi) back into m / q_0 and
   // so allows messages much closer to q_0 (more precision) at the cost of its depth.
   std::uint32_t arcsine_degree = 0;
-  double message_ratio = 1024;  // q_0 / max |m|, for the arcsine's interval
+  double message_ratio = 0;  // q_0 / max |m|, for the arcsine's interval (0: input_ratio's)
+  // q_0 / the scale bootstrap() brings an input above input_level() to (0: the measured best,
+  // 2^(16 - floor(log2(N) / 2)) in the classic order, 8 at N = 2^16 and 10 at 2^12, where
+  // EvalMod's noise bounds the precision while the sine's error on slots of magnitude up to 1
+  // stays below it; 2^15 in the slim order, whose EvalMod sees the slots themselves).
+  double input_ratio = 0;
   // The sparse-secret encapsulation: 0 (off) or the weight h' of the ephemeral secret.
   std::uint32_t ephemeral_weight = 0;
   // "Slim" order (Chen, Chillotti and Song 2019): SlotToCoeff first, on the input's own lowest
@@ -124,6 +130,8 @@ class Bootstrapper {
   std::uint32_t depth() const;
   // The lowest level an input may have: 0, or SlotToCoeff's groups when slim.
   std::uint32_t input_level() const;
+  // The scale bootstrap() brings an input from above input_level() to: q_0 / input_ratio.
+  double input_scale() const { return input_scale_; }
   // The output's level (the top minus depth()).
   std::uint32_t output_level() const;
   // The scale EvalMod works at (its first prime); an input at scale Delta comes out at about
@@ -163,8 +171,14 @@ class Bootstrapper {
   Ciphertext slot_to_coeff_first(const Ciphertext& x, const BootstrapKeys& keys) const;
   Ciphertext recombine(const std::vector<Ciphertext>& parts, double input_scale) const;
 
-  // All of it: x with slots() slots at level 0 (at input_level() or above when slim), to
-  // output_level().
+  // All of it, owning its input contract: x with slots() slots at any level from input_level()
+  // up and any scale, its slots of magnitude up to about 1. Above input_level(), x is brought to
+  // input_level() at input_scale() by one exact constant product and its rescale (the caller
+  // computes no scale); at input_level() its own scale is taken as it is (what the steps above
+  // do), up to twice input_scale(). Returns a ciphertext at output_level() whose slots decode to
+  // x's values (its scale the label that makes them so). Error(invalid_argument) for another slot
+  // count, a level below input_level(), a larger scale at input_level() (bootstrap a level
+  // earlier), or keys that do not match the encapsulation.
   Ciphertext bootstrap(const Ciphertext& x, const BootstrapKeys& keys) const;
 
  private:
@@ -175,6 +189,7 @@ class Bootstrapper {
   std::uint32_t top_, slots_;
   bool packed_ = false;
   double eval_scale_;
+  double input_scale_ = 0;
   std::vector<int> subsum_;  // the sparse sum's rotations, n 2^i for 2^i < gap
   DoubleAngleSine sine_;
   ChebyshevSeries arcsine_;
