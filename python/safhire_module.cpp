@@ -1,6 +1,7 @@
 // The `safhire` Python module (pybind11): CKKS (a context with its CPU backend, keys, encoding
-// from and to NumPy arrays, encryption, decryption, the evaluator) and the lanes (exact integers
-// modulo beta^n + 1 with Python ints in and out, their products and refresh). Every object keeps
+// from and to NumPy arrays, encryption, decryption, the evaluator, the bootstrapper) and the lanes
+// (exact integers modulo beta^n + 1 with Python ints in and out, their products and refresh, and
+// comparisons, digits and bits of canonical digits). Every object keeps
 // the context it was made from alive; errors are Python exceptions (safhire.Error, a
 // RuntimeError, with the library's message). tests/python/ and examples/python/ use it.
 #include <pybind11/complex.h>
@@ -11,9 +12,11 @@
 #include <cmath>
 #include <complex>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "safhire/ckks/bootstrap.hpp"
 #include "safhire/ckks/ckks.hpp"
 #include "safhire/ckks/encoder.hpp"
 #include "safhire/ckks/rns_ops.hpp"
@@ -53,6 +56,19 @@ struct Encryptor {
       : ctx(std::move(c)), encryptor(ctx->context, *ctx->ops, random) {}
 };
 
+// Bootstrapping with the set's default parameters, its encoder and evaluator kept with it.
+struct Bootstrap {
+  std::shared_ptr<Context> ctx;
+  ckks::Encoder encoder;
+  ckks::Evaluator evaluator;
+  ckks::Bootstrapper bootstrapper;
+  explicit Bootstrap(std::shared_ptr<Context> c)
+      : ctx(std::move(c)),
+        encoder(ctx->context, *ctx->ops),
+        evaluator(ctx->context, *ctx->ops),
+        bootstrapper(encoder, evaluator, ckks::default_bootstrap_params(ctx->context.params())) {}
+};
+
 std::vector<std::complex<double>> to_values(const py::array_t<std::complex<double>>& a) {
   const auto r = a.unchecked<1>();
   std::vector<std::complex<double>> v(static_cast<std::size_t>(r.shape(0)));
@@ -74,6 +90,20 @@ struct LaneSession {
   lanes::LaneEncryptor encryptor;
   lanes::LaneDecryptor decryptor;
   lanes::LaneEvaluator evaluator;
+  // The digit operations' pieces, made on first use (their keys take a while).
+  std::optional<lanes::DigitEvaluator> digits;
+  std::optional<lanes::DigitEncryptor> digit_encryptor;
+  std::optional<lanes::DigitDecryptor> digit_decryptor;
+  ckks::GaloisKeys digit_keys;
+  const lanes::DigitEvaluator& digit_evaluator() {
+    if (!digits) {
+      digits.emplace(context, *ops);
+      digits->add_keys(generator, sk, digit_keys);
+      digit_encryptor.emplace(context, *ops, random);
+      digit_decryptor.emplace(context, *ops, sk);
+    }
+    return *digits;
+  }
   LaneSession(const std::string& space, bool insecure, unsigned threads)
       : context(lanes::named_lane_space(space), insecure),
         ops(ckks::make_cpu_rns_ops(context.ckks(), threads)),
@@ -93,6 +123,13 @@ std::vector<mpz_class> to_mpz(const std::vector<py::int_>& values) {
   out.reserve(values.size());
   for (const auto& v : values)
     out.emplace_back(py::str(py::handle(v)).cast<std::string>());
+  return out;
+}
+
+std::vector<py::int_> to_ints(const std::vector<mpz_class>& values) {
+  std::vector<py::int_> out;
+  for (const auto& v : values)
+    out.emplace_back(py::str(v.get_str()));
   return out;
 }
 #endif
@@ -200,6 +237,32 @@ PYBIND11_MODULE(safhire, m) {
           "x y relinearized and rescaled: one level.")
       .def("rotate", &ckks::Evaluator::rotate);
 
+  py::class_<ckks::BootstrapKeys>(m, "BootstrapKeys")
+      .def_readonly("relinearization", &ckks::BootstrapKeys::relinearization);
+  py::class_<Bootstrap>(m, "Bootstrapper",
+                        "Bootstrapping with the set's default parameters (a set made for it: "
+                        "n16-boot-h192, or the test ring n12-boot-test).")
+      .def(py::init<std::shared_ptr<Context>>())
+      .def_property_readonly("input_level",
+                             [](const Bootstrap& b) { return b.bootstrapper.input_level(); })
+      .def_property_readonly("output_level",
+                             [](const Bootstrap& b) { return b.bootstrapper.output_level(); })
+      .def_property_readonly("input_scale",
+                             [](const Bootstrap& b) { return b.bootstrapper.input_scale(); })
+      .def(
+          "keys",
+          [](const Bootstrap& b, KeyGen& g, const ckks::SecretKey& sk) {
+            return b.bootstrapper.keys(g.generator, sk);
+          },
+          "The relinearization, rotation and encapsulation keys a bootstrap needs.")
+      .def(
+          "bootstrap",
+          [](const Bootstrap& b, const ckks::Ciphertext& x, const ckks::BootstrapKeys& keys) {
+            return b.bootstrapper.bootstrap(x, keys);
+          },
+          "x (any level above input_level, any scale; at input_level a scale up to twice "
+          "input_scale) back at output_level with the same values.");
+
 #ifdef SAFHIRE_PYTHON_LANES
   py::class_<LaneSession>(m, "Lanes",
                           "Exact integers modulo beta^n + 1 in CKKS lanes: a named lane space "
@@ -218,10 +281,7 @@ PYBIND11_MODULE(safhire, m) {
            })
       .def("decrypt",
            [](const LaneSession& s, const lanes::LaneCiphertext& x) {
-             std::vector<py::int_> out;
-             for (const auto& v : s.decryptor.decrypt(x).integers)
-               out.emplace_back(py::str(v.get_str()));
-             return out;
+             return to_ints(s.decryptor.decrypt(x).integers);
            })
       .def("add", [](const LaneSession& s, const lanes::LaneCiphertext& x,
                      const lanes::LaneCiphertext& y) { return s.evaluator.add(x, y); })
@@ -231,11 +291,56 @@ PYBIND11_MODULE(safhire, m) {
             return s.evaluator.multiply(x, y, s.keys.relinearization);
           },
           "Lane by lane modulo p, refreshing an operand first where the product needs it.")
-      .def("refresh", [](const LaneSession& s, const lanes::LaneCiphertext& x) {
-        return s.refresher.refresh(x, s.keys);
+      .def("refresh", [](const LaneSession& s,
+                         const lanes::LaneCiphertext& x) { return s.refresher.refresh(x, s.keys); })
+      .def(
+          "encrypt_digits",
+          [](LaneSession& s, const std::vector<py::int_>& values) {
+            s.digit_evaluator();
+            return s.digit_encryptor->encrypt(to_mpz(values), s.sk);
+          },
+          "The integers' canonical digits in form A (at the chain's top), for the digit "
+          "operations.")
+      .def(
+          "less_than",
+          [](LaneSession& s, const lanes::DigitSlots& x, const lanes::DigitSlots& y) {
+            return s.digit_evaluator().less_than(x, y, s.keys.relinearization, s.digit_keys);
+          },
+          "[a < b] lane by lane, encrypted.")
+      .def(
+          "equal",
+          [](LaneSession& s, const lanes::DigitSlots& x, const lanes::DigitSlots& y) {
+            return s.digit_evaluator().equal(x, y, s.keys.relinearization, s.digit_keys);
+          },
+          "[a == b] lane by lane, encrypted.")
+      .def(
+          "digit",
+          [](LaneSession& s, const lanes::DigitSlots& x, std::uint32_t t) {
+            return s.digit_evaluator().digit(x, t, s.keys.relinearization, s.digit_keys);
+          },
+          "Digit t of each integer, encrypted.")
+      .def(
+          "bit",
+          [](LaneSession& s, const lanes::DigitSlots& x, std::uint64_t j) {
+            return s.digit_evaluator().bit(x, j, s.keys.relinearization, s.digit_keys);
+          },
+          "Bit j of each integer (beta a power of two), encrypted.")
+      .def("decrypt_values",
+           [](LaneSession& s, const lanes::LaneValues& v) {
+             s.digit_evaluator();
+             return s.digit_decryptor->decrypt(v).values;
+           })
+      .def("decrypt_digits", [](LaneSession& s, const lanes::DigitSlots& x) {
+        s.digit_evaluator();
+        return to_ints(s.digit_decryptor->decrypt(x).integers);
       });
   py::class_<lanes::LaneCiphertext>(m, "LaneCiphertext")
       .def_property_readonly("level", &lanes::LaneCiphertext::level)
       .def_readonly("digit_bound", &lanes::LaneCiphertext::digit_bound);
+  py::class_<lanes::DigitSlots>(m, "DigitSlots")
+      .def_property_readonly("level", [](const lanes::DigitSlots& x) { return x.low.level(); })
+      .def_readonly("canonical", &lanes::DigitSlots::canonical);
+  py::class_<lanes::LaneValues>(m, "LaneValues")
+      .def_property_readonly("level", [](const lanes::LaneValues& v) { return v.ct.level(); });
 #endif
 }

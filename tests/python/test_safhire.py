@@ -84,3 +84,36 @@ def test_lanes_products_are_exact_python_ints():
     assert lanes.decrypt(x) == want
     assert lanes.decrypt(lanes.refresh(x)) == want
     assert lanes.decrypt(lanes.add(x, y)) == [(u + v) % p for u, v in zip(want, b)]
+
+
+def test_bootstrapping_restores_levels():
+    ctx = safhire.Context("n12-boot-test", insecure=True)
+    gen = safhire.KeyGenerator(ctx)
+    sk = gen.secret_key()
+    boot = safhire.Bootstrapper(ctx)
+    keys = boot.keys(gen, sk)
+    encoder, encryptor = safhire.Encoder(ctx), safhire.Encryptor(ctx)
+    a = slots(ctx, 5)
+    # From a level above the bootstrap's input level, at the set's scale: it scales the input itself.
+    x = encryptor.encrypt(encoder.encode(a, level=2), sk)
+    y = boot.bootstrap(x, keys)
+    assert y.level == boot.output_level > x.level
+    got = encoder.decode(safhire.decrypt(ctx, y, sk))
+    assert np.max(np.abs(got - a)) < 1e-4
+
+
+@pytest.mark.skipif(not hasattr(safhire, "Lanes"), reason="built without the lanes (no GMP)")
+def test_lanes_comparisons_digits_and_bits_are_exact():
+    lanes = safhire.Lanes("lanes-n12-256-b2", insecure=True)
+    p = lanes.modulus
+    a = [0, 1, p - 1, p - 2, 5, 2**255] + [(7**k) % p for k in range(lanes.lanes - 6)]
+    b = [0, 0, p - 1, p - 1, 6, 2**255] + [(11**k + 5) % p for k in range(lanes.lanes - 6)]
+    x, y = lanes.encrypt_digits(a), lanes.encrypt_digits(b)
+    assert x.canonical and lanes.decrypt_digits(x) == a
+    assert lanes.decrypt_values(lanes.less_than(x, y)) == [int(u < v) for u, v in zip(a, b)]
+    assert lanes.decrypt_values(lanes.equal(x, y)) == [int(u == v) for u, v in zip(a, b)]
+    # Digit 200 and bit 256 (set only for p - 1 = 2^256).
+    assert lanes.decrypt_values(lanes.digit(x, 200)) == [0 if u == p - 1 else (u >> 200) & 1 for u in a]
+    assert lanes.decrypt_values(lanes.bit(x, 256)) == [(u >> 256) & 1 for u in a]
+    with pytest.raises(safhire.Error, match="digit 256"):
+        lanes.digit(x, 256)
