@@ -252,6 +252,74 @@ ckks::Ciphertext LaneRefresher::eval_mod(const ckks::Ciphertext& part, double d0
   return out;
 }
 
+std::vector<ckks::Ciphertext> LaneRefresher::parity_parts(const LaneCiphertext& x,
+                                                          const LaneKeys& keys) const {
+  const LaneSpace& space = context_->space();
+  require(space.base == 2 && space.t_degree == 1, ErrorCode::unsupported,
+          "parities: beta = 2 integer spaces only (space '" + space.name + "')");
+  check_input(x, RefreshMode::clean);
+  const ckks::CkksContext& ckks = context_->ckks();
+  const ckks::Ciphertext s = cross_lanes(x, keys);
+  // Level 0 holds (q_0 / 2) P: the product by m = round(q_0 q_1 / (2 S)) and the rescale by q_1;
+  // modulo q_0 only P mod 2 is left (m's rounding moves the phase by S / q_1 per unit of P).
+  const double q0 = static_cast<double>(ckks.prime(0)), q1 = static_cast<double>(ckks.prime(1));
+  const double m = std::round(q0 / 2 * q1 / s.scale);
+  require(m >= 1 && m < 0x1p62, ErrorCode::invalid_argument,
+          "parities: the input's scale does not allow the drop");
+  ckks::Ciphertext low = evaluator_.rescale(evaluator_.multiply_constant(s, m, 1.0));
+  low.scale = q0;
+  ckks::Ciphertext raised = raise(low, keys);
+  raised.scale = eval_scale_;  // as the cleaning refresh's: the parts are y / K, y = P / 2 + I
+  std::vector<ckks::Ciphertext> parts = to_digits(raised, keys);
+  // cos(2 pi y) = sin(2 pi K (v + 1 / (4 K))) at half the rest scale; (1 - cos) / 2 by the label.
+  const double rest = context_->rest_scale();
+  for (ckks::Ciphertext& part : parts) {
+    const ckks::Ciphertext shifted = evaluator_.add_constant(part, 1 / (4 * sine_.k()));
+    ckks::Ciphertext c = sine_.evaluate(evaluator_, shifted, keys.relinearization, rest / 2);
+    part = evaluator_.add_constant(evaluator_.negate(c), 1.0);
+    part.scale = rest;  // 2 (rest / 2): the value halved
+  }
+  return parts;
+}
+
+LaneCiphertext LaneRefresher::parities(const LaneCiphertext& x, const LaneKeys& keys) const {
+  LaneCiphertext out;
+  out.ct = to_lanes(parity_parts(x, keys), keys);
+  out.digit_bound = 1;
+  out.noise = noise_.refreshed(x.noise);
+  out.space = context_->fingerprint();
+  return out;
+}
+
+LaneCiphertext LaneRefresher::carry_round(const LaneCiphertext& x, const LaneKeys& keys) const {
+  const LaneSpace& space = context_->space();
+  require(x.level() < space.rest_level(), ErrorCode::invalid_argument,
+          "carry round: the input must be below the rest level, where the parities come back");
+  const LaneCiphertext l = parities(x, keys);
+  const ckks::CkksContext& ckks = context_->ckks();
+  // l at x's level and a given scale: one exact constant product from its higher level.
+  auto moved = [&](double scale) {
+    const std::uint32_t at = x.level() + 1;
+    const double q = static_cast<double>(ckks.prime(at));
+    ckks::Ciphertext c =
+        evaluator_.rescale(evaluator_.multiply_constant_at(l.ct, 1.0, scale * q / l.ct.scale, at));
+    c.scale = scale;
+    return c;
+  };
+  // (z - l) / 2 by the label, then Y times it: the exact monomial X^(N/n), no level.
+  ckks::Ciphertext half = evaluator_.sub(x.ct, moved(x.ct.scale));
+  half.scale *= 2;
+  ckks::RnsOps::Coefficients y(space.degree(), 0);
+  y[space.degree() / space.lane_degree] = 1;
+  half = evaluator_.multiply_plain(half,
+                                   detail::integer_plaintext(ckks, evaluator_.ops(), y, x.level()));
+  LaneCiphertext out = x;
+  out.ct = evaluator_.add(half, moved(half.scale));
+  out.digit_bound = std::ceil(x.digit_bound / 2) + 1;  // digit 0 takes -h_(n-1)
+  out.noise = x.noise / 2 + l.noise;
+  return out;
+}
+
 LaneCiphertext LaneRefresher::refresh(const LaneCiphertext& x, const LaneKeys& keys,
                                       RefreshMode mode, const StepDone& done) const {
   check_input(x, mode);

@@ -9,6 +9,7 @@
 #include <bit>
 #include <map>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -220,3 +221,73 @@ TEST(CanonicalDigitsRefusals, AreTypedErrors) {
 }
 
 }  // namespace
+
+namespace {
+
+// Redundant digits in [-49, 49] (what a refresh leaves for beta = 2), with adversarial rows: every
+// digit 49, every digit -49, alternating, and p - 1 = beta^n.
+LaneDigits redundant_digits(const LaneSpace& space, unsigned seed) {
+  std::mt19937_64 mt(seed);
+  std::uniform_int_distribution<std::int64_t> u(-49, 49);
+  LaneDigits rows(space.lanes(), std::vector<std::int64_t>(space.lane_degree));
+  for (auto& row : rows)
+    for (auto& d : row)
+      d = u(mt);
+  rows[0].assign(space.lane_degree, 49);
+  rows[1].assign(space.lane_degree, -49);
+  for (std::uint32_t t = 0; t < space.lane_degree; ++t)
+    rows[2][t] = t % 2 == 0 ? 49 : -49;
+  rows[3].assign(space.lane_degree, 0);
+  rows[3][0] = -1;
+  return rows;
+}
+
+}  // namespace
+
+// The parity bootstrap: every digit's z mod 2, exact, whatever its size.
+TEST(LaneCarries, ParitiesAreEachDigitModTwo) {
+  LanesFixture& f = lanes_fixture("lanes-n12-256-b2");
+  const LaneSpace& space = f.context.space();
+  LaneDigits rows = redundant_digits(space, 91);
+  rows[4].assign(space.lane_degree, 1001);  // far beyond the cleaning's range: the drop reduces it
+  const LaneDecoding d =
+      f.decryptor.decrypt(f.refresher.parities(f.encryptor.encrypt_digits(rows, f.sk), f.keys));
+  for (std::uint32_t r = 0; r < space.lanes(); ++r)
+    for (std::uint32_t t = 0; t < space.lane_degree; ++t)
+      ASSERT_EQ(d.digits[r][t], ((rows[r][t] % 2) + 2) % 2) << "lane " << r << ", digit " << t;
+  EXPECT_LT(d.max_error, 0.01);
+}
+
+// Carry rounds keep the integer and halve the digits' range: six of them from [-49, 49] leave
+// {-1, 0, 1, 2}.
+TEST(LaneCarries, SixRoundsLeaveDigitsInMinusOneToTwo) {
+  LanesFixture& f = lanes_fixture("lanes-n12-256-b2");
+  const LaneSpace& space = f.context.space();
+  const LaneDigits rows = redundant_digits(space, 92);
+  LaneCiphertext x = f.encryptor.encrypt_digits(rows, f.sk);
+  x.ct = f.evaluator.ckks_evaluator().drop_to_level(x.ct, space.rest_level() - 1);
+  for (int round = 1; round <= 6; ++round) {
+    x = f.refresher.carry_round(x, f.keys);
+    EXPECT_EQ(x.level(), space.rest_level() - 1);
+    const LaneDecoding d = f.decryptor.decrypt(x);
+    for (std::uint32_t r = 0; r < space.lanes(); ++r) {
+      ASSERT_EQ(d.integers[r], from_digits(rows[r], space.base))
+          << "round " << round << ", lane " << r;
+      for (std::int64_t digit : d.digits[r])
+        ASSERT_LE(std::abs(static_cast<double>(digit)), x.digit_bound) << "round " << round;
+    }
+    EXPECT_LT(d.max_error, 0.05) << "round " << round;
+    if (round == 6) {
+      for (const auto& row : d.digits)
+        for (std::int64_t digit : row)
+          ASSERT_TRUE(digit >= -1 && digit <= 2) << digit;
+    }
+  }
+  // beta = 2 only.
+  LanesFixture& b16 = lanes_fixture("lanes-n12-64-b16");
+  EXPECT_EQ(code_of([&] {
+              (void)b16.refresher.parities(
+                  b16.encryptor.encrypt(random_integers(b16.p(), 1, 93), b16.sk), b16.keys);
+            }),
+            ErrorCode::unsupported);
+}

@@ -146,6 +146,25 @@ class LaneRefresher {
   // has one (the sparse-secret encapsulation).
   ckks::Ciphertext raise(const ckks::Ciphertext& low, const LaneKeys& keys) const;
 
+  // The digits' parities, for the carries of canonical digits (docs/lanes.md, to_digits): the
+  // refresh with the drop to level 0 at x q_0 / 2 instead of x q_0 t^-1, so that the modulus q_0
+  // reduces every digit z mod 2 for free, whatever its size; after ModRaise and CoeffToSlot the
+  // parts hold y = z / 2 + I, and (1 - cos(2 pi y)) / 2 (the cleaning's sine a quarter period on),
+  // flat at both values, is z mod 2 with the noise cleaned. Form A (the real and imaginary parts
+  // at L's level and the rest scale: digit t < n/2 and t + n/2 of each lane, as the converter's
+  // to_slots places them), or form B at the rest level through L, digits 0 or 1. beta = 2 only:
+  // Error(unsupported) otherwise; the input as refresh() takes it.
+  std::vector<ckks::Ciphertext> parity_parts(const LaneCiphertext& x, const LaneKeys& keys) const;
+  LaneCiphertext parities(const LaneCiphertext& x, const LaneKeys& keys) const;
+  // One carry round, beta = 2: z' = l + Y (z - l) / 2 with l = z mod 2 (parities), the same integer
+  // modulo p (Y^n = -1 carries the top digit's half into digit 0 with its sign) with digits in
+  // [floor(lo / 2), floor(hi / 2) + 1] for digits in [lo, hi] (digit 0: [-floor(hi / 2),
+  // 1 - floor(lo / 2)]): from the rest bound 49, six rounds leave digits in {-1, 0, 1, 2}, the
+  // fixed point (the tracked digit bound, symmetric, is ceil(D / 2) + 1). The halving is the
+  // scale's label (exact), so z keeps its level: x must be below the rest level (one level will do)
+  // and at the refresh level or above; the result is at x's level, at twice x's scale.
+  LaneCiphertext carry_round(const LaneCiphertext& x, const LaneKeys& keys) const;
+
   // Checks x for a refresh of `mode` (see refresh()).
   void check_input(const LaneCiphertext& x, RefreshMode mode) const;
 
