@@ -1,6 +1,7 @@
 #include "safhire/lanes/digits.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <complex>
@@ -225,8 +226,10 @@ DigitEvaluator::DigitEvaluator(const LaneContext& context, const ckks::RnsOps& o
 
 std::vector<int> DigitEvaluator::rotations() const {
   std::vector<int> steps;
-  for (std::uint32_t k = 0; k < stages_; ++k)
+  for (std::uint32_t k = 0; k < stages_; ++k) {
     steps.push_back(1 << k);
+    steps.push_back(-(1 << k));  // to_digits' prefix moves sources up
+  }
   return steps;
 }
 
@@ -325,12 +328,11 @@ DigitEvaluator::Part DigitEvaluator::rotate(const Part& x, int step,
           std::hypot(x.noise, noise_.operation(x.ct.scale, x.ct.level())), x.factor};
 }
 
-DigitEvaluator::Part DigitEvaluator::isolate(const Part& x, std::uint32_t position,
-                                             const ckks::GaloisKeys& keys) const {
+DigitEvaluator::Part DigitEvaluator::masked(const Part& x, const std::vector<double>& block) const {
   const LaneSpace& space = context_->space();
   std::vector<double> mask(space.degree() / 2, 0.0);
   for (std::uint32_t b = 0; b < space.lanes(); ++b)
-    mask[b * space.lane_slots() + position] = 1;
+    std::copy(block.begin(), block.end(), mask.begin() + b * space.lane_slots());
   const std::uint32_t level = x.ct.level();
   // The mask at the scale that lands the product on the next level's digit scale.
   const double mask_scale = digit_scale(*context_, level - 1) *
@@ -342,6 +344,14 @@ DigitEvaluator::Part DigitEvaluator::isolate(const Part& x, std::uint32_t positi
   out.ct.scale = digit_scale(*context_, level - 1);  // to rounding
   out.noise = x.noise + noise_.operation(out.ct.scale, out.ct.level());
   out.factor = x.factor;
+  return out;
+}
+
+DigitEvaluator::Part DigitEvaluator::isolate(const Part& x, std::uint32_t position,
+                                             const ckks::GaloisKeys& keys) const {
+  std::vector<double> block(context_->space().lane_slots(), 0.0);
+  block[position] = 1;
+  Part out = masked(x, block);
   for (std::uint32_t k = 0; (position >> k) != 0; ++k)
     if (((position >> k) & 1U) != 0) out = rotate(out, 1 << k, keys);
   return out;
@@ -460,6 +470,228 @@ LaneValues DigitEvaluator::bit(const DigitSlots& a, std::uint64_t j, const ckks:
     bits[x + 1] = static_cast<double>((x >> (j % k)) & 1U);
   const Part x = apply(integer_map(-1, bits), {t < half ? a.low : a.high, a.noise}, rlk);
   return values(isolate(x, position_of(space, t % half), keys));
+}
+
+// --- to_digits ------------------------------------------------------------------------------
+
+LaneConverter DigitEvaluator::digit_converter(const LaneContext& context, const ckks::RnsOps& ops) {
+  const LaneSpace& space = context.space();
+  const auto groups = static_cast<std::uint32_t>(space.l_split.size());
+  require(space.rest_level() >= space.refresh_level() + 2 * groups, ErrorCode::invalid_parameters,
+          "to_digits: the space needs products_per_refresh >= " + std::to_string(2 * groups) +
+              " (L's groups twice) to take form A to form B at the refresh level");
+  return LaneConverter(context, ops, space.rest_level(),
+                       space.rest_level() - space.refresh_level() - 2 * groups);
+}
+
+DigitEvaluator::Part DigitEvaluator::at(const Part& x, std::uint32_t level) const {
+  const double target = digit_scale(*context_, level);
+  if (x.ct.level() == level && x.factor == 1 && detail::same_scale(x.ct.scale, target)) {
+    Part out = x;
+    out.ct.scale = target;  // exactly, as the converter compares the parts' scales
+    return out;
+  }
+  require(x.ct.level() > level, ErrorCode::internal, "to_digits: an operand below its level");
+  const std::uint32_t from = level + 1;
+  const double q = static_cast<double>(context_->ckks().prime(from));
+  Part out;
+  // x (factor f times the value) by round(target q / (scale f)), labelled target q: the value.
+  out.ct = evaluator_.rescale(
+      evaluator_.multiply_constant_at(x.ct, 1.0 / x.factor, target * q / x.ct.scale, from));
+  out.ct.scale = target;
+  out.noise = x.noise + noise_.operation(target, level);
+  return out;
+}
+
+DigitEvaluator::Part DigitEvaluator::plus_pattern(const Part& x,
+                                                  const std::vector<double>& block) const {
+  const LaneSpace& space = context_->space();
+  std::vector<double> values(space.degree() / 2, 0.0);
+  for (std::uint32_t b = 0; b < space.lanes(); ++b)
+    for (std::size_t i = 0; i < block.size(); ++i)
+      values[b * space.lane_slots() + i] = block[i] * x.factor;
+  ckks::Plaintext plain = encoder_.encode(values, x.ct.scale, x.ct.level());
+  ckks::make_resident(evaluator_.ops(), plain);
+  return {evaluator_.add_plain(x.ct, plain), x.noise, x.factor};
+}
+
+DigitEvaluator::Part DigitEvaluator::spread_down(Part x, std::uint32_t first, std::uint32_t count,
+                                                 const ckks::GaloisKeys& keys) const {
+  for (std::uint32_t i = 0; i < count; ++i)
+    x = add(x, rotate(x, 1 << (first + i), keys));
+  return x;
+}
+
+std::array<DigitEvaluator::Part, 2> DigitEvaluator::refresh_bits(const Part& low, const Part& high,
+                                                                 const LaneRefresher& refresher,
+                                                                 const LaneConverter& converter,
+                                                                 const LaneKeys& keys,
+                                                                 bool shift) const {
+  // Both parts at L's level and its digit scale, through L to form B (times Y when shifting),
+  // and back through the parity bootstrap, which keeps 0 and 1 and cleans them.
+  const std::uint32_t level = converter.lanes_level();
+  const Part l = at(low, level), h = at(high, level);
+  DigitSlots slots;
+  slots.low = l.ct;
+  slots.high = h.ct;
+  slots.digit_bound = 1;
+  slots.noise = std::max(l.noise, h.noise);
+  slots.space = context_->fingerprint();
+  LaneCiphertext b = converter.to_lanes(slots, keys.galois);
+  if (shift) {
+    const LaneSpace& space = context_->space();
+    ckks::RnsOps::Coefficients y(space.degree(), 0);
+    y[space.degree() / space.lane_degree] = 1;
+    b.ct = evaluator_.multiply_plain(
+        b.ct, detail::integer_plaintext(context_->ckks(), evaluator_.ops(), y, b.level()));
+  }
+  const std::uint32_t top = refresher.parts_level();
+  const auto parts = refresher.parity_parts(b, keys, digit_scale(*context_, top));
+  const double noise = noise_.refreshed(b.noise);
+  return {Part{parts[0], noise, 1}, Part{parts[1], noise, 1}};
+}
+
+DigitSlots DigitEvaluator::to_digits(const LaneCiphertext& x, const LaneRefresher& refresher,
+                                     const LaneConverter& converter, const LaneKeys& keys) const {
+  const LaneSpace& space = context_->space();
+  require(space.base == 2, ErrorCode::unsupported, "to_digits: beta = 2 only");
+  require(x.space == context_->fingerprint(), ErrorCode::size_mismatch,
+          "to_digits: a ciphertext of another lane space");
+  const ckks::SwitchingKey& rlk = keys.relinearization;
+  const ckks::GaloisKeys& galois = keys.galois;
+  const std::uint32_t s = stages_, half = space.lane_slots();
+  const LaneEncoder encoder(*context_, evaluator_.ops());
+  auto digit_rows = [&](std::int64_t digit0, std::int64_t others) {
+    LaneDigits rows(space.lanes(), std::vector<std::int64_t>(space.lane_degree, others));
+    for (auto& row : rows)
+      row[0] = digit0;
+    return rows;
+  };
+
+  // 1. A refresh, then carry rounds until the digits are in {-1, 0, 1, 2} (their exact range
+  //    [lo, hi] followed round by round: digit 0 takes -floor(hi / 2)).
+  LaneCiphertext z = refresher.refresh(x, keys);
+  z.ct = evaluator_.drop_to_level(z.ct, space.rest_level() - 1);
+  auto lo = static_cast<std::int64_t>(-std::floor(z.digit_bound));
+  auto hi = static_cast<std::int64_t>(std::floor(z.digit_bound));
+  auto floor_half = [](std::int64_t v) { return v >= 0 ? v / 2 : -((-v + 1) / 2); };
+  while (lo < -1 || hi > 2) {
+    z = refresher.carry_round(z, keys);
+    const std::int64_t lo2 = std::min(floor_half(lo), -floor_half(hi));
+    hi = std::max(floor_half(hi) + 1, 1 - floor_half(lo));
+    lo = lo2;
+  }
+
+  // 2. z + 1 = a + 2 b: a by the parity bootstrap (form A, and form B through L), b = (z + 1 - a)
+  //    / 2 by the label, b'' = Y b + [digit 0], its bits in form A by the parity bootstrap.
+  LaneCiphertext z1 = z;
+  z1.ct =
+      evaluator_.add_plain(z.ct, encoder.encode_digits(digit_rows(1, 1), z.ct.scale, z.level()));
+  const std::vector<ckks::Ciphertext> a_parts = refresher.parity_parts(z1, keys);
+  const ckks::Ciphertext a_lanes = refresher.to_lanes(a_parts, keys);
+  const std::uint32_t top = refresher.parts_level();
+  const Part a[2] = {at(Part{a_parts[0], 0, 1}, top - 1), at(Part{a_parts[1], 0, 1}, top - 1)};
+  ckks::Ciphertext b =
+      evaluator_.sub(z1.ct, detail::aligned(context_->ckks(), evaluator_, a_lanes, z1.ct).first);
+  b.scale *= 2;  // (z + 1 - a) / 2: the digits b
+  ckks::RnsOps::Coefficients y(space.degree(), 0);
+  y[space.degree() / space.lane_degree] = 1;
+  b = evaluator_.multiply_plain(
+      b, detail::integer_plaintext(context_->ckks(), evaluator_.ops(), y, b.level()));
+  b = evaluator_.add_plain(b, encoder.encode_digits(digit_rows(1, 0), b.scale, b.level()));
+  LaneCiphertext b2 = z;
+  b2.ct = b;
+  const auto b_parts = refresher.parity_parts(b2, keys, digit_scale(*context_, top));
+  const Part bb[2] = {{b_parts[0], 0, 1}, {b_parts[1], 0, 1}};
+
+  // 3. Generate and propagate, and their inclusive prefix (a Sklansky tree: at level j the
+  //    positions with bit j set take the last position below them in their 2^(j+1) block; in
+  //    the bit-reversed slots those are the slots with bit s - 1 - j set, and their source the
+  //    one with that bit clear and the bits above it all set).
+  Part g[2], p[2], G[2], P[2];
+  for (int part = 0; part < 2; ++part) {
+    g[part] = multiply(a[part], bb[part], rlk);
+    Part twice = g[part];
+    twice.ct = evaluator_.multiply_constant(g[part].ct, 2.0, 1.0);
+    p[part] = sub(add(a[part], bb[part]), twice);
+    G[part] = g[part];
+    P[part] = p[part];
+  }
+  const std::uint32_t floor_level = converter.lanes_level();
+  auto ensure = [&](std::uint32_t levels) {
+    if (std::min({G[0].ct.level(), P[0].ct.level(), G[1].ct.level(), P[1].ct.level()}) >=
+        floor_level + levels)
+      return;
+    auto gs = refresh_bits(G[0], G[1], refresher, converter, keys, false);
+    auto ps = refresh_bits(P[0], P[1], refresher, converter, keys, false);
+    G[0] = gs[0];
+    G[1] = gs[1];
+    P[0] = ps[0];
+    P[1] = ps[1];
+  };
+  auto pattern = [&](auto&& keep) {
+    std::vector<double> v(half, 0.0);
+    for (std::uint32_t q = 0; q < half; ++q)
+      v[q] = keep(q) ? 1.0 : 0.0;
+    return v;
+  };
+  for (std::uint32_t j = 0; j < s; ++j) {
+    ensure(2);
+    const std::uint32_t bit = s - 1 - j;
+    const auto source = pattern([&](std::uint32_t q) {
+      return ((q >> bit) & 1U) == 0 && (q >> (bit + 1)) == (1U << j) - 1;
+    });
+    const auto other = pattern([&](std::uint32_t q) { return ((q >> bit) & 1U) == 0; });
+    for (int part = 0; part < 2; ++part) {
+      auto broadcast = [&](const Part& v) {
+        return spread_down(rotate(masked(v, source), -(1 << bit), galois), bit + 1, j, galois);
+      };
+      const Part bg = broadcast(G[part]), bp = plus_pattern(broadcast(P[part]), other);
+      G[part] = add(G[part], multiply(P[part], bg, rlk));
+      P[part] = multiply(P[part], bp, rlk);
+    }
+  }
+  ensure(2);
+  const auto last = pattern([&](std::uint32_t q) { return q == half - 1; });
+  {  // The high half takes the low half's last position.
+    const Part bg = spread_down(masked(G[0], last), 0, s, galois);
+    const Part bp = spread_down(masked(P[0], last), 0, s, galois);
+    G[1] = add(G[1], multiply(P[1], bg, rlk));
+    P[1] = multiply(P[1], bp, rlk);
+  }
+
+  // c_in = 1 - (the carry out of a + b''), every slot; the carry out of each position; the
+  // carries into them: one digit up through form B, digit 0 given c_in.
+  ensure(3);
+  const Part g_all = spread_down(masked(G[1], last), 0, s, galois);
+  const Part p_all = spread_down(masked(P[1], last), 0, s, galois);
+  const Part c_in = from_constant(1, g_all);
+  Part carry[2];
+  for (int part = 0; part < 2; ++part)
+    carry[part] = add(G[part], multiply(P[part], c_in, rlk));
+  auto c = refresh_bits(carry[0], carry[1], refresher, converter, keys, true);
+  const auto first = pattern([](std::uint32_t q) { return q == 0; });
+  c[0] = add(sub(c[0], masked(c[0], first)), masked(c_in, first));
+
+  // 4. The digits p xor c, refreshed; beta^n (every position propagating, c_in = 1) as a_0 = -1.
+  Part d[2];
+  for (int part = 0; part < 2; ++part) {
+    Part twice = multiply(p[part], c[part], rlk);
+    twice.ct = evaluator_.multiply_constant(twice.ct, 2.0, 1.0);
+    d[part] = sub(add(p[part], c[part]), twice);
+  }
+  const Part special = masked(multiply(p_all, c_in, rlk), first);
+  const auto out = refresh_bits(d[0], d[1], refresher, converter, keys, false);
+  const Part zero{evaluator_.multiply_constant(special.ct, 0.0, 1.0), 0, 1};
+  const auto flag = refresh_bits(special, zero, refresher, converter, keys, false);
+  DigitSlots result;
+  result.low = sub(out[0], flag[0]).ct;
+  result.high = out[1].ct;
+  result.digit_bound = 1;
+  result.noise = out[0].noise + flag[0].noise;
+  result.space = context_->fingerprint();
+  result.canonical = true;
+  return result;
 }
 
 }  // namespace safhire::lanes

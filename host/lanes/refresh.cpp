@@ -252,8 +252,14 @@ ckks::Ciphertext LaneRefresher::eval_mod(const ckks::Ciphertext& part, double d0
   return out;
 }
 
+std::uint32_t LaneRefresher::parts_level() const {
+  const LaneSpace& space = context_->space();
+  return space.rest_level() + static_cast<std::uint32_t>(space.l_split.size());
+}
+
 std::vector<ckks::Ciphertext> LaneRefresher::parity_parts(const LaneCiphertext& x,
-                                                          const LaneKeys& keys) const {
+                                                          const LaneKeys& keys,
+                                                          double scale) const {
   const LaneSpace& space = context_->space();
   require(space.base == 2 && space.t_degree == 1, ErrorCode::unsupported,
           "parities: beta = 2 integer spaces only (space '" + space.name + "')");
@@ -272,12 +278,12 @@ std::vector<ckks::Ciphertext> LaneRefresher::parity_parts(const LaneCiphertext& 
   raised.scale = eval_scale_;  // as the cleaning refresh's: the parts are y / K, y = P / 2 + I
   std::vector<ckks::Ciphertext> parts = to_digits(raised, keys);
   // cos(2 pi y) = sin(2 pi K (v + 1 / (4 K))) at half the rest scale; (1 - cos) / 2 by the label.
-  const double rest = context_->rest_scale();
+  const double out = scale != 0 ? scale : context_->rest_scale();
   for (ckks::Ciphertext& part : parts) {
     const ckks::Ciphertext shifted = evaluator_.add_constant(part, 1 / (4 * sine_.k()));
-    ckks::Ciphertext c = sine_.evaluate(evaluator_, shifted, keys.relinearization, rest / 2);
+    ckks::Ciphertext c = sine_.evaluate(evaluator_, shifted, keys.relinearization, out / 2);
     part = evaluator_.add_constant(evaluator_.negate(c), 1.0);
-    part.scale = rest;  // 2 (rest / 2): the value halved
+    part.scale = out;  // 2 (out / 2): the value halved
   }
   return parts;
 }

@@ -291,3 +291,54 @@ TEST(LaneCarries, SixRoundsLeaveDigitsInMinusOneToTwo) {
             }),
             ErrorCode::unsupported);
 }
+
+// to_digits: the canonical digits of each lane's integer mod p from redundant form B (fresh
+// integers, digits far from canonical, a product), exact against GMP's base-2 digits.
+TEST(LaneToDigits, CanonicalDigitsOfAnyRedundantForm) {
+  LanesFixture& f = lanes_fixture("lanes-n12-256-b2-k5");
+  const LaneSpace& space = f.context.space();
+  const DigitEvaluator evaluator(f.context, *f.ops);
+  const LaneConverter converter = DigitEvaluator::digit_converter(f.context, *f.ops);
+  LaneKeys keys = f.keys;
+  evaluator.add_keys(f.generator, f.sk, keys.galois);
+  converter.add_keys(f.generator, f.sk, keys.galois);
+  const DigitDecryptor decryptor(f.context, *f.ops, f.sk);
+  const mpz_class& p = f.p();
+  // Integers: 0, 1, beta^n, beta^n - 1 (every digit 1), 2^(n-1), then random ones.
+  std::vector<mpz_class> a = random_integers(p, space.lanes(), 95);
+  a[0] = 0;
+  a[1] = 1;
+  a[2] = p - 1;
+  a[3] = p - 2;
+  a[4] = p / 2;
+  // Redundant digits: every digit 49, -49, alternating, with their integers mod p.
+  LaneDigits rows = LaneEncoder(f.context, *f.ops).digits(a);
+  rows[5].assign(space.lane_degree, 49);
+  rows[6].assign(space.lane_degree, -49);
+  for (std::uint32_t t = 0; t < space.lane_degree; ++t)
+    rows[7][t] = t % 2 == 0 ? 49 : -49;
+  for (int r : {5, 6, 7})
+    a[static_cast<std::size_t>(r)] = from_digits(rows[static_cast<std::size_t>(r)], space.base);
+  const LaneCiphertext x = f.encryptor.encrypt_digits(rows, f.sk);
+  // And a product of refreshed integers.
+  const auto b = random_integers(p, space.lanes(), 96);
+  const LaneCiphertext xb = f.evaluator.multiply(
+      f.refresher.refresh(x, f.keys), f.encryptor.encrypt(b, f.sk), keys.relinearization);
+  for (const auto& [input, want] :
+       {std::pair{&x, a}, std::pair{&xb, [&] {
+                                      std::vector<mpz_class> w(a.size());
+                                      for (std::size_t r = 0; r < a.size(); ++r)
+                                        w[r] = mod(a[r] * b[r], p);
+                                      return w;
+                                    }()}}) {
+    const DigitSlots digits = evaluator.to_digits(*input, f.refresher, converter, keys);
+    EXPECT_TRUE(digits.canonical);
+    const DigitSlotsDecoding d = decryptor.decrypt(digits);
+    for (std::uint32_t r = 0; r < space.lanes(); ++r) {
+      ASSERT_EQ(d.digits[r], to_digits(want[r], space.lane_degree, 2, DigitForm::canonical))
+          << "lane " << r << " (" << want[r] << ")";
+      ASSERT_EQ(d.integers[r], want[r]) << "lane " << r;
+    }
+    EXPECT_LT(d.max_error, 0.01);
+  }
+}

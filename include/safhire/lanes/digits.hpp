@@ -40,6 +40,7 @@
 
 #include <gmpxx.h>
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -49,6 +50,7 @@
 #include "safhire/core/random.hpp"
 #include "safhire/lanes/convert.hpp"
 #include "safhire/lanes/encoder.hpp"
+#include "safhire/lanes/refresh.hpp"
 
 namespace safhire::lanes {
 
@@ -145,6 +147,29 @@ class DigitEvaluator {
   LaneValues bit(const DigitSlots& a, std::uint64_t j, const ckks::SwitchingKey& rlk,
                  const ckks::GaloisKeys& keys) const;
 
+  // to_digits, beta = 2: any form B that refresh() takes (redundant digits) to the canonical
+  // digits of each lane's integer mod p, in form A (docs/lanes.md, "to_digits"):
+  //  1. a refresh (digits within 49), then carry rounds (LaneRefresher::carry_round) to digits in
+  //     {-1, 0, 1, 2};
+  //  2. z + 1 = a + 2 b digit by digit, so that A mod p = a(2) + Y b(2) + 2 = a + b'' + 1 with
+  //     b'' = Y b + [digit 0] (Y^n = -1 puts -b_(n-1) there): two n-bit operands, their bits in
+  //     form A by the parity bootstrap (which cleans them);
+  //  3. modulo 2^n + 1, a + b'' + 1 is (a + b'') mod 2^n plus 1 - k, k the carry out of a + b'':
+  //     one addition with carry in c_in = 1 - k, its carries the generate and propagate bits'
+  //     inclusive prefix (a Sklansky tree over the bit-reversed slots: per level, a mask of the
+  //     sources, rotations that broadcast them, one product), c_in from the last position's;
+  //  4. the carries moved up one digit through form B (Y, the parity bootstrap), digit 0 given
+  //     c_in; digits p xor c; and beta^n, where the whole lane propagates with c_in = 1, as
+  //     a_0 = -1.
+  // The flags go back through the parity bootstrap whenever their levels run out. `converter`:
+  // digit_converter(context, ops); `keys`: the refresher's, with add_keys()' rotations and the
+  // converter's keys in `keys.galois`. Error(unsupported) for beta != 2, and as refresh().
+  DigitSlots to_digits(const LaneCiphertext& x, const LaneRefresher& refresher,
+                       const LaneConverter& converter, const LaneKeys& keys) const;
+  // The converter to_digits() takes: its L at the lowest level from which form B reaches the
+  // refresh level (a space with products_per_refresh >= 2 groups of L).
+  static LaneConverter digit_converter(const LaneContext& context, const ckks::RnsOps& ops);
+
  private:
   // A ciphertext holding factor * value, at its level's digit scale, and the value's error.
   struct Part {
@@ -183,6 +208,16 @@ class DigitEvaluator {
   // The flag w = [a_0 = -1] of a's low part (at every slot: 0 where a digit is not -1).
   Part wrap_flag(const DigitSlots& a, const ckks::SwitchingKey& rlk) const;
   LaneValues values(Part x) const;
+  // to_digits' pieces: x at a level and a scale (its factor taken out), a plaintext of 0/1 slot
+  // values in every lane block added to x, the bits of parts refreshed through form B.
+  Part at(const Part& x, std::uint32_t level) const;
+  Part plus_pattern(const Part& x, const std::vector<double>& block) const;
+  Part masked(const Part& x, const std::vector<double>& block) const;
+  Part spread_down(Part x, std::uint32_t first, std::uint32_t count,
+                   const ckks::GaloisKeys& keys) const;
+  std::array<Part, 2> refresh_bits(const Part& low, const Part& high,
+                                   const LaneRefresher& refresher, const LaneConverter& converter,
+                                   const LaneKeys& keys, bool shift) const;
 
   const LaneContext* context_;
   ckks::Encoder encoder_;

@@ -154,7 +154,11 @@ class LaneRefresher {
   // at L's level and the rest scale: digit t < n/2 and t + n/2 of each lane, as the converter's
   // to_slots places them), or form B at the rest level through L, digits 0 or 1. beta = 2 only:
   // Error(unsupported) otherwise; the input as refresh() takes it.
-  std::vector<ckks::Ciphertext> parity_parts(const LaneCiphertext& x, const LaneKeys& keys) const;
+  // `scale`: the parts' (0: the rest scale, what to_lanes() takes).
+  std::vector<ckks::Ciphertext> parity_parts(const LaneCiphertext& x, const LaneKeys& keys,
+                                             double scale = 0) const;
+  // The level the parity parts (and the cleaning) end at: L's input, rest level + L's groups.
+  std::uint32_t parts_level() const;
   LaneCiphertext parities(const LaneCiphertext& x, const LaneKeys& keys) const;
   // One carry round, beta = 2: z' = l + Y (z - l) / 2 with l = z mod 2 (parities), the same integer
   // modulo p (Y^n = -1 carries the top digit's half into digit 0 with its sign) with digits in
