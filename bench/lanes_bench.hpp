@@ -40,6 +40,8 @@
 //   lanes/equal/<n>/2         [A = B]
 //   lanes/digit/<n>/2         digit n/2 + 1 of every lane
 //   lanes/from_digits/<n>/2   canonical digits to form B (LaneConverter::from_digits)
+//   lanes/to_digits/<n>/2     form B as a refresh leaves it (digits up to 49) to canonical
+//                             digits (DigitEvaluator::to_digits), every digit checked
 // every result checked against GMP (a wrong one is a benchmark error); counter digits: the N
 // digits one call acts on.
 #pragma once
@@ -456,6 +458,11 @@ struct DigitBenchSpace {
   std::unique_ptr<ckks::RnsOps> ops;
   lanes::LaneConverter converter;
   lanes::DigitEvaluator evaluator;
+  // to_digits': the refresh (made on first use: its keys take most of the memory).
+  std::unique_ptr<lanes::LaneRefresher> refresher;
+  std::unique_ptr<lanes::LaneConverter> digit_converter;
+  lanes::LaneKeys refresh_keys;
+  lanes::LaneCiphertext refreshed;  // a's integers as a refresh leaves them
   core::SeededRandom random;
   ckks::SecretKey sk;
   ckks::SwitchingKey rlk;
@@ -487,6 +494,18 @@ struct DigitBenchSpace {
     const std::uint32_t level = std::max(evaluator.less_than_depth(), evaluator.equal_depth());
     x = encryptor.encrypt(a, sk, level);
     y = encryptor.encrypt(b, sk, level);
+  }
+
+  void prepare_to_digits() {
+    if (refresher) return;
+    refresher = std::make_unique<lanes::LaneRefresher>(context, *ops);
+    digit_converter = lanes::DigitEvaluator::digit_converter(context, *ops);
+    ckks::KeyGenerator generator(context.ckks(), *ops, random);
+    refresh_keys = refresher->keys(generator, sk);
+    evaluator.add_keys(generator, sk, refresh_keys.galois);
+    digit_converter->add_keys(generator, sk, refresh_keys.galois);
+    refreshed = refresher->refresh(lanes::LaneEncryptor(context, *ops, random).encrypt(a, sk),
+                                   refresh_keys);
   }
 
   // The decrypted values against `want` lane by lane.
@@ -537,6 +556,27 @@ inline void register_digit_benchmarks(const std::string& suffix, MakeLaneOps mak
           ->Unit(benchmark::kMillisecond)
           ->UseRealTime();
     }
+    benchmark::RegisterBenchmark(
+        ("lanes/to_digits" + tail).c_str(),
+        [get](benchmark::State& state) {
+          DigitBenchSpace& s = get();
+          s.prepare_to_digits();
+          lanes::DigitSlots out;
+          for (auto _ : state)
+            out = s.evaluator.to_digits(s.refreshed, *s.refresher, *s.digit_converter,
+                                        s.refresh_keys);
+          const auto got = lanes::DigitDecryptor(s.context, *s.ops, s.sk).decrypt(out);
+          const auto& lane_space = s.context.space();
+          for (std::uint32_t r = 0; r < lane_space.lanes(); ++r) {
+            if (got.digits[r] !=
+                lanes::to_digits(s.a[r], lane_space.lane_degree, 2, lanes::DigitForm::canonical))
+              state.SkipWithError("a wrong digit against GMP");
+          }
+          state.counters["digits"] = lane_space.degree();
+        })
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime()
+        ->Iterations(1);
     benchmark::RegisterBenchmark(
         ("lanes/from_digits" + tail).c_str(),
         [get](benchmark::State& state) {

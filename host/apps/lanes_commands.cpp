@@ -657,7 +657,7 @@ int run_lanes(int argc, char** argv) {
       "       safhire lanes convert [--n N (1024)] [--beta B (2)] [--log-n L (16)] [--runs R (16)] "
       "[--threads T (1)] [--seed S] [--json] [--insecure]\n"
       "       safhire lanes digits [--n N (1024)] [--beta B (2)] [--log-n L (16)] [--runs R (4)] "
-      "[--threads T (1)] [--seed S] [--json] [--insecure]");
+      "[--no-to-digits] [--threads T (1)] [--seed S] [--json] [--insecure]");
 }
 
 }  // namespace safhire::apps

@@ -1,13 +1,16 @@
 // `safhire lanes digits`: the operations on canonical digits (lanes/digits.hpp) on random integers
 // and, in the first run, adversarial ones (beta^n, beta^n - 1 with every digit at beta - 1, 0, 1,
-// equal operands), --runs times: [A < B], [A = B], one digit and one bit of A (positions drawn
-// at random, beta^n's extra bit included), and from_digits to form B, every lane's result
-// decrypted and checked against GMP. Exit 1 on any wrong result.
+// equal operands), --runs times: to_digits from form B as a refresh leaves it (beta = 2; every
+// digit of every lane checked), [A < B], [A = B], one digit and one bit of A (positions drawn at
+// random, beta^n's extra bit included), and from_digits to form B, every lane's result decrypted
+// and checked against GMP. Exit 1 on any wrong result. --no-to-digits skips to_digits (minutes a
+// call at N = 2^16).
 #include <gmpxx.h>
 
 #include <bit>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -43,6 +46,7 @@ int run_lanes_digits(int argc, char** argv) {
   const unsigned runs = opt.number("runs", 4), threads = opt.number("threads", 1);
   const unsigned seed = opt.number("seed", 0);
   const bool insecure = opt.flag("insecure"), json_out = opt.flag("json");
+  const bool skip_to_digits = opt.flag("no-to-digits");
   opt.finish();
   require(runs >= 1 && runs <= 1000, ErrorCode::invalid_argument, "--runs must be in [1, 1000]");
   require(threads >= 1 && threads <= 1024, ErrorCode::invalid_argument,
@@ -60,6 +64,17 @@ int run_lanes_digits(int argc, char** argv) {
   ckks::GaloisKeys lane_keys, digit_keys;  // the converter's at its levels, the digits' at the top
   converter.add_keys(generator, sk, lane_keys);
   evaluator.add_keys(generator, sk, digit_keys);
+  // to_digits (beta = 2): the refresh, its keys with the digits' rotations and the converter's.
+  const bool with_to_digits = beta == 2 && !skip_to_digits;
+  const LaneRefresher refresher(context, *ops);
+  const auto digit_converter = DigitEvaluator::digit_converter(context, *ops);
+  LaneKeys refresh_keys;
+  if (with_to_digits) {
+    refresh_keys = refresher.keys(generator, sk);
+    evaluator.add_keys(generator, sk, refresh_keys.galois);
+    digit_converter->add_keys(generator, sk, refresh_keys.galois);
+  }
+  const LaneEncryptor lane_encryptor(context, *ops, random);
   const DigitEncryptor encryptor(context, *ops, random);
   const DigitDecryptor decryptor(context, *ops, sk);
   const LaneDecryptor lane_decryptor(context, *ops, sk);
@@ -70,9 +85,9 @@ int run_lanes_digits(int argc, char** argv) {
   const bool bits = std::has_single_bit(beta);
   const std::uint64_t bit_count = bits ? std::countr_zero(beta) * std::uint64_t{n} : 0;
 
-  std::uint64_t checked = 0, wrong = 0;
+  std::uint64_t checked = 0, wrong = 0, digits_converted = 0, wrong_digits = 0;
   double worst = 0;
-  std::vector<double> lt_ms, eq_ms, digit_ms, bit_ms, from_ms;
+  std::vector<double> lt_ms, eq_ms, digit_ms, bit_ms, from_ms, to_digits_ms;
   for (unsigned run = 0; run < runs; ++run) {
     std::vector<mpz_class> a(space.lanes()), b(space.lanes());
     for (std::uint32_t r = 0; r < space.lanes(); ++r) {
@@ -86,6 +101,22 @@ int run_lanes_digits(int argc, char** argv) {
       for (std::uint32_t r = 0; r < space.lanes() && r < std::size(adversarial); ++r) {
         a[r] = adversarial[r][0];
         b[r] = adversarial[r][1];
+      }
+    }
+    if (with_to_digits) {  // every digit of every lane from form B
+      // Refreshed: digits up to (beta + 1)(h' + 1)/2, the redundant form a computation leaves.
+      const LaneCiphertext lanes_a = refresher.refresh(lane_encryptor.encrypt(a, sk), refresh_keys);
+      const auto t0 = Clock::now();
+      const DigitSlots got =
+          evaluator.to_digits(lanes_a, refresher, *digit_converter, refresh_keys);
+      to_digits_ms.push_back(ms_since(t0));
+      const DigitSlotsDecoding d = decryptor.decrypt(got);
+      worst = std::max(worst, d.max_error);
+      for (std::uint32_t r = 0; r < space.lanes(); ++r) {
+        const auto want = to_digits(a[r], n, beta, DigitForm::canonical);
+        for (std::uint32_t t = 0; t < n; ++t)
+          wrong_digits += d.digits[r][t] == want[t] ? 0 : 1;
+        digits_converted += n;
       }
     }
     const DigitSlots x = encryptor.encrypt(a, sk), y = encryptor.encrypt(b, sk);
@@ -139,6 +170,9 @@ int run_lanes_digits(int argc, char** argv) {
         .value("runs", runs)
         .value("results_checked", checked)
         .value("wrong", wrong)
+        .value("digits_converted", digits_converted)
+        .value("wrong_digits", wrong_digits)
+        .value("to_digits_ms_median", with_to_digits ? median(to_digits_ms) : 0.0)
         .value("largest_error", worst)
         .value("less_than_ms_median", median(lt_ms))
         .value("equal_ms_median", median(eq_ms))
@@ -149,14 +183,16 @@ int run_lanes_digits(int argc, char** argv) {
     std::printf("%s\n", json.str().c_str());
   } else {
     std::printf(
-        "%s: %u runs, %llu results checked against GMP, %llu wrong (largest error %.3g); "
-        "medians: less_than %.1f ms, equal %.1f ms, digit %.1f ms, bit %.1f ms, from_digits "
-        "%.1f ms\n",
-        space.name.c_str(), runs, static_cast<unsigned long long>(checked),
-        static_cast<unsigned long long>(wrong), worst, median(lt_ms), median(eq_ms),
-        median(digit_ms), bits ? median(bit_ms) : 0.0, median(from_ms));
+        "%s: %u runs, %llu digits from to_digits, %llu wrong (%.0f ms a call); %llu results "
+        "checked against GMP, %llu wrong (largest error %.3g); medians: less_than %.1f ms, equal "
+        "%.1f ms, digit %.1f ms, bit %.1f ms, from_digits %.1f ms\n",
+        space.name.c_str(), runs, static_cast<unsigned long long>(digits_converted),
+        static_cast<unsigned long long>(wrong_digits), with_to_digits ? median(to_digits_ms) : 0.0,
+        static_cast<unsigned long long>(checked), static_cast<unsigned long long>(wrong), worst,
+        median(lt_ms), median(eq_ms), median(digit_ms), bits ? median(bit_ms) : 0.0,
+        median(from_ms));
   }
-  return wrong == 0 ? 0 : 1;
+  return wrong == 0 && wrong_digits == 0 ? 0 : 1;
 }
 
 }  // namespace safhire::apps

@@ -474,14 +474,15 @@ LaneValues DigitEvaluator::bit(const DigitSlots& a, std::uint64_t j, const ckks:
 
 // --- to_digits ------------------------------------------------------------------------------
 
-LaneConverter DigitEvaluator::digit_converter(const LaneContext& context, const ckks::RnsOps& ops) {
+std::unique_ptr<LaneConverter> DigitEvaluator::digit_converter(const LaneContext& context,
+                                                               const ckks::RnsOps& ops) {
   const LaneSpace& space = context.space();
   const auto groups = static_cast<std::uint32_t>(space.l_split.size());
   require(space.rest_level() >= space.refresh_level() + 2 * groups, ErrorCode::invalid_parameters,
           "to_digits: the space needs products_per_refresh >= " + std::to_string(2 * groups) +
               " (L's groups twice) to take form A to form B at the refresh level");
-  return LaneConverter(context, ops, space.rest_level(),
-                       space.rest_level() - space.refresh_level() - 2 * groups);
+  return std::make_unique<LaneConverter>(context, ops, space.rest_level(),
+                                         space.rest_level() - space.refresh_level() - 2 * groups);
 }
 
 DigitEvaluator::Part DigitEvaluator::at(const Part& x, std::uint32_t level) const {
@@ -570,8 +571,11 @@ DigitSlots DigitEvaluator::to_digits(const LaneCiphertext& x, const LaneRefreshe
 
   // 1. A refresh, then carry rounds until the digits are in {-1, 0, 1, 2} (their exact range
   //    [lo, hi] followed round by round: digit 0 takes -floor(hi / 2)).
-  LaneCiphertext z = refresher.refresh(x, keys);
-  z.ct = evaluator_.drop_to_level(z.ct, space.rest_level() - 1);
+  // (A refresh only where the digits are beyond a refresh's: the carry rounds take any
+  // refreshable ciphertext below the rest level whose digits are within the bound they track.)
+  LaneCiphertext z = x.digit_bound > space.rest_digit_bound() ? refresher.refresh(x, keys) : x;
+  if (z.level() >= space.rest_level())
+    z.ct = evaluator_.drop_to_level(z.ct, space.rest_level() - 1);
   auto lo = static_cast<std::int64_t>(-std::floor(z.digit_bound));
   auto hi = static_cast<std::int64_t>(std::floor(z.digit_bound));
   auto floor_half = [](std::int64_t v) { return v >= 0 ? v / 2 : -((-v + 1) / 2); };

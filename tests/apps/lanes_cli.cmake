@@ -137,13 +137,16 @@ if(NOT digits EQUAL 12288 OR NOT wrong EQUAL 0 OR NOT integers EQUAL 48
   message(FATAL_ERROR "the conversions' fields disagree with the request: ${convert}")
 endif()
 
-# safhire lanes digits: the operations on canonical digits twice on N = 2^12, n = 256 (16 lanes):
-# less than, equal, a digit, a bit and from_digits, every lane's result checked against GMP by
-# the command, 5 x 16 per run.
-run_json(digits lanes digits --log-n 12 --n 256 --runs 2 --insecure --json)
+# safhire lanes digits: to_digits and the operations on canonical digits once on N = 2^12, n = 256
+# (16 lanes): every digit of to_digits (4096), and less than, equal, a digit, a bit and
+# from_digits, every lane's result checked against GMP by the command (5 x 16).
+run_json(digits lanes digits --log-n 12 --n 256 --runs 1 --insecure --json)
 string(JSON checked GET "${digits}" results_checked)
 string(JSON wrong GET "${digits}" wrong)
+string(JSON converted GET "${digits}" digits_converted)
+string(JSON wrong_digits GET "${digits}" wrong_digits)
 string(JSON lt_ms GET "${digits}" less_than_ms_median)
-if(NOT checked EQUAL 160 OR NOT wrong EQUAL 0 OR NOT lt_ms GREATER 0)
+if(NOT checked EQUAL 80 OR NOT wrong EQUAL 0 OR NOT converted EQUAL 4096
+   OR NOT wrong_digits EQUAL 0 OR NOT lt_ms GREATER 0)
   message(FATAL_ERROR "the digit operations' fields disagree with the request: ${digits}")
 endif()

@@ -298,7 +298,8 @@ TEST(LaneToDigits, CanonicalDigitsOfAnyRedundantForm) {
   LanesFixture& f = lanes_fixture("lanes-n12-256-b2-k5");
   const LaneSpace& space = f.context.space();
   const DigitEvaluator evaluator(f.context, *f.ops);
-  const LaneConverter converter = DigitEvaluator::digit_converter(f.context, *f.ops);
+  const auto converter_ptr = DigitEvaluator::digit_converter(f.context, *f.ops);
+  const LaneConverter& converter = *converter_ptr;
   LaneKeys keys = f.keys;
   evaluator.add_keys(f.generator, f.sk, keys.galois);
   converter.add_keys(f.generator, f.sk, keys.galois);

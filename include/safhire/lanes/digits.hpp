@@ -6,9 +6,9 @@
 // 0 <= a_t < beta in form A (convert.hpp: digit t < n/2 in `low`, t + n/2 in `high`, both in slot
 // slot_of_digit(r, t)); the one value with no n-digit form, A = p - 1 = beta^n, as a_0 = -1 and
 // every other digit 0 (beta^n = -1 mod p, the encoder's DigitForm::canonical). They come from
-// DigitEncryptor (a client that encrypts digits) and go to form B through
-// LaneConverter::from_digits; making them from any redundant form B homomorphically (the carries
-// resolved, to_digits) is not built yet (docs/lanes.md says what it needs).
+// any redundant form B through DigitEvaluator::to_digits (beta = 2: the carries resolved
+// homomorphically, below) or from DigitEncryptor (a client that encrypts digits), and go to form
+// B through LaneConverter::from_digits.
 //
 // The operations, for canonical a and b, every lane at once, slot-wise CKKS arithmetic and
 // rotations by powers of two within a lane's block:
@@ -42,6 +42,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -149,8 +150,8 @@ class DigitEvaluator {
 
   // to_digits, beta = 2: any form B that refresh() takes (redundant digits) to the canonical
   // digits of each lane's integer mod p, in form A (docs/lanes.md, "to_digits"):
-  //  1. a refresh (digits within 49), then carry rounds (LaneRefresher::carry_round) to digits in
-  //     {-1, 0, 1, 2};
+  //  1. a refresh where the digits are beyond a refresh's bound (within 49), then carry rounds
+  //     (LaneRefresher::carry_round) to digits in {-1, 0, 1, 2} (none for fresh digits);
   //  2. z + 1 = a + 2 b digit by digit, so that A mod p = a(2) + Y b(2) + 2 = a + b'' + 1 with
   //     b'' = Y b + [digit 0] (Y^n = -1 puts -b_(n-1) there): two n-bit operands, their bits in
   //     form A by the parity bootstrap (which cleans them);
@@ -168,7 +169,8 @@ class DigitEvaluator {
                        const LaneConverter& converter, const LaneKeys& keys) const;
   // The converter to_digits() takes: its L at the lowest level from which form B reaches the
   // refresh level (a space with products_per_refresh >= 2 groups of L).
-  static LaneConverter digit_converter(const LaneContext& context, const ckks::RnsOps& ops);
+  static std::unique_ptr<LaneConverter> digit_converter(const LaneContext& context,
+                                                        const ckks::RnsOps& ops);
 
  private:
   // A ciphertext holding factor * value, at its level's digit scale, and the value's error.
