@@ -665,8 +665,9 @@ DigitSlots DigitEvaluator::to_digits(const LaneCiphertext& x, const LaneRefreshe
   }
 
   // c_in = 1 - (the carry out of a + b''), every slot; the carry out of each position; the
-  // carries into them: one digit up through form B, digit 0 given c_in.
-  ensure(3);
+  // carries into them: one digit up through form B, digit 0 given c_in. c_in and the whole lane's
+  // propagate bit go through the parity bootstrap together (the two parts of one ciphertext).
+  ensure(2);
   const Part g_all = spread_down(masked(G[1], last), 0, s, galois);
   const Part p_all = spread_down(masked(P[1], last), 0, s, galois);
   const Part c_in = from_constant(1, g_all);
@@ -674,25 +675,33 @@ DigitSlots DigitEvaluator::to_digits(const LaneCiphertext& x, const LaneRefreshe
   for (int part = 0; part < 2; ++part)
     carry[part] = add(G[part], multiply(P[part], c_in, rlk));
   auto c = refresh_bits(carry[0], carry[1], refresher, converter, keys, true);
+  const auto flags = refresh_bits(c_in, p_all, refresher, converter, keys, false);
   const auto first = pattern([](std::uint32_t q) { return q == 0; });
-  c[0] = add(sub(c[0], masked(c[0], first)), masked(c_in, first));
+  c[0] = add(sub(c[0], masked(c[0], first)), masked(flags[0], first));
 
   // 4. The digits p xor c, refreshed; beta^n (every position propagating, c_in = 1) as a_0 = -1.
+  //    (p waited at the level it was made at: where a space has few levels at rest, back through
+  //    the parity bootstrap first, so that the product stays above L's level.)
+  if (p[0].ct.level() <= floor_level) {
+    const auto fresh = refresh_bits(p[0], p[1], refresher, converter, keys, false);
+    p[0] = fresh[0];
+    p[1] = fresh[1];
+  }
   Part d[2];
   for (int part = 0; part < 2; ++part) {
     Part twice = multiply(p[part], c[part], rlk);
     twice.ct = evaluator_.multiply_constant(twice.ct, 2.0, 1.0);
     d[part] = sub(add(p[part], c[part]), twice);
   }
-  const Part special = masked(multiply(p_all, c_in, rlk), first);
   const auto out = refresh_bits(d[0], d[1], refresher, converter, keys, false);
-  const Part zero{evaluator_.multiply_constant(special.ct, 0.0, 1.0), 0, 1};
-  const auto flag = refresh_bits(special, zero, refresher, converter, keys, false);
+  const Part special = masked(multiply(flags[1], flags[0], rlk), first);
+  const Part low = sub(out[0], special);
+  const Part high = at(out[1], low.ct.level());
   DigitSlots result;
-  result.low = sub(out[0], flag[0]).ct;
-  result.high = out[1].ct;
+  result.low = at(low, low.ct.level()).ct;
+  result.high = high.ct;
   result.digit_bound = 1;
-  result.noise = out[0].noise + flag[0].noise;
+  result.noise = low.noise;
   result.space = context_->fingerprint();
   result.canonical = true;
   return result;

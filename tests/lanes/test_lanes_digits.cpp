@@ -343,3 +343,33 @@ TEST(LaneToDigits, CanonicalDigitsOfAnyRedundantForm) {
     EXPECT_LT(d.max_error, 0.01);
   }
 }
+
+// The same on a space with the fewest levels to_digits takes (products_per_refresh = 2 groups of
+// L, as the conversion spaces at N = 2^16): one tree level between refreshes, the propagate bits
+// refreshed before the last product.
+TEST(LaneToDigits, OnASpaceWithTheFewestLevels) {
+  LaneSpaceOptions options;
+  options.products_per_refresh = 2;  // n = 64: L is one group
+  const LaneContext context(make_lane_space("lanes-n12-64-b2-k2", 12, 64, 2, options), true);
+  const auto ops = ckks::make_cpu_rns_ops(context.ckks(), 2);
+  auto random = safhire::core::SeededRandom::from_counter(0x70d1);
+  ckks::KeyGenerator generator(context.ckks(), *ops, random);
+  const ckks::SecretKey sk = generator.secret_key();
+  const LaneRefresher refresher(context, *ops);
+  const DigitEvaluator evaluator(context, *ops);
+  const auto converter = DigitEvaluator::digit_converter(context, *ops);
+  LaneKeys keys = refresher.keys(generator, sk);
+  evaluator.add_keys(generator, sk, keys.galois);
+  converter->add_keys(generator, sk, keys.galois);
+  const mpz_class& p = context.modulus();
+  std::vector<mpz_class> a = random_integers(p, context.space().lanes(), 97);
+  a[0] = p - 1;
+  a[1] = p - 2;
+  a[2] = 0;
+  const LaneCiphertext x =
+      refresher.refresh(LaneEncryptor(context, *ops, random).encrypt(a, sk), keys);
+  const DigitSlotsDecoding d = DigitDecryptor(context, *ops, sk)
+                                   .decrypt(evaluator.to_digits(x, refresher, *converter, keys));
+  for (std::size_t r = 0; r < a.size(); ++r)
+    ASSERT_EQ(d.digits[r], to_digits(a[r], 64, 2, DigitForm::canonical)) << "lane " << r;
+}
