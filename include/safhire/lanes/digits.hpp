@@ -162,7 +162,8 @@ class DigitEvaluator {
   //  4. the carries moved up one digit through form B (Y, the parity bootstrap), digit 0 given
   //     c_in; digits p xor c; and beta^n, where the whole lane propagates with c_in = 1, as
   //     a_0 = -1.
-  // The flags go back through the parity bootstrap whenever their levels run out. `converter`:
+  // The flags go back through the parity bootstrap whenever their levels run out; the result
+  // comes at LaneRefresher::parts_level() - 2, at its digit scale. `converter`:
   // digit_converter(context, ops); `keys`: the refresher's, with add_keys()' rotations and the
   // converter's keys in `keys.galois`. Error(unsupported) for beta != 2, and as refresh().
   DigitSlots to_digits(const LaneCiphertext& x, const LaneRefresher& refresher,
