@@ -78,25 +78,6 @@ std::size_t wrong_lanes(const LaneDecoding& d, const std::vector<mpz_class>& wan
   return wrong;
 }
 
-void write_space(JsonWriter& json, const LaneContext& context) {
-  const LaneSpace& s = context.space();
-  json.value("space", s.name)
-      .value("N", s.degree())
-      .value("n", s.lane_degree)
-      .value("beta", static_cast<std::uint64_t>(s.base))
-      .value("lanes", s.lanes())
-      .value("modulus_bits", static_cast<std::uint64_t>(s.modulus_bits()))
-      .value("security_bits", s.security_bits())
-      .value("log2_qp", s.ckks.log_qp())
-      .value("levels", s.top())
-      .value("dnum", s.ckks.dnum)
-      .value("rest_level", s.rest_level())
-      .value("rest_digit_bound", s.rest_digit_bound())
-      .value("cleaning_k", s.cleaning.k)
-      .value("cleaning_degree", s.cleaning.degree)
-      .value("cleaning_double_angles", s.cleaning.double_angles);
-}
-
 // The options both commands take: the space, the backend, memory, --insecure.
 struct Setup {
   LaneSpace space;
@@ -609,6 +590,25 @@ int run_lanes_field(int argc, char** argv) {
 }
 
 }  // namespace
+
+void write_space(JsonWriter& json, const LaneContext& context) {
+  const LaneSpace& s = context.space();
+  json.value("space", s.name)
+      .value("N", s.degree())
+      .value("n", s.lane_degree)
+      .value("beta", static_cast<std::uint64_t>(s.base))
+      .value("lanes", s.lanes())
+      .value("modulus_bits", static_cast<std::uint64_t>(s.modulus_bits()))
+      .value("security_bits", s.security_bits())
+      .value("log2_qp", s.ckks.log_qp())
+      .value("levels", s.top())
+      .value("dnum", s.ckks.dnum)
+      .value("rest_level", s.rest_level())
+      .value("rest_digit_bound", s.rest_digit_bound())
+      .value("cleaning_k", s.cleaning.k)
+      .value("cleaning_degree", s.cleaning.degree)
+      .value("cleaning_double_angles", s.cleaning.double_angles);
+}
 
 void print_lane_spaces() {
   std::printf(

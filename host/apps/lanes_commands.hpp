@@ -2,7 +2,13 @@
 // the lanes (GMP found).
 #pragma once
 
+#include "command_support.hpp"
+#include "safhire/lanes/context.hpp"
+
 namespace safhire::apps {
+
+// The space's fields of a lanes command's JSON: name, N, n, beta, lanes, bits, security, chain.
+void write_space(JsonWriter& json, const lanes::LaneContext& context);
 
 // safhire lanes demo|refresh|field|compare|convert|digits [options] (usage: safhire lanes).
 int run_lanes(int argc, char** argv);

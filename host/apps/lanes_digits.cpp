@@ -160,13 +160,9 @@ int run_lanes_digits(int argc, char** argv) {
   }
   if (json_out) {
     JsonWriter json;
-    json.begin_object()
-        .value("space", space.name)
-        .value("N", space.degree())
-        .value("n", space.lane_degree)
-        .value("beta", static_cast<std::uint64_t>(space.base))
-        .value("security_bits", space.security_bits())
-        .value("threads", threads)
+    json.begin_object();
+    write_space(json, context);
+    json.value("threads", threads)
         .value("runs", runs)
         .value("results_checked", checked)
         .value("wrong", wrong)

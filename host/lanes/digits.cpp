@@ -28,6 +28,15 @@ LaneDigits canonical_rows(const LaneSpace& space, std::span<const mpz_class> int
   return rows;
 }
 
+// A pattern over one lane's block of n/2 slots, times `factor`, in every block: N/2 slot values.
+std::vector<double> tiled(const LaneSpace& space, const std::vector<double>& block, double factor) {
+  std::vector<double> values(space.degree() / 2, 0.0);
+  for (std::uint32_t b = 0; b < space.lanes(); ++b)
+    for (std::size_t i = 0; i < block.size(); ++i)
+      values[b * space.lane_slots() + i] = block[i] * factor;
+  return values;
+}
+
 // The slot of digit t < n/2 within its lane's block (bit-reversed).
 std::uint32_t position_of(const LaneSpace& space, std::uint32_t t) {
   return slot_of_digit(space, 0, t) - block_of_lane(space, 0) * space.lane_slots();
@@ -330,9 +339,7 @@ DigitEvaluator::Part DigitEvaluator::rotate(const Part& x, int step,
 
 DigitEvaluator::Part DigitEvaluator::masked(const Part& x, const std::vector<double>& block) const {
   const LaneSpace& space = context_->space();
-  std::vector<double> mask(space.degree() / 2, 0.0);
-  for (std::uint32_t b = 0; b < space.lanes(); ++b)
-    std::copy(block.begin(), block.end(), mask.begin() + b * space.lane_slots());
+  const std::vector<double> mask = tiled(space, block, 1.0);
   const std::uint32_t level = x.ct.level();
   // The mask at the scale that lands the product on the next level's digit scale.
   const double mask_scale = digit_scale(*context_, level - 1) *
@@ -507,13 +514,16 @@ DigitEvaluator::Part DigitEvaluator::at(const Part& x, std::uint32_t level) cons
 DigitEvaluator::Part DigitEvaluator::plus_pattern(const Part& x,
                                                   const std::vector<double>& block) const {
   const LaneSpace& space = context_->space();
-  std::vector<double> values(space.degree() / 2, 0.0);
-  for (std::uint32_t b = 0; b < space.lanes(); ++b)
-    for (std::size_t i = 0; i < block.size(); ++i)
-      values[b * space.lane_slots() + i] = block[i] * x.factor;
-  ckks::Plaintext plain = encoder_.encode(values, x.ct.scale, x.ct.level());
+  ckks::Plaintext plain = encoder_.encode(tiled(space, block, x.factor), x.ct.scale, x.ct.level());
   ckks::make_resident(evaluator_.ops(), plain);
   return {evaluator_.add_plain(x.ct, plain), x.noise, x.factor};
+}
+
+DigitEvaluator::Part DigitEvaluator::exclusive_or(const Part& x, const Part& y,
+                                                  const Part& xy) const {
+  Part twice = xy;  // x + y - 2 x y for bits
+  twice.ct = evaluator_.multiply_constant(xy.ct, 2.0, 1.0);
+  return sub(add(x, y), twice);
 }
 
 DigitEvaluator::Part DigitEvaluator::spread_down(Part x, std::uint32_t first, std::uint32_t count,
@@ -539,13 +549,9 @@ std::array<DigitEvaluator::Part, 2> DigitEvaluator::refresh_bits(const Part& low
   slots.noise = std::max(l.noise, h.noise);
   slots.space = context_->fingerprint();
   LaneCiphertext b = converter.to_lanes(slots, keys.galois);
-  if (shift) {
-    const LaneSpace& space = context_->space();
-    ckks::RnsOps::Coefficients y(space.degree(), 0);
-    y[space.degree() / space.lane_degree] = 1;
+  if (shift)
     b.ct = evaluator_.multiply_plain(
-        b.ct, detail::integer_plaintext(context_->ckks(), evaluator_.ops(), y, b.level()));
-  }
+        b.ct, detail::monomial_plaintext(*context_, evaluator_.ops(), 1, b.level()));
   const std::uint32_t top = refresher.parts_level();
   const auto parts = refresher.parity_parts(b, keys, digit_scale(*context_, top));
   const double noise = noise_.refreshed(b.noise);
@@ -598,10 +604,8 @@ DigitSlots DigitEvaluator::to_digits(const LaneCiphertext& x, const LaneRefreshe
   ckks::Ciphertext b =
       evaluator_.sub(z1.ct, detail::aligned(context_->ckks(), evaluator_, a_lanes, z1.ct).first);
   b.scale *= 2;  // (z + 1 - a) / 2: the digits b
-  ckks::RnsOps::Coefficients y(space.degree(), 0);
-  y[space.degree() / space.lane_degree] = 1;
   b = evaluator_.multiply_plain(
-      b, detail::integer_plaintext(context_->ckks(), evaluator_.ops(), y, b.level()));
+      b, detail::monomial_plaintext(*context_, evaluator_.ops(), 1, b.level()));
   b = evaluator_.add_plain(b, encoder.encode_digits(digit_rows(1, 0), b.scale, b.level()));
   LaneCiphertext b2 = z;
   b2.ct = b;
@@ -615,9 +619,7 @@ DigitSlots DigitEvaluator::to_digits(const LaneCiphertext& x, const LaneRefreshe
   Part g[2], p[2], G[2], P[2];
   for (int part = 0; part < 2; ++part) {
     g[part] = multiply(a[part], bb[part], rlk);
-    Part twice = g[part];
-    twice.ct = evaluator_.multiply_constant(g[part].ct, 2.0, 1.0);
-    p[part] = sub(add(a[part], bb[part]), twice);
+    p[part] = exclusive_or(a[part], bb[part], g[part]);
     G[part] = g[part];
     P[part] = p[part];
   }
@@ -689,9 +691,7 @@ DigitSlots DigitEvaluator::to_digits(const LaneCiphertext& x, const LaneRefreshe
   }
   Part d[2];
   for (int part = 0; part < 2; ++part) {
-    Part twice = multiply(p[part], c[part], rlk);
-    twice.ct = evaluator_.multiply_constant(twice.ct, 2.0, 1.0);
-    d[part] = sub(add(p[part], c[part]), twice);
+    d[part] = exclusive_or(p[part], c[part], multiply(p[part], c[part], rlk));
   }
   const auto out = refresh_bits(d[0], d[1], refresher, converter, keys, false);
   const Part special = masked(multiply(flags[1], flags[0], rlk), first);

@@ -275,18 +275,9 @@ LaneCiphertext LaneEvaluator::multiply_digits(const LaneCiphertext& x,
 
 LaneCiphertext LaneEvaluator::multiply_monomial(const LaneCiphertext& x, std::int64_t k) const {
   check_space(x);
-  const LaneSpace& space = context_->space();
-  const auto n = static_cast<std::int64_t>(space.lane_degree);
-  const std::int64_t e = ((k % (2 * n)) + 2 * n) % (2 * n);  // Y^(2n) = 1
-  ckks::RnsOps::Coefficients coeffs(space.degree(), 0);
-  const std::uint32_t gap = space.degree() / space.lane_degree;
-  coeffs[static_cast<std::size_t>(e % n) * gap] = e >= n ? -1 : 1;  // Y^n = -1
-  ckks::Plaintext plain;
-  ops_->expand_coefficients(coeffs, context_->ckks().q_moduli(x.level()), plain.poly);
-  plain.scale = 1;
-  plain.slots = x.ct.slots;
   LaneCiphertext out = x;
-  out.ct = evaluator_.multiply_plain(x.ct, plain);
+  out.ct =
+      evaluator_.multiply_plain(x.ct, detail::monomial_plaintext(*context_, *ops_, k, x.level()));
   return out;
 }
 

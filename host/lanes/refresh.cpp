@@ -302,25 +302,17 @@ LaneCiphertext LaneRefresher::carry_round(const LaneCiphertext& x, const LaneKey
   require(x.level() < space.rest_level(), ErrorCode::invalid_argument,
           "carry round: the input must be below the rest level, where the parities come back");
   const LaneCiphertext l = parities(x, keys);
-  const ckks::CkksContext& ckks = context_->ckks();
-  // l at x's level and a given scale: one exact constant product from its higher level.
-  auto moved = [&](double scale) {
-    const std::uint32_t at = x.level() + 1;
-    const double q = static_cast<double>(ckks.prime(at));
-    ckks::Ciphertext c =
-        evaluator_.rescale(evaluator_.multiply_constant_at(l.ct, 1.0, scale * q / l.ct.scale, at));
-    c.scale = scale;
-    return c;
+  // l, one level above x at least, at x's level and a given scale (one exact constant product).
+  auto moved = [&](const ckks::Ciphertext& like) {
+    return detail::aligned(context_->ckks(), evaluator_, l.ct, like).first;
   };
-  // (z - l) / 2 by the label, then Y times it: the exact monomial X^(N/n), no level.
-  ckks::Ciphertext half = evaluator_.sub(x.ct, moved(x.ct.scale));
+  // (z - l) / 2 by the label, then Y times it: the exact monomial, no level.
+  ckks::Ciphertext half = evaluator_.sub(x.ct, moved(x.ct));
   half.scale *= 2;
-  ckks::RnsOps::Coefficients y(space.degree(), 0);
-  y[space.degree() / space.lane_degree] = 1;
-  half = evaluator_.multiply_plain(half,
-                                   detail::integer_plaintext(ckks, evaluator_.ops(), y, x.level()));
+  half = evaluator_.multiply_plain(
+      half, detail::monomial_plaintext(*context_, evaluator_.ops(), 1, x.level()));
   LaneCiphertext out = x;
-  out.ct = evaluator_.add(half, moved(half.scale));
+  out.ct = evaluator_.add(half, moved(half));
   out.digit_bound = std::ceil(x.digit_bound / 2) + 1;  // digit 0 takes -h_(n-1)
   out.noise = x.noise / 2 + l.noise;
   return out;

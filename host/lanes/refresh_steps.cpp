@@ -16,6 +16,17 @@ ckks::Plaintext integer_plaintext(const ckks::CkksContext& context, const ckks::
   return p;
 }
 
+ckks::Plaintext monomial_plaintext(const LaneContext& context, const ckks::RnsOps& ops,
+                                   std::int64_t k, std::uint32_t level) {
+  const LaneSpace& space = context.space();
+  const auto n = static_cast<std::int64_t>(space.lane_degree);
+  const std::int64_t e = ((k % (2 * n)) + 2 * n) % (2 * n);  // Y^(2n) = 1
+  ckks::RnsOps::Coefficients coeffs(space.degree(), 0);
+  const std::uint32_t gap = space.degree() / space.lane_degree;
+  coeffs[static_cast<std::size_t>(e % n) * gap] = e >= n ? -1 : 1;  // Y^n = -1
+  return integer_plaintext(context.ckks(), ops, coeffs, level);
+}
+
 ckks::Plaintext reduction_plaintext(const LaneContext& context, const ckks::RnsOps& ops,
                                     double scale, bool truncated, std::uint32_t truncated_digits) {
   const LaneSpace& space = context.space();

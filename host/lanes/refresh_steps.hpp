@@ -18,6 +18,11 @@ namespace safhire::lanes::detail {
 ckks::Plaintext integer_plaintext(const ckks::CkksContext& context, const ckks::RnsOps& ops,
                                   const ckks::RnsOps::Coefficients& coeffs, std::uint32_t level);
 
+// Y^k = X^(k N/n) for any integer k (Y^n = -1) as the exact integer plaintext at `level`: a digit
+// shift of every lane with the negacyclic sign, no level.
+ckks::Plaintext monomial_plaintext(const LaneContext& context, const ckks::RnsOps& ops,
+                                   std::int64_t k, std::uint32_t level);
+
 // The reduction's plaintext T = round(q_0 q_1 t^-1 / S) at level 1 for form S at scale `scale`
 // (refresh.hpp, step 2), t = Y^m - beta:
 //  - in Z[Y]/(Y^n + 1) (truncated = false): t^-1 = -sum_(j < n/m) beta^(n/m-1-j) Y^(m j) / p;

@@ -216,6 +216,8 @@ class DigitEvaluator {
   Part at(const Part& x, std::uint32_t level) const;
   Part plus_pattern(const Part& x, const std::vector<double>& block) const;
   Part masked(const Part& x, const std::vector<double>& block) const;
+  // x xor y = x + y - 2 x y for bits, given their product.
+  Part exclusive_or(const Part& x, const Part& y, const Part& xy) const;
   Part spread_down(Part x, std::uint32_t first, std::uint32_t count,
                    const ckks::GaloisKeys& keys) const;
   std::array<Part, 2> refresh_bits(const Part& low, const Part& high,
